@@ -1,0 +1,137 @@
+#include "common/job.hpp"
+
+#include <stdexcept>
+
+namespace kreg {
+namespace {
+template <class T>
+void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+    if (v) j[key] = *v; else j[key] = nullptr;
+}
+template <class T>
+void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) v.reset(); else v = it->get<T>();
+}
+template <class Enum, class Parse>
+Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
+    const auto text = j.at(key).get<std::string>();
+    const auto value = parse(text);
+    if (!value) throw std::runtime_error(std::string("unknown ") + key + " '" + text + "'");
+    return *value;
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const RunSettings& s) {
+    j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
+         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}};
+    put_optional(j, "time_budget_s", s.time_budget_s);
+    put_optional(j, "tolerance", s.tolerance);
+}
+void from_json(const nlohmann::json& j, RunSettings& s) {
+    j.at("warmup").get_to(s.warmup);
+    j.at("repeats").get_to(s.repeats);
+    j.at("verify").get_to(s.verify);
+    j.at("timeout_s").get_to(s.timeout_s);
+    j.at("warm_cache").get_to(s.warm_cache);
+    j.at("device").get_to(s.device);
+    get_optional(j, "time_budget_s", s.time_budget_s);
+    get_optional(j, "tolerance", s.tolerance);
+}
+
+void to_json(nlohmann::json& j, const Shape& s) { j = {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+void from_json(const nlohmann::json& j, Shape& s) {
+    j.at("m").get_to(s.m);
+    j.at("n").get_to(s.n);
+    j.at("k").get_to(s.k);
+}
+
+void to_json(nlohmann::json& j, const Job& job) {
+    j = {{"id", job.id},       {"kernel", job.kernel},          {"plugin_path", job.plugin_path},
+         {"shape", job.shape}, {"dtype", to_string(job.dtype)}, {"seed", job.seed},
+         {"settings", job.settings}};
+}
+void from_json(const nlohmann::json& j, Job& job) {
+    j.at("id").get_to(job.id);
+    j.at("kernel").get_to(job.kernel);
+    j.at("plugin_path").get_to(job.plugin_path);
+    j.at("shape").get_to(job.shape);
+    job.dtype = get_enum<DType>(j, "dtype", parse_dtype);
+    j.at("seed").get_to(job.seed);
+    j.at("settings").get_to(job.settings);
+}
+
+void to_json(nlohmann::json& j, const TimingStats& s) {
+    j = {{"count", s.count},   {"median_ms", s.median_ms}, {"min_ms", s.min_ms},
+         {"mean_ms", s.mean_ms}, {"stddev_ms", s.stddev_ms}, {"cv", s.cv}};
+}
+void from_json(const nlohmann::json& j, TimingStats& s) {
+    j.at("count").get_to(s.count);
+    j.at("median_ms").get_to(s.median_ms);
+    j.at("min_ms").get_to(s.min_ms);
+    j.at("mean_ms").get_to(s.mean_ms);
+    j.at("stddev_ms").get_to(s.stddev_ms);
+    j.at("cv").get_to(s.cv);
+}
+
+void to_json(nlohmann::json& j, const Record& r) {
+    j = {{"job_id", r.job_id},
+         {"kernel", r.kernel},
+         {"plugin", r.plugin},
+         {"plugin_path", r.plugin_path},
+         {"backend", to_string(r.backend)},
+         {"dtype", to_string(r.dtype)},
+         {"m", r.shape.m},
+         {"n", r.shape.n},
+         {"k", r.shape.k},
+         {"seed", r.seed},
+         {"status", to_string(r.status)},
+         {"reason", r.reason},
+         {"timer", r.timer},
+         {"samples_ms", r.samples_ms},
+         {"extra", r.extra}};
+    put_optional(j, "max_rel_err", r.max_rel_err);
+    put_optional(j, "tolerance", r.tolerance);
+    put_optional(j, "stats", r.stats);
+    put_optional(j, "gflops", r.gflops);
+    put_optional(j, "exit_code", r.exit_code);
+    put_optional(j, "signal", r.signal);
+}
+void from_json(const nlohmann::json& j, Record& r) {
+    j.at("job_id").get_to(r.job_id);
+    j.at("kernel").get_to(r.kernel);
+    j.at("plugin").get_to(r.plugin);
+    j.at("plugin_path").get_to(r.plugin_path);
+    r.backend = get_enum<Backend>(j, "backend", parse_backend);
+    r.dtype = get_enum<DType>(j, "dtype", parse_dtype);
+    j.at("m").get_to(r.shape.m);
+    j.at("n").get_to(r.shape.n);
+    j.at("k").get_to(r.shape.k);
+    j.at("seed").get_to(r.seed);
+    r.status = get_enum<RowStatus>(j, "status", parse_row_status);
+    j.at("reason").get_to(r.reason);
+    j.at("timer").get_to(r.timer);
+    j.at("samples_ms").get_to(r.samples_ms);
+    r.extra = j.value("extra", nlohmann::json::object());
+    get_optional(j, "max_rel_err", r.max_rel_err);
+    get_optional(j, "tolerance", r.tolerance);
+    get_optional(j, "stats", r.stats);
+    get_optional(j, "gflops", r.gflops);
+    get_optional(j, "exit_code", r.exit_code);
+    get_optional(j, "signal", r.signal);
+}
+
+Record record_for(const Job& job, RowStatus status, std::string reason) {
+    Record r;
+    r.job_id = job.id;
+    r.kernel = job.kernel;
+    r.plugin_path = job.plugin_path;
+    r.dtype = job.dtype;
+    r.shape = job.shape;
+    r.seed = job.seed;
+    r.status = status;
+    r.reason = std::move(reason);
+    return r;
+}
+
+}  // namespace kreg

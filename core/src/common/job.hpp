@@ -1,0 +1,85 @@
+// A Job is one (kernel, shape, dtype) to run; a Record is what came of it. Both travel between the
+// parent and a worker as JSON, so everything a row needs to be understood later lives in the Record.
+#pragma once
+
+#include "common/types.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg {
+
+// How one job is measured and checked. Defaults are the runner's defaults.
+struct RunSettings {
+    int warmup = 2;                       // untimed calls before the first sample
+    int repeats = 10;                     // timed calls (upper bound when a time budget is also set)
+    std::optional<double> time_budget_s;  // stop sampling once this much time was spent timing
+    bool verify = true;
+    std::optional<double> tolerance;      // normalised error bound; default per dtype
+    double timeout_s = 300.0;             // wall-clock limit for the job in its worker
+    bool warm_cache = false;              // CUDA: skip the L2 flush between timed launches
+    int device = 0;                       // CUDA device ordinal
+};
+
+struct Job {
+    uint64_t id = 0;           // position in the plan; rows are reported in this order
+    std::string kernel;
+    std::string plugin_path;   // the .so that provides kernel
+    Shape shape;
+    DType dtype = DType::fp32;
+    uint64_t seed = 0;         // inputs are drawn from (seed, id); the same job reproduces
+    RunSettings settings;
+};
+
+struct TimingStats {
+    int count = 0;
+    double median_ms = 0, min_ms = 0, mean_ms = 0, stddev_ms = 0;
+    double cv = 0;  // stddev / mean
+};
+
+struct Record {
+    uint64_t job_id = 0;
+    std::string kernel;
+    std::string plugin;       // plugin name from its descriptor ("" if it never loaded)
+    std::string plugin_path;
+    Backend backend = Backend::cpu;
+    DType dtype = DType::fp32;
+    Shape shape;
+    uint64_t seed = 0;
+
+    RowStatus status = RowStatus::failed;
+    std::string reason;       // why, for every status but ok
+
+    std::optional<double> max_rel_err;  // normalised error of the checked call
+    std::optional<double> tolerance;
+
+    std::string timer;                  // "host" or "cuda_event"
+    std::vector<double> samples_ms;     // raw timed samples
+    std::optional<TimingStats> stats;
+    std::optional<double> gflops;       // from the median
+
+    std::optional<int> exit_code;       // worker exit code, when it exited
+    std::optional<std::string> signal;  // signal name, when it was killed by one
+
+    nlohmann::json extra = nlohmann::json::object();  // backend facts: launch, attributes, roofline
+};
+
+void to_json(nlohmann::json& j, const RunSettings& s);
+void from_json(const nlohmann::json& j, RunSettings& s);
+void to_json(nlohmann::json& j, const Shape& s);
+void from_json(const nlohmann::json& j, Shape& s);
+void to_json(nlohmann::json& j, const Job& job);
+void from_json(const nlohmann::json& j, Job& job);
+void to_json(nlohmann::json& j, const TimingStats& s);
+void from_json(const nlohmann::json& j, TimingStats& s);
+void to_json(nlohmann::json& j, const Record& r);
+void from_json(const nlohmann::json& j, Record& r);
+
+// A row for a job that never produced one itself (crash, timeout, skip decided by the parent).
+Record record_for(const Job& job, RowStatus status, std::string reason);
+
+}  // namespace kreg

@@ -1,0 +1,54 @@
+#include "common/types.hpp"
+
+#include <array>
+#include <utility>
+
+namespace kreg {
+namespace {
+template <class Enum, size_t N>
+std::optional<Enum> lookup(const std::array<std::pair<Enum, std::string_view>, N>& table, std::string_view s) {
+    for (const auto& [value, name] : table)
+        if (name == s) return value;
+    return std::nullopt;
+}
+template <class Enum, size_t N>
+std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& table, Enum e) {
+    for (const auto& [value, name] : table)
+        if (value == e) return name;
+    return "unknown";
+}
+
+constexpr std::array<std::pair<DType, std::string_view>, 4> kDTypes{
+    {{DType::fp32, "fp32"}, {DType::tf32, "tf32"}, {DType::bf16, "bf16"}, {DType::fp16, "fp16"}}};
+constexpr std::array<std::pair<Backend, std::string_view>, 2> kBackends{{{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
+constexpr std::array<std::pair<RowStatus, std::string_view>, 6> kStatuses{{{RowStatus::ok, "ok"},
+                                                                           {RowStatus::wrong_result, "wrong_result"},
+                                                                           {RowStatus::skipped, "skipped"},
+                                                                           {RowStatus::failed, "failed"},
+                                                                           {RowStatus::crashed, "crashed"},
+                                                                           {RowStatus::timeout, "timeout"}}};
+}  // namespace
+
+std::string_view to_string(DType d) { return name_of(kDTypes, d); }
+std::optional<DType> parse_dtype(std::string_view s) { return lookup(kDTypes, s); }
+const std::vector<DType>& all_dtypes() {
+    static const std::vector<DType> v{DType::fp32, DType::tf32, DType::bf16, DType::fp16};
+    return v;
+}
+
+std::string_view to_string(Backend b) { return name_of(kBackends, b); }
+std::optional<Backend> parse_backend(std::string_view s) { return lookup(kBackends, s); }
+
+std::string_view to_string(RowStatus s) { return name_of(kStatuses, s); }
+std::optional<RowStatus> parse_row_status(std::string_view s) { return lookup(kStatuses, s); }
+const std::vector<RowStatus>& all_row_statuses() {
+    static const std::vector<RowStatus> v{RowStatus::ok,     RowStatus::wrong_result, RowStatus::skipped,
+                                          RowStatus::failed, RowStatus::crashed,      RowStatus::timeout};
+    return v;
+}
+
+std::string to_string(const Shape& s) {
+    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+}  // namespace kreg
