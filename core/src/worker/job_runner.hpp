@@ -1,0 +1,41 @@
+// What a worker does with one job once its kernel is loaded and created. One function per backend;
+// the worker picks by the kernel's declared backend.
+#pragma once
+
+#include "common/job.hpp"
+
+#include <kreg/abi.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace kreg {
+
+// A created kernel instance inside a worker. Owned by the worker's plugin session.
+struct LoadedKernel {
+    const kreg_kernel_info* info = nullptr;
+    void* instance = nullptr;
+    std::string plugin_name;
+    std::string plugin_path;
+};
+
+// Thrown by a job runner when the worker must not run anything else: a sticky CUDA error, a corrupted
+// context. The worker reports the job as `crashed` with what() as the reason, then exits.
+class WorkerFatal : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Runs job on a CPU kernel: fresh seeded inputs, NaN-poisoned output, one checked call, verification
+// against the fp64 reference, then warm-up and timed calls with the host timer. Returns a complete
+// Record with status ok, wrong_result or failed (kernel error status, with its message).
+Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel);
+
+#ifdef KREG_HAVE_CUDA
+// The same on a CUDA kernel, on the job's device: device buffers, a harness-owned stream, CUDA event
+// timing with L2 flushed before every timed launch unless settings.warm_cache. Throws WorkerFatal on
+// a sticky CUDA error.
+Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel);
+#endif
+
+}  // namespace kreg
