@@ -1,0 +1,132 @@
+#include "common/sha256.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+constexpr std::array<uint32_t, 64> kRoundConstants{
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+// Incremental hasher: update() any number of times, then hex_digest() once.
+class Sha256 {
+public:
+    void update(const unsigned char* data, size_t size) {
+        total_bytes_ += size;
+        if (buffered_ > 0) {
+            const size_t take = std::min(size, block_.size() - buffered_);
+            std::memcpy(block_.data() + buffered_, data, take);
+            buffered_ += take;
+            data += take;
+            size -= take;
+            if (buffered_ < block_.size()) return;
+            compress(block_.data());
+            buffered_ = 0;
+        }
+        for (; size >= block_.size(); data += block_.size(), size -= block_.size()) compress(data);
+        std::memcpy(block_.data(), data, size);
+        buffered_ = size;
+    }
+    void update(std::string_view s) { update(reinterpret_cast<const unsigned char*>(s.data()), s.size()); }
+
+    std::string hex_digest() {
+        // Padding: a 1 bit, zeros up to 56 mod 64 bytes, then the message length in bits, big-endian.
+        const uint64_t bit_length = total_bytes_ * 8;
+        const unsigned char one = 0x80;
+        update(&one, 1);
+        const unsigned char zero = 0;
+        while (buffered_ != 56) update(&zero, 1);
+        unsigned char length[8];
+        for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(bit_length >> (56 - 8 * i));
+        update(length, 8);
+
+        static const char* digits = "0123456789abcdef";
+        std::string out;
+        out.reserve(64);
+        for (uint32_t word : state_)
+            for (int shift = 28; shift >= 0; shift -= 4) out.push_back(digits[(word >> shift) & 0xf]);
+        return out;
+    }
+
+private:
+    void compress(const unsigned char* p) {
+        uint32_t w[64];
+        for (int i = 0; i < 16; ++i)
+            w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 | uint32_t(p[4 * i + 2]) << 8 |
+                   uint32_t(p[4 * i + 3]);
+        for (int i = 16; i < 64; ++i) {
+            const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
+        uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
+        for (int i = 0; i < 64; ++i) {
+            const uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
+                                kRoundConstants[i] + w[i];
+            const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g;
+            g = f;
+            f = e;
+            e = d + t1;
+            d = c;
+            c = b;
+            b = a;
+            a = t1 + t2;
+        }
+        state_[0] += a;
+        state_[1] += b;
+        state_[2] += c;
+        state_[3] += d;
+        state_[4] += e;
+        state_[5] += f;
+        state_[6] += g;
+        state_[7] += h;
+    }
+
+    std::array<uint32_t, 8> state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    std::array<unsigned char, 64> block_{};
+    size_t buffered_ = 0;
+    uint64_t total_bytes_ = 0;
+};
+
+}  // namespace
+
+std::string sha256_hex(std::string_view data) {
+    Sha256 hasher;
+    hasher.update(data);
+    return hasher.hex_digest();
+}
+
+std::string sha256_file_hex(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open '" + path.string() + "' to hash it: " + std::strerror(errno));
+    Sha256 hasher;
+    std::vector<char> chunk(1 << 16);
+    while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        hasher.update(reinterpret_cast<const unsigned char*>(chunk.data()), static_cast<size_t>(in.gcount()));
+    }
+    // eof ends the loop normally; bad() means a read error (e.g. EIO, or the path is a directory).
+    if (in.bad() || !in.eof()) throw std::runtime_error("cannot read '" + path.string() + "' to hash it");
+    return hasher.hex_digest();
+}
+
+}  // namespace kreg

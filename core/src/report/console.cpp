@@ -1,0 +1,113 @@
+#include "report/console.hpp"
+
+#include "report/number_format.hpp"
+#include "report/speedup.hpp"
+#include "report/summary.hpp"
+
+#include <algorithm>
+
+namespace kreg {
+namespace {
+
+using detail::format_fixed;
+using detail::format_general;
+
+constexpr size_t kTableReasonBytes = 60;
+constexpr size_t kProgressReasonBytes = 100;
+
+// Milliseconds with three decimals, or four significant digits below 1 ms so that fast kernels do not
+// all read 0.001.
+std::string short_ms(double ms) { return ms > 0 && ms < 1 ? format_general(ms, 4) : format_fixed(ms, 3); }
+std::string short_err(double err) { return format_general(err, 2); }
+std::string short_gflops(double g) { return format_fixed(g, 1); }
+
+std::string or_dash(bool present, const std::string& text) { return present ? text : "-"; }
+
+std::string counts_line(const std::vector<Record>& records) {
+    std::string line = std::to_string(records.size()) + (records.size() == 1 ? " row" : " rows");
+    const char* separator = ": ";
+    for (const auto& [status, count] : count_by_status(records)) {
+        if (count == 0) continue;
+        line += separator + std::to_string(count) + " " + std::string(to_string(status));
+        separator = ", ";
+    }
+    return line;
+}
+
+std::string rstrip(std::string s) {
+    s.erase(s.find_last_not_of(' ') + 1);
+    return s;
+}
+
+}  // namespace
+
+std::string one_line(const std::string& text, size_t max_bytes) {
+    std::string flat = text;
+    std::replace_if(flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+    if (flat.size() <= max_bytes) return flat;
+    const std::string ellipsis = "...";
+    size_t cut = max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0;
+    while (cut > 0 && (static_cast<unsigned char>(flat[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 continuation byte
+    return flat.substr(0, cut) + ellipsis;
+}
+
+std::string format_table(const std::vector<Record>& records, std::optional<std::string> baseline) {
+    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"};
+    if (baseline) labels.push_back("speed-up");
+    labels.push_back("reason");
+
+    const auto speedups = speedups_vs_baseline(records, baseline);
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < records.size(); ++i) {
+        const Record& r = records[i];
+        std::vector<std::string> cells{r.kernel,
+                                       std::string(to_string(r.dtype)),
+                                       to_string(r.shape),
+                                       std::string(to_string(r.status)),
+                                       or_dash(r.stats.has_value(), r.stats ? short_ms(r.stats->median_ms) : ""),
+                                       or_dash(r.gflops.has_value(), r.gflops ? short_gflops(*r.gflops) : ""),
+                                       or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
+        if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? format_fixed(*speedups[i], 2) + "x" : ""));
+        cells.push_back(r.status == RowStatus::ok ? "" : one_line(r.reason, kTableReasonBytes));
+        rows.push_back(std::move(cells));
+    }
+
+    std::vector<size_t> widths;
+    for (const auto& label : labels) widths.push_back(label.size());
+    for (const auto& cells : rows)
+        for (size_t c = 0; c < cells.size(); ++c) widths[c] = std::max(widths[c], cells[c].size());
+
+    const auto render = [&](const std::vector<std::string>& cells) {
+        std::string line;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            line += cells[c];
+            if (c + 1 < cells.size()) line += std::string(widths[c] - cells[c].size() + 2, ' ');
+        }
+        return rstrip(line) + "\n";
+    };
+    std::string out = render(labels);
+    std::vector<std::string> rules;
+    for (size_t w : widths) rules.push_back(std::string(w, '-'));
+    out += render(rules);
+    for (const auto& cells : rows) out += render(cells);
+    out += "\n" + counts_line(records) + "\n";
+    return out;
+}
+
+std::string format_progress(size_t done, size_t total, const Record& r) {
+    const std::string total_text = std::to_string(total);
+    std::string done_text = std::to_string(done);
+    if (done_text.size() < total_text.size()) done_text.insert(0, total_text.size() - done_text.size(), ' ');
+    std::string line = "[" + done_text + "/" + total_text + "] " + r.kernel + "  " + std::string(to_string(r.dtype)) +
+                       "  " + to_string(r.shape) + "  " + std::string(to_string(r.status));
+    if (r.status == RowStatus::ok) {
+        if (r.stats) line += "  " + short_ms(r.stats->median_ms) + " ms";
+        if (r.gflops) line += "  " + short_gflops(*r.gflops) + " GFLOP/s";
+        return line;
+    }
+    if (r.max_rel_err) line += "  max err " + short_err(*r.max_rel_err);
+    if (!r.reason.empty()) line += "  " + one_line(r.reason, kProgressReasonBytes);
+    return line;
+}
+
+}  // namespace kreg
