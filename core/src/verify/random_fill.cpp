@@ -1,0 +1,41 @@
+#include "verify/random_fill.hpp"
+
+#include <cstring>
+
+namespace kreg {
+namespace {
+// splitmix64's finaliser: a bijective mix with full avalanche, good enough for test inputs.
+uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+}  // namespace
+
+void fill_uniform(float* data, size_t count, uint64_t seed, uint64_t stream) {
+    // One key per (seed, stream); mixing before adding the index keeps nearby streams uncorrelated.
+    const uint64_t key = mix64(mix64(seed + 0x9e3779b97f4a7c15ULL) ^ (stream * 0xd1b54a32d192ed03ULL));
+    for (size_t i = 0; i < count; ++i) {
+        const uint64_t bits = mix64(key + uint64_t(i) * 0x9e3779b97f4a7c15ULL);
+        // Top 24 bits -> integer in [0, 2^24) -> [-1, 1) in steps of 2^-23: exact in fp32.
+        const int32_t u = int32_t(bits >> 40);
+        data[i] = float(u - (1 << 23)) * (1.0f / float(1 << 23));
+    }
+}
+
+void poison_nan(float* data, size_t count) {
+    float poison;
+    std::memcpy(&poison, &kPoisonBits, sizeof poison);
+    for (size_t i = 0; i < count; ++i) data[i] = poison;
+}
+
+bool is_poison(float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits == kPoisonBits;
+}
+
+}  // namespace kreg

@@ -1,0 +1,182 @@
+// run_cpu_gemm_job: one job on a CPU kernel, from seeded inputs to a complete Record.
+//
+// Order matters: the first call is checked before anything is timed (a wrong kernel is not worth
+// timing), every timed call gets a freshly poisoned C outside the timed region (so a call that writes
+// nothing cannot reuse an earlier correct output), and the last timed output is checked again (a
+// kernel that takes a shortcut only when called repeatedly must fail too).
+#include "worker/job_runner.hpp"
+
+#include "measure/sampler.hpp"
+#include "measure/stats.hpp"
+#include "verify/random_fill.hpp"
+#include "verify/verify_gemm.hpp"
+
+#include <cmath>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+const char* status_name(kreg_status status) {
+    switch (status) {
+        case KREG_STATUS_OK: return "OK";
+        case KREG_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+        case KREG_STATUS_UNSUPPORTED: return "UNSUPPORTED";
+        case KREG_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+        case KREG_STATUS_RUNTIME_ERROR: return "RUNTIME_ERROR";
+        case KREG_STATUS_INTERNAL_ERROR: return "INTERNAL_ERROR";
+    }
+    return "UNKNOWN_STATUS";
+}
+
+// A non-OK status from the kernel, carried out of the sampling loop.
+struct KernelFailed {
+    std::string message;
+};
+
+// Why the kernel's declared constraints rule this shape out, or "" if they do not.
+std::string shape_constraint_violation(const kreg_kernel_info& info, const Shape& s) {
+    auto check = [](const char* dim, int64_t value, int64_t multiple, int64_t max) -> std::string {
+        if (multiple > 1 && value % multiple != 0)
+            return std::string(dim) + "=" + std::to_string(value) + " is not a multiple of " + std::to_string(multiple);
+        if (max > 0 && value > max)
+            return std::string(dim) + "=" + std::to_string(value) + " exceeds the kernel's maximum " + std::to_string(max);
+        return "";
+    };
+    for (const auto& why : {check("m", s.m, info.m_multiple, info.max_m), check("n", s.n, info.n_multiple, info.max_n),
+                            check("k", s.k, info.k_multiple, info.max_k)}) {
+        if (!why.empty()) return "shape " + to_string(s) + ": " + why;
+    }
+    return "";
+}
+
+}  // namespace
+
+Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
+    Record record = record_for(job, RowStatus::failed, "");
+    record.backend = Backend::cpu;
+    record.plugin = kernel.plugin_name;
+    if (!kernel.plugin_path.empty()) record.plugin_path = kernel.plugin_path;
+    record.timer = "host";
+
+    const kreg_kernel_info* info = kernel.info;
+    if (info == nullptr || info->run_gemm == nullptr) {
+        record.reason = "internal: the kernel is not loaded";
+        return record;
+    }
+    if (info->name != nullptr) record.kernel = info->name;
+    if (info->backend != KREG_BACKEND_CPU) {
+        record.reason = "internal: " + record.kernel + " is not a CPU kernel";
+        return record;
+    }
+    const Shape shape = job.shape;
+    if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
+        record.reason = "invalid shape " + to_string(shape) + ": every dimension must be >= 1";
+        return record;
+    }
+    if (job.dtype != DType::fp32) {
+        record.status = RowStatus::skipped;
+        record.reason = "the CPU runner only runs fp32; " + std::string(to_string(job.dtype)) + " was requested";
+        return record;
+    }
+    if ((info->dtypes & KREG_DTYPE_BIT(KREG_DTYPE_FP32)) == 0) {
+        record.status = RowStatus::skipped;
+        record.reason = record.kernel + " does not declare fp32";
+        return record;
+    }
+    if (auto why = shape_constraint_violation(*info, shape); !why.empty()) {
+        record.status = RowStatus::skipped;
+        record.reason = why;
+        return record;
+    }
+
+    const int64_t m = shape.m, n = shape.n, k = shape.k;
+    std::vector<float> a, b, c;
+    try {
+        a.resize(size_t(m * k));
+        b.resize(size_t(k * n));
+        c.resize(size_t(m * n));
+    } catch (const std::bad_alloc&) {
+        record.reason = "out of host memory for the operands of " + to_string(shape);
+        return record;
+    }
+    // Two streams per job: A and B differ, and every job of a plan draws from its own pair.
+    fill_uniform(a.data(), a.size(), job.seed, 2 * job.id);
+    fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
+    poison_nan(c.data(), c.size());
+
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.lda = k;
+    args.ldb = n;
+    args.ldc = n;
+    args.alpha = 1.0;
+    args.beta = 0.0;
+    args.dtype = KREG_DTYPE_FP32;
+    args.a = a.data();
+    args.b = b.data();
+    args.c = c.data();
+    args.stream = nullptr;
+
+    char error[1024];
+    auto call = [&] {
+        error[0] = '\0';
+        const kreg_status status = info->run_gemm(kernel.instance, &args, error, sizeof error);
+        if (status != KREG_STATUS_OK) {
+            throw KernelFailed{std::string("kernel returned ") + status_name(status) + ": " +
+                               (error[0] != '\0' ? error : "(no message)")};
+        }
+    };
+
+    const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
+    auto check = [&](const char* when) {
+        const VerifyResult v = verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, tolerance, verify_seed);
+        if (std::isfinite(v.max_rel_err)) {
+            record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
+        }
+        if (!v.passed) {
+            record.status = RowStatus::wrong_result;
+            record.reason = std::string(when) + ": " + v.reason;
+        }
+        return v.passed;
+    };
+
+    try {
+        call();
+    } catch (const KernelFailed& e) {
+        record.reason = e.message;
+        return record;
+    }
+    if (job.settings.verify) {
+        record.tolerance = tolerance;
+        if (!check("first call")) return record;
+    }
+
+    SampleHooks hooks;
+    hooks.before_each = [&] { poison_nan(c.data(), c.size()); };
+    HostTimer timer;
+    try {
+        record.samples_ms = sample(job.settings, timer, call, hooks);
+    } catch (const KernelFailed& e) {
+        record.reason = e.message + " (while timing)";
+        return record;
+    }
+    if (job.settings.verify && !check("last timed call")) return record;
+
+    record.stats = compute_stats(record.samples_ms);
+    if (record.stats->median_ms > 0) record.gflops = shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
+    if (info->model_global_bytes != nullptr) {
+        record.extra["model_bytes"] = info->model_global_bytes(m, n, k, KREG_DTYPE_FP32);
+    }
+    record.status = RowStatus::ok;
+    record.reason.clear();
+    return record;
+}
+
+}  // namespace kreg
