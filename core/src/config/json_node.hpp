@@ -1,0 +1,59 @@
+// Internal to the config parser: a JSON value together with the file it came from and its JSON pointer,
+// so that every check can fail with a ConfigError that says where.
+#pragma once
+
+#include "config/sweep_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg::config_detail {
+
+// "object", "array", "string", "boolean", "integer", "number" or "null".
+std::string type_name(const nlohmann::json& value);
+// RFC 6901 escaping of one reference token ('~' -> "~0", '/' -> "~1").
+std::string escape_pointer_token(std::string_view token);
+
+class Node {
+public:
+    Node(const nlohmann::json& value, const std::string& file, std::string path)
+        : value_(&value), file_(&file), path_(std::move(path)) {}
+
+    const nlohmann::json& value() const { return *value_; }
+    const std::string& path() const { return path_; }
+    const std::string& file() const { return *file_; }
+
+    [[noreturn]] void fail(const std::string& message) const;
+    // "expected <expected>, found <type> <value>".
+    [[noreturn]] void fail_type(std::string_view expected) const;
+
+    // The member, if present (the caller has made sure this is an object).
+    std::optional<Node> find(std::string_view key) const;
+    Node element(std::size_t index) const;
+
+    // Fails unless this is an object; then fails on the first key not in allowed, with a suggestion.
+    void expect_object_with_keys(const std::vector<std::string>& allowed) const;
+    // Fails unless this is an array with at least one element.
+    void expect_non_empty_array(std::string_view of_what) const;
+
+    // Integer checks accept integral JSON numbers too (1024.0). what names the value in range errors:
+    // "<what> must be >= <min>, got <v>".
+    int64_t as_int(std::string_view what, int64_t min, int64_t max) const;
+    uint64_t as_uint64(std::string_view what) const;
+    double as_positive_number(std::string_view what) const;
+    bool as_bool() const;
+    std::string as_string() const;           // any string
+    std::string as_non_empty_string() const;  // fails on ""
+
+private:
+    const nlohmann::json* value_;
+    const std::string* file_;
+    std::string path_;
+};
+
+}  // namespace kreg::config_detail

@@ -1,0 +1,120 @@
+// Command-line values: parsing the size options and applying overrides on top of a config.
+#include "config/shape_spec.hpp"
+#include "config/sweep_config.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace kreg {
+namespace {
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+// One dimension typed by a person; context is the whole option value, for the message.
+int64_t parse_size(std::string_view token, const std::string& context, const char* example) {
+    const std::string_view t = trim(token);
+    const auto bad = [&](const std::string& why) {
+        return std::invalid_argument("invalid size '" + std::string(t) + "' in '" + context + "': " + why +
+                                     " (e.g. " + example + ")");
+    };
+    if (t.empty()) throw bad("empty size");
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+    if (ec == std::errc::result_out_of_range) throw bad("too large");
+    if (ec != std::errc() || end != t.data() + t.size()) throw bad("expected a positive integer");
+    if (value < 1) throw bad("size must be >= 1");
+    if (value > kMaxDimension) throw bad("size must be <= " + std::to_string(kMaxDimension));
+    return value;
+}
+
+ConfigError cli_error(const char* option, const std::string& message) {
+    return ConfigError(std::string(kCommandLineSource), option, message);
+}
+}  // namespace
+
+std::vector<Shape> parse_sizes_option(const std::string& text) {
+    std::vector<Shape> shapes;
+    std::string_view rest = text;
+    while (true) {
+        const auto comma = rest.find(',');
+        const int64_t v = parse_size(rest.substr(0, comma), text, "512,1024");
+        shapes.push_back({v, v, v});
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return shapes;
+}
+
+Shape parse_shape_option(const std::string& text) {
+    int64_t dims[3];
+    std::string_view rest = trim(text);
+    for (int d = 0; d < 3; ++d) {
+        const auto x = rest.find_first_of("xX");
+        if ((d < 2) != (x != std::string_view::npos))
+            throw std::invalid_argument("invalid shape '" + text + "': expected MxNxK, e.g. 1000x3000x257");
+        dims[d] = parse_size(rest.substr(0, x), text, "1000x3000x257");
+        if (x != std::string_view::npos) rest.remove_prefix(x + 1);
+    }
+    return {dims[0], dims[1], dims[2]};
+}
+
+void apply_overrides(SweepConfig& config, const CliOverrides& o) {
+    // Validate everything first so that a bad option leaves the config untouched.
+    if (o.kernels) {
+        if (o.kernels->empty()) throw cli_error("--kernels", "must name at least one kernel or glob");
+        for (const auto& k : *o.kernels)
+            if (k.empty()) throw cli_error("--kernels", "empty kernel name");
+    }
+    std::vector<Shape> shapes;
+    if (o.shapes) {
+        if (o.shapes->empty()) throw cli_error("--shapes", "must give at least one shape");
+        for (const auto& s : *o.shapes)
+            for (int64_t v : {s.m, s.n, s.k})
+                if (v < 1 || v > kMaxDimension)
+                    throw cli_error("--shapes", "size must be between 1 and " + std::to_string(kMaxDimension) +
+                                                    ", got " + std::to_string(v) + " in " + to_string(s));
+        config_detail::append_unique(shapes, *o.shapes);
+        if (shapes.size() > kMaxSweepShapes) throw cli_error("--shapes", "too many shapes");
+    }
+    std::vector<DType> dtypes;
+    if (o.dtypes) {
+        if (o.dtypes->empty()) throw cli_error("--dtypes", "must give at least one dtype");
+        for (DType d : *o.dtypes)
+            if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
+    }
+    const auto positive = [](const char* option, const char* what, const std::optional<double>& v) {
+        if (v && !(*v > 0)) throw cli_error(option, std::string(what) + " must be > 0, got " + std::to_string(*v));
+    };
+    if (o.warmup && *o.warmup < 0) throw cli_error("--warmup", "warmup must be >= 0, got " + std::to_string(*o.warmup));
+    if (o.repeats && *o.repeats < 1)
+        throw cli_error("--repeat", "repeats must be >= 1, got " + std::to_string(*o.repeats));
+    positive("--time-budget", "time_budget_s", o.time_budget_s);
+    positive("--timeout", "timeout_s", o.timeout_s);
+    positive("--tolerance", "tolerance", o.tolerance);
+    if (o.device && *o.device < 0) throw cli_error("--device", "device must be >= 0, got " + std::to_string(*o.device));
+    if (o.baseline && o.baseline->empty()) throw cli_error("--baseline", "empty kernel name");
+    if (o.json && o.json->empty()) throw cli_error("--json", "empty path");
+    if (o.csv && o.csv->empty()) throw cli_error("--csv", "empty path");
+
+    if (o.kernels) config.kernels = *o.kernels;
+    if (o.shapes) config.shapes = std::move(shapes);
+    if (o.dtypes) config.dtypes = std::move(dtypes);
+    RunSettings& s = config.settings;
+    if (o.warmup) s.warmup = *o.warmup;
+    if (o.repeats) s.repeats = *o.repeats;
+    if (o.time_budget_s) s.time_budget_s = o.time_budget_s;
+    if (o.timeout_s) s.timeout_s = *o.timeout_s;
+    if (o.tolerance) s.tolerance = o.tolerance;
+    if (o.verify) s.verify = *o.verify;
+    if (o.warm_cache) s.warm_cache = *o.warm_cache;
+    if (o.seed) config.seed = *o.seed;
+    if (o.device) s.device = *o.device;
+    if (o.baseline) config.baseline = o.baseline;
+    if (o.json) config.output.json = o.json;
+    if (o.csv) config.output.csv = o.csv;
+}
+
+}  // namespace kreg

@@ -1,0 +1,115 @@
+// Sweep configs: the JSON file a user hands the runner (`runner --config sweeps/a100.json`), parsed once
+// into typed structs and validated. Every error is a ConfigError naming the file and the JSON pointer of
+// the offending value, so the runner can print it and exit non-zero. The format is documented in
+// configs/README.md and, for editors, in configs/schema/sweep.schema.json.
+#pragma once
+
+#include "common/job.hpp"
+#include "common/types.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg {
+
+// Sources that are not a file, for SweepConfig::source and ConfigError::file().
+inline constexpr std::string_view kCommandLineSource = "<command line>";
+inline constexpr std::string_view kBuiltinDefaultSource = "<built-in default>";
+
+// A sweep may expand to at most this many shapes (per shape spec, per range and in total).
+inline constexpr std::size_t kMaxSweepShapes = 100000;
+// Largest accepted matrix dimension (cuBLAS takes dimensions as int).
+inline constexpr int64_t kMaxDimension = 2147483647;
+
+// what() == file + ": " + json_path + ": " + message, the json_path part left out when it is empty.
+class ConfigError : public std::runtime_error {
+public:
+    ConfigError(std::string file, std::string json_path, std::string message);
+    const std::string& file() const { return file_; }
+    const std::string& json_path() const { return json_path_; }  // e.g. "/shapes/2/k" or "--repeat"
+    const std::string& message() const { return message_; }
+
+private:
+    std::string file_, json_path_, message_;
+};
+
+struct OutputPaths {
+    std::optional<std::string> json;
+    std::optional<std::string> csv;
+};
+
+struct SweepConfig {
+    std::string source{kBuiltinDefaultSource};  // file path, "<command line>" or "<built-in default>"
+    std::string name = "default";               // "name" key; default: the file's stem
+    std::string description;
+    std::vector<std::string> kernels;  // names or globs as written (checked by resolve_kernel_patterns)
+    std::vector<Shape> shapes;         // expanded, de-duplicated, in order of first occurrence
+    std::vector<DType> dtypes{DType::fp32};
+    uint64_t seed = 42;
+    RunSettings settings;
+    std::optional<std::string> baseline;  // kernel the speed-ups are relative to
+    OutputPaths output;
+
+    // The config in the file format with every default filled in, shapes listed one by one, plus
+    // "source". Without "source" it parses back to an equal config. For the report's meta.
+    nlohmann::json to_json() const;
+};
+
+// The top-level keys parse_sweep_config accepts, in the order the README documents them. The JSON Schema
+// lists the same keys (a test keeps them in step).
+const std::vector<std::string>& sweep_config_keys();
+
+// Validates doc and builds the config; source names the file in errors and in SweepConfig::source.
+SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& source);
+
+// Reads, parses and validates a file. An unreadable file, a JSON syntax error (with line and column) or a
+// key given twice in one object are ConfigErrors too.
+SweepConfig load_sweep_config(const std::filesystem::path& path);
+
+// Where `--config arg` points: arg as given (relative to the working directory), then configs_dir / arg.
+// Throws a ConfigError listing every place tried when neither is a file.
+std::filesystem::path resolve_config_path(const std::string& arg, const std::filesystem::path& configs_dir);
+
+// Shell-style match of the whole name: '*' any run of characters, '?' one character, "[abc]", "[a-z]",
+// "[!abc]" or "[^abc]" one character of (not of) the set. A '[' without its ']' matches itself.
+bool glob_match(std::string_view pattern, std::string_view name);
+
+// The available names (registry order) that some pattern matches, each once. A pattern that matches
+// nothing is a ConfigError at "/kernels/<i>", or at "--kernels" when source is kCommandLineSource, with a
+// did-you-mean (or the list of available kernels when nothing is close).
+std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>& patterns,
+                                                 const std::vector<std::string>& available,
+                                                 const std::string& source);
+
+// Values given on the command line; each one set replaces the config's value.
+struct CliOverrides {
+    std::optional<std::vector<std::string>> kernels;
+    std::optional<std::vector<Shape>> shapes;
+    std::optional<std::vector<DType>> dtypes;
+    std::optional<int> warmup, repeats;
+    std::optional<double> time_budget_s, timeout_s, tolerance;
+    std::optional<bool> verify, warm_cache;
+    std::optional<uint64_t> seed;
+    std::optional<int> device;
+    std::optional<std::string> baseline, json, csv;
+};
+
+// Applies overrides after validating them as the parser would. Errors are ConfigErrors with file
+// "<command line>" and the option as json_path: --kernels, --shapes, --dtypes, --warmup, --repeat,
+// --time-budget, --timeout, --tolerance, --seed, --device, --baseline, --json, --csv.
+void apply_overrides(SweepConfig& config, const CliOverrides& overrides);
+
+// "512,1024" -> {512x512x512, 1024x1024x1024}. std::invalid_argument with a message saying what is wrong.
+std::vector<Shape> parse_sizes_option(const std::string& text);
+// "1000x3000x257" (or with 'X') -> that shape. std::invalid_argument on anything else.
+Shape parse_shape_option(const std::string& text);
+
+}  // namespace kreg
