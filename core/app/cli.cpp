@@ -1,0 +1,138 @@
+#include "cli.hpp"
+
+#include <cxxopts.hpp>
+
+#include <stdexcept>
+
+namespace kreg::app {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!item.empty()) out.push_back(item);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, char** argv) {
+    CommandLine cl;
+    for (int i = 0; i < argc; ++i) cl.argv.emplace_back(argv[i]);
+
+    cxxopts::Options options("runner", "kreg: load GEMM kernel plugins, verify them against a reference, time them, report.");
+    options.set_width(100);
+    // clang-format off
+    options.add_options("General")
+        ("h,help", "Show this help")
+        ("version", "Print the kreg version and plugin ABI")
+        ("l,list", "List every kernel of every plugin found, with why it cannot run here if so")
+        ("format", "Output format of --list: table or json", cxxopts::value<std::string>()->default_value("table"))
+        ("c,config", "Sweep config (JSON); relative paths are tried against the working directory, then the configs folder", cxxopts::value<std::string>())
+        ("dry-run", "Print the planned jobs and exit")
+        ("v,verbose", "Show what workers print on stderr");
+    options.add_options("Quick run (override a config's values)")
+        ("k,kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>())
+        ("sizes", "Square sizes, comma-separated (512,1024)", cxxopts::value<std::string>())
+        ("shape", "One MxNxK shape; repeatable", cxxopts::value<std::vector<std::string>>())
+        ("dtype", "Element types, comma-separated (fp32,tf32,bf16,fp16)", cxxopts::value<std::string>())
+        ("warmup", "Untimed calls before timing", cxxopts::value<int>())
+        ("repeat", "Timed calls per row", cxxopts::value<int>())
+        ("time-budget", "Seconds of timed calls per row (stops early)", cxxopts::value<double>())
+        ("verify", "Verify results against the reference (default)")
+        ("no-verify", "Do not verify results")
+        ("tolerance", "Normalised error tolerance (default per dtype)", cxxopts::value<double>())
+        ("timeout", "Seconds one row may take before its worker is killed", cxxopts::value<double>())
+        ("seed", "Seed of the random inputs", cxxopts::value<uint64_t>())
+        ("baseline", "Kernel that speed-ups are relative to", cxxopts::value<std::string>())
+        ("device", "CUDA device ordinal", cxxopts::value<int>())
+        ("warm-cache", "CUDA: do not flush L2 between timed launches")
+        ("json", "Write the JSON report here", cxxopts::value<std::string>())
+        ("csv", "Write the CSV report here", cxxopts::value<std::string>())
+        ("output-dir", "Folder for reports when --json/--csv and the config name none", cxxopts::value<std::string>()->default_value("kreg-reports"))
+        ("no-calibrate", "Skip measuring the GPU's copy bandwidth and cuBLAS ceilings");
+    options.add_options("Plugins and isolation")
+        ("plugin-dir", "Also load every *.so in this folder; repeatable", cxxopts::value<std::vector<std::string>>())
+        ("plugin", "Also load this plugin file; repeatable", cxxopts::value<std::vector<std::string>>())
+        ("no-default-plugins", "Do not load the runner's own plugin folder or KREG_PLUGIN_PATH")
+        ("isolation", "process: every plugin runs in a worker process (default); none: in this process, for debugging", cxxopts::value<std::string>()->default_value("process"))
+        ("load-timeout", "Seconds a worker may take to start and load its plugin", cxxopts::value<double>()->default_value("60"));
+    // clang-format on
+    cl.help_text = options.help();
+
+    cxxopts::ParseResult r;
+    try {
+        r = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw std::invalid_argument(e.what());
+    }
+    if (!r.unmatched().empty()) throw std::invalid_argument("unexpected argument '" + r.unmatched().front() + "'");
+
+    cl.help = r.count("help") > 0;
+    cl.version = r.count("version") > 0;
+    cl.list = r.count("list") > 0;
+    cl.dry_run = r.count("dry-run") > 0;
+    cl.verbose = r.count("verbose") > 0;
+    cl.calibrate = r.count("no-calibrate") == 0;
+    cl.format = r["format"].as<std::string>();
+    if (cl.format != "table" && cl.format != "json")
+        throw std::invalid_argument("--format must be table or json, got '" + cl.format + "'");
+    if (r.count("config")) cl.config = r["config"].as<std::string>();
+
+    auto& o = cl.overrides;
+    if (r.count("kernels")) {
+        o.kernels = split_list(r["kernels"].as<std::string>());
+        if (o.kernels->empty()) throw std::invalid_argument("--kernels: no kernel names given");
+    }
+    if (r.count("sizes") || r.count("shape")) {
+        std::vector<Shape> shapes;
+        if (r.count("sizes")) shapes = parse_sizes_option(r["sizes"].as<std::string>());
+        if (r.count("shape"))
+            for (const auto& s : r["shape"].as<std::vector<std::string>>()) shapes.push_back(parse_shape_option(s));
+        o.shapes = shapes;
+    }
+    if (r.count("dtype")) {
+        std::vector<DType> dtypes;
+        for (const auto& name : split_list(r["dtype"].as<std::string>())) {
+            const auto d = parse_dtype(name);
+            if (!d) throw std::invalid_argument("--dtype: unknown dtype '" + name + "' (known: fp32, tf32, bf16, fp16)");
+            dtypes.push_back(*d);
+        }
+        if (dtypes.empty()) throw std::invalid_argument("--dtype: no dtype given");
+        o.dtypes = dtypes;
+    }
+    if (r.count("warmup")) o.warmup = r["warmup"].as<int>();
+    if (r.count("repeat")) o.repeats = r["repeat"].as<int>();
+    if (r.count("time-budget")) o.time_budget_s = r["time-budget"].as<double>();
+    if (r.count("verify") && r.count("no-verify")) throw std::invalid_argument("--verify and --no-verify contradict each other");
+    if (r.count("verify")) o.verify = true;
+    if (r.count("no-verify")) o.verify = false;
+    if (r.count("tolerance")) o.tolerance = r["tolerance"].as<double>();
+    if (r.count("timeout")) o.timeout_s = r["timeout"].as<double>();
+    if (r.count("seed")) o.seed = r["seed"].as<uint64_t>();
+    if (r.count("baseline")) o.baseline = r["baseline"].as<std::string>();
+    if (r.count("device")) o.device = r["device"].as<int>();
+    if (r.count("warm-cache")) o.warm_cache = true;
+    if (r.count("json")) o.json = r["json"].as<std::string>();
+    if (r.count("csv")) o.csv = r["csv"].as<std::string>();
+    cl.output_dir = r["output-dir"].as<std::string>();
+
+    if (r.count("plugin-dir")) cl.plugin_dirs = r["plugin-dir"].as<std::vector<std::string>>();
+    if (r.count("plugin")) cl.plugin_files = r["plugin"].as<std::vector<std::string>>();
+    cl.default_plugins = r.count("no-default-plugins") == 0;
+    const std::string isolation = r["isolation"].as<std::string>();
+    if (isolation == "process") cl.isolation = Isolation::process;
+    else if (isolation == "none") cl.isolation = Isolation::none;
+    else throw std::invalid_argument("--isolation must be process or none, got '" + isolation + "'");
+    cl.load_timeout_s = r["load-timeout"].as<double>();
+    if (!(cl.load_timeout_s > 0)) throw std::invalid_argument("--load-timeout must be > 0");
+    return cl;
+}
+
+}  // namespace kreg::app

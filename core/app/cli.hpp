@@ -1,0 +1,36 @@
+// The runner's command line, parsed into plain data. Parsing never runs anything.
+#pragma once
+
+#include "config/sweep_config.hpp"
+#include "sweep/executor.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg::app {
+
+struct CommandLine {
+    bool help = false;
+    bool version = false;
+    bool list = false;
+    bool dry_run = false;
+    bool verbose = false;
+    bool calibrate = true;
+    std::string format = "table";           // --list output: table or json
+    std::optional<std::string> config;      // --config
+    CliOverrides overrides;                 // quick-run options, also applied on top of --config
+    std::vector<std::string> plugin_dirs;   // --plugin-dir
+    std::vector<std::string> plugin_files;  // --plugin
+    bool default_plugins = true;            // the runner's own plugin folder and KREG_PLUGIN_PATH
+    Isolation isolation = Isolation::process;
+    double load_timeout_s = 60.0;
+    std::string output_dir = "kreg-reports";  // where reports go when no path is given
+    std::string help_text;
+    std::vector<std::string> argv;
+};
+
+// Throws std::invalid_argument with a message naming the option on bad input.
+CommandLine parse_command_line(int argc, char** argv);
+
+}  // namespace kreg::app

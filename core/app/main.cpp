@@ -1,0 +1,34 @@
+// runner: the kreg command line. Everything it does is a call into kreg_core; this file only wires
+// the command line to those calls and decides what goes to the console.
+//
+// Exit status: 0 every row ok or skipped; 1 some row wrong_result/failed/crashed/timeout;
+// 2 bad command line or config; 3 nothing to run or reports could not be written.
+#include "cli.hpp"
+#include "sweep_command.hpp"
+#include "worker/session.hpp"
+
+#include <csignal>
+#include <iostream>
+
+int main(int argc, char** argv) {
+    // Hidden subcommand: the runner re-executes itself as a worker process (see worker/session.hpp).
+    if (argc == 2 && std::string(argv[1]) == "__worker") return kreg::run_worker(3, 4);
+
+    std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
+    kreg::app::CommandLine cl;
+    try {
+        cl = kreg::app::parse_command_line(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "runner: " << e.what() << "\nTry 'runner --help'.\n";
+        return 2;
+    }
+    if (cl.help) {
+        std::cout << cl.help_text;
+        return 0;
+    }
+    if (cl.version) {
+        std::cout << "kreg " << KREG_VERSION << " (plugin ABI " << KREG_ABI_MAJOR << "." << KREG_ABI_MINOR << ")\n";
+        return 0;
+    }
+    return kreg::app::run_command(cl);
+}

@@ -1,0 +1,251 @@
+#include "sweep_command.hpp"
+
+#include "common/host_info.hpp"
+#include "measure/roofline.hpp"
+#include "plugin/discovery.hpp"
+#include "plugin/registry.hpp"
+#include "report/console.hpp"
+#include "report/meta.hpp"
+#include "report/report_writer.hpp"
+#include "sweep/plan.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+namespace kreg::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path runner_executable() {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path("runner") : self;
+}
+
+// Installed: <prefix>/share/kreg/configs; build tree: the source checkout's configs/.
+fs::path configs_dir(const fs::path& exe) {
+    const fs::path installed = (exe.parent_path() / ".." / "share" / "kreg" / "configs").lexically_normal();
+    std::error_code ec;
+    if (fs::is_directory(installed, ec)) return installed;
+    return fs::path(KREG_SOURCE_CONFIGS_DIR);
+}
+
+Registry build_registry(const CommandLine& cl, const fs::path& exe, Executor& executor, int device) {
+    PluginSearch search;
+    if (cl.default_plugins) {
+        search.directories.push_back(default_plugin_dir(exe));
+        if (const char* env = std::getenv("KREG_PLUGIN_PATH"))
+            for (const auto& d : split_search_path(env)) search.directories.push_back(d);
+    }
+    for (const auto& d : cl.plugin_dirs) search.directories.push_back(d);
+    for (const auto& f : cl.plugin_files) search.files.push_back(f);
+    std::vector<std::string> problems;
+    const auto files = find_plugin_files(search, problems);
+    for (const auto& p : problems) std::cerr << "runner: warning: " << p << "\n";
+    Registry registry;
+    for (const auto& file : files) registry.add(executor.describe(file.string(), device));
+    return registry;
+}
+
+// The sweep `runner` runs with no arguments: CPU kernels at small sizes (well under 30 s on 2 cores),
+// and GPU kernels at sizes that fill a GPU where one is present.
+std::vector<SweepConfig> builtin_default(const Registry& registry, bool have_gpu) {
+    SweepConfig cpu;
+    cpu.source = std::string(kBuiltinDefaultSource);
+    cpu.name = "default";
+    cpu.description = "built-in default: CPU kernels at small sizes";
+    cpu.kernels = {"cpu_*"};
+    cpu.shapes = {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {100, 200, 300}};
+    cpu.settings.warmup = 1;
+    cpu.settings.repeats = 5;
+    cpu.baseline = "cpu_naive";
+    std::vector<SweepConfig> parts{cpu};
+    const bool have_cuda_kernels = std::any_of(registry.entries().begin(), registry.entries().end(),
+                                               [](const RegistryEntry& e) { return e.kernel.backend == Backend::cuda; });
+    if (have_gpu && have_cuda_kernels) {
+        SweepConfig gpu = cpu;
+        gpu.description = "built-in default: CUDA kernels";
+        gpu.kernels = {"cuda_*", "cublas_sgemm"};
+        gpu.shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {517, 517, 517}};
+        gpu.settings.repeats = 10;
+        gpu.settings.time_budget_s = 1.0;
+        gpu.baseline = "cublas_sgemm";
+        parts.push_back(gpu);
+    }
+    return parts;
+}
+
+bool any_quick_option(const CliOverrides& o) {
+    return o.kernels || o.shapes || o.dtypes || o.warmup || o.repeats || o.time_budget_s || o.timeout_s ||
+           o.tolerance || o.verify || o.warm_cache || o.seed || o.device || o.baseline || o.json || o.csv;
+}
+
+std::string timestamp_for_file() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+    return buf;
+}
+
+void print_plan(const std::vector<PlannedJob>& plan) {
+    for (const auto& p : plan) {
+        std::cout << p.job.id << "  " << p.job.kernel << "  " << to_string(p.job.dtype) << "  " << to_string(p.job.shape)
+                  << "  " << (p.skip_reason ? "skip: " + *p.skip_reason : "run") << "\n";
+    }
+    std::cout << plan.size() << " job(s)\n";
+}
+
+}  // namespace
+
+int run_command(const CommandLine& cl) {
+    const fs::path exe = runner_executable();
+    ExecutorOptions options;
+    options.isolation = cl.isolation;
+    options.runner_exe = exe.string();
+    options.load_timeout_s = cl.load_timeout_s;
+    options.echo_worker_stderr = cl.verbose;
+    Executor executor(options);
+    const int device = cl.overrides.device.value_or(0);
+
+    const Registry registry = build_registry(cl, exe, executor, device);
+    for (const auto& p : registry.problems()) std::cerr << "runner: plugin problem: " << p << "\n";
+    if (cl.list) {
+        if (cl.format == "json") std::cout << registry.to_json().dump(2) << "\n";
+        else std::cout << registry.format_table();
+        return 0;
+    }
+
+    // 1. What to run: a config file, quick-run options, or the built-in default.
+    std::vector<SweepConfig> parts;
+    std::vector<std::vector<std::string>> kernels_of_part;
+    nlohmann::json gpu = nullptr;
+    bool gpu_queried = false;
+    auto query_gpu = [&](bool calibrate) {
+        if (gpu_queried) return;
+        gpu_queried = true;
+        std::cerr << "runner: reading GPU facts" << (calibrate ? " and measuring ceilings" : "") << "...\n";
+        const nlohmann::json reply = executor.device_info(device, calibrate, 300.0);
+        if (reply.contains("error")) std::cerr << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
+        else gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))}, {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
+    };
+    try {
+        if (cl.config) {
+            const fs::path path = resolve_config_path(*cl.config, configs_dir(exe));
+            parts.push_back(load_sweep_config(path));
+        } else if (any_quick_option(cl.overrides)) {
+            SweepConfig c;
+            c.source = std::string(kCommandLineSource);
+            c.name = "cli";
+            c.kernels = {"*"};
+            c.shapes = {{512, 512, 512}};
+            parts.push_back(c);
+        } else {
+#ifdef KREG_HAVE_CUDA
+            const bool probe_gpu = true;
+#else
+            const bool probe_gpu = false;
+#endif
+            bool have_gpu = false;
+            if (probe_gpu) {
+                const nlohmann::json reply = executor.device_info(device, false, 60.0);
+                have_gpu = !reply.contains("error");
+            }
+            parts = builtin_default(registry, have_gpu);
+            std::cerr << "runner: no config given; running the built-in default sweep ("
+                      << (parts.size() > 1 ? "CPU and GPU kernels" : "CPU kernels") << ")\n";
+        }
+        for (auto& part : parts) {
+            apply_overrides(part, cl.overrides);
+            auto names = resolve_kernel_patterns(part.kernels, registry.names(), part.source);
+            if (part.baseline) {
+                if (!registry.find(*part.baseline))
+                    throw ConfigError(part.source, cl.overrides.baseline ? "--baseline" : "/baseline",
+                                      "unknown baseline kernel '" + *part.baseline + "'");
+                if (std::find(names.begin(), names.end(), *part.baseline) == names.end()) names.push_back(*part.baseline);
+            }
+            kernels_of_part.push_back(names);
+        }
+    } catch (const ConfigError& e) {
+        std::cerr << "runner: config error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "runner: " << e.what() << "\n";
+        return 2;
+    }
+
+    // 2. The plan: every job, with those that cannot run here already skipped.
+    std::vector<PlannedJob> plan;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        for (auto& p : plan_sweep(parts[i], registry, kernels_of_part[i])) {
+            p.job.id = plan.size();
+            plan.push_back(std::move(p));
+        }
+    }
+    if (cl.dry_run) {
+        print_plan(plan);
+        return 0;
+    }
+    if (plan.empty()) {
+        std::cerr << "runner: nothing to run\n";
+        return 3;
+    }
+    const bool runs_cuda = std::any_of(plan.begin(), plan.end(), [](const PlannedJob& p) {
+        return p.backend == Backend::cuda && !p.skip_reason;
+    });
+    if (runs_cuda) query_gpu(cl.calibrate);
+
+    // 3. Reports: named by the config, or the default folder.
+    const SweepConfig& main_part = parts.front();
+    const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + timestamp_for_file())).string();
+    const fs::path json_path = main_part.output.json.value_or(stem + ".json");
+    const fs::path csv_path = main_part.output.csv.value_or(stem + ".csv");
+    MetaInputs meta;
+    meta.argv = cl.argv;
+    if (parts.size() == 1) meta.config = parts.front().to_json();
+    else for (const auto& p : parts) meta.config.push_back(p.to_json());
+    meta.seed = main_part.seed;
+    for (const auto& p : registry.plugins())
+        meta.plugins.push_back({p.path, p.name, p.version, p.sha256, p.abi_major, p.abi_minor, p.error});
+    meta.gpu = gpu;
+    std::optional<ReportWriter> writer;
+    try {
+        writer.emplace(json_path, csv_path, make_report_meta(meta), main_part.baseline);
+    } catch (const std::exception& e) {
+        std::cerr << "runner: cannot write reports: " << e.what() << "\n";
+        return 3;
+    }
+    std::cerr << "runner: " << plan.size() << " job(s); reports: " << json_path.string() << ", " << csv_path.string() << "\n";
+
+    // 4. Run, writing every row as it arrives.
+    size_t done = 0;
+    bool all_good = true;
+    for (const auto& p : plan) {
+        Record r = p.skip_reason ? skipped_record(p) : executor.run_job(p.job);
+        if (r.status == RowStatus::ok && r.backend == Backend::cuda && !gpu.is_null())
+            annotate_roofline(r, gpu["facts"], gpu["ceilings"]);
+        if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
+        try {
+            writer->add(r);
+        } catch (const std::exception& e) {
+            std::cerr << "runner: cannot write reports: " << e.what() << "\n";
+            return 3;
+        }
+        ++done;
+        std::cerr << format_progress(done, plan.size(), r) << "\n";
+    }
+    executor.finish();
+
+    std::cout << "\n" << format_table(writer->records(), main_part.baseline);
+    std::cout << "reports: " << json_path.string() << "  " << csv_path.string() << "\n";
+    return all_good ? 0 : 1;
+}
+
+}  // namespace kreg::app

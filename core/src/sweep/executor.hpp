@@ -1,0 +1,64 @@
+// The parent's side of running things in workers: it starts workers (re-exec of the runner), hands
+// them requests, and turns every way a worker can end into exactly one row status. With
+// Isolation::none everything runs in this process instead (for debugging; a crash ends the runner).
+#pragma once
+
+#include "common/job.hpp"
+#include "plugin/kernel_meta.hpp"
+#include "worker/process.hpp"
+#include "worker/session.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg {
+
+enum class Isolation { process, none };
+
+struct ExecutorOptions {
+    Isolation isolation = Isolation::process;
+    std::string runner_exe;           // the executable started as a worker (`runner __worker`)
+    double load_timeout_s = 60.0;     // for starting a worker and loading its plugin
+    bool echo_worker_stderr = false;  // copy what workers print to our stderr as it arrives
+};
+
+class Executor {
+public:
+    explicit Executor(ExecutorOptions options);
+    ~Executor();
+
+    // Reads a plugin's descriptor in a fresh worker. Never throws: a plugin that cannot be read comes
+    // back with PluginInfo::error set (crash and timeout included).
+    PluginInfo describe(const std::string& plugin_path, int device);
+
+    // GPU facts and, if asked, measured ceilings, read in a worker: {"facts","ceilings"} or {"error"}.
+    nlohmann::json device_info(int device, bool calibrate, double timeout_s);
+
+    // Runs jobs in order, reusing a worker while consecutive jobs share a plugin, and calls on_record
+    // exactly once per job, in order. A crash or timeout becomes that job's row; the next job gets a
+    // fresh worker.
+    void run(const std::vector<Job>& jobs, const std::function<void(const Record&)>& on_record);
+
+    // One job; the worker is kept for the next job of the same plugin until finish().
+    Record run_job(const Job& job);
+    // Stops the current worker, if any.
+    void finish();
+
+private:
+    struct Worker;
+    std::unique_ptr<Worker> start_worker(std::string& error);
+
+    ExecutorOptions options_;
+    std::unique_ptr<Worker> worker_;  // current worker, with the plugin it has loaded
+    std::unique_ptr<WorkerSession> in_process_;
+};
+
+// "killed by SIGSEGV; last stderr: ..." — one line for a row's reason.
+std::string explain_worker_end(const ExitInfo& exit, const std::string& stderr_tail);
+
+}  // namespace kreg

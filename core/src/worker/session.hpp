@@ -1,0 +1,59 @@
+// The worker side of the protocol: one request in, one reply out, as JSON objects. The same session
+// serves a worker process (over pipes) and --isolation none (called directly by the runner).
+//
+// Requests (field "op"):
+//   {"op":"describe","plugin":PATH,"device":N} -> {"op":"described","plugin":PluginInfo}
+//   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
+//   {"op":"device","device":N,"calibrate":B}   -> {"op":"device","facts":{...},"ceilings":{...}} or {"op":"device","error":"..."}
+//   {"op":"exit"}                              -> {"op":"bye"}
+// Any malformed request -> {"op":"error","message":"..."}. The protocol is versioned by
+// kWorkerProtocolVersion, sent in the worker's first line {"op":"hello","protocol":V,"pid":P}.
+#pragma once
+
+#include "plugin/loader.hpp"
+#include "worker/job_runner.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace kreg {
+
+inline constexpr int kWorkerProtocolVersion = 1;
+
+class WorkerSession {
+public:
+    WorkerSession() = default;
+    WorkerSession(const WorkerSession&) = delete;
+    WorkerSession& operator=(const WorkerSession&) = delete;
+    ~WorkerSession();
+
+    nlohmann::json handle(const nlohmann::json& request);
+    // True once the worker must stop: after "exit", or after a fatal error (sticky CUDA error).
+    bool finished() const { return finished_; }
+
+private:
+    nlohmann::json describe(const std::string& path, int device);
+    nlohmann::json run(const Job& job);
+    nlohmann::json device(int device, bool calibrate);
+    const LoadedPlugin& plugin_for(const std::string& path);
+    void* instance_for(const kreg_kernel_info& info);
+    void destroy_instances();
+
+    // Declared first: destroyed after every instance made from it.
+    std::optional<LoadedPlugin> plugin_;
+    std::map<std::string, void*> instances_;  // kernel name -> instance; destroyed in ~WorkerSession
+    bool finished_ = false;
+};
+
+// Availability of a kernel on this machine ("" when it can run), as seen from inside a worker.
+std::string unavailable_reason(const KernelMeta& kernel, int device);
+
+// The worker process's main loop: reads requests from request_fd, writes replies to reply_fd, one JSON
+// object per line. Returns the process exit code.
+int run_worker(int request_fd, int reply_fd);
+
+}  // namespace kreg
