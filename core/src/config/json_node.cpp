@@ -76,7 +76,7 @@ void Node::expect_object_with_keys(const std::vector<std::string>& allowed) cons
 
 void Node::expect_non_empty_array(std::string_view of_what) const {
     if (!value().is_array()) fail_type("array of " + std::string(of_what));
-    if (value().empty()) fail("must not be empty (list at least one of " + std::string(of_what) + ")");
+    if (value().empty()) fail("must not be empty; list one or more " + std::string(of_what));
 }
 
 int64_t Node::as_int(std::string_view what, int64_t min, int64_t max) const {
