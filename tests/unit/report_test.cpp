@@ -1,0 +1,654 @@
+// Reports: the meta block, JSON and CSV over the same records, atomic rewrites, speed-ups and the
+// console table.
+#include "common/host_info.hpp"
+#include "report/atomic_file.hpp"
+#include "report/console.hpp"
+#include "report/csv.hpp"
+#include "report/json_report.hpp"
+#include "report/meta.hpp"
+#include "report/report_writer.hpp"
+#include "report/speedup.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------------
+// Helpers
+
+fs::path temp_root() { return fs::temp_directory_path() / ("kreg_report_test_" + std::to_string(getpid())); }
+
+struct RemoveTempRootAtExit {
+    ~RemoveTempRootAtExit() {
+        std::error_code ignored;
+        fs::remove_all(temp_root(), ignored);
+    }
+} remove_temp_root_at_exit;
+
+fs::path fresh_dir(const std::string& name) {
+    const fs::path dir = temp_root() / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+std::vector<std::string> directory_entries(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// A minimal RFC 4180 reader: quoted fields may hold commas, doubled quotes and line breaks.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    bool quoted = false, field_started = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            if (!field.empty()) throw std::runtime_error("quote inside an unquoted field");
+            quoted = field_started = true;
+        } else if (c == ',') {
+            row.push_back(field);
+            field.clear();
+            field_started = true;
+        } else if (c == '\n' || c == '\r') {
+            if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+            row.push_back(field);
+            rows.push_back(row);
+            row.clear();
+            field.clear();
+            field_started = false;
+        } else {
+            field += c;
+            field_started = true;
+        }
+    }
+    if (quoted) throw std::runtime_error("unterminated quoted field");
+    if (field_started || !row.empty()) {
+        row.push_back(field);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::vector<std::string> split(const std::string& s, char separator) {
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(s);
+    while (std::getline(in, part, separator)) parts.push_back(part);
+    return parts;
+}
+
+// Cells of a parsed CSV row by column name.
+struct CsvRow {
+    std::vector<std::string> header, cells;
+    const std::string& operator[](const std::string& column) const {
+        for (size_t i = 0; i < header.size(); ++i)
+            if (header[i] == column) return cells.at(i);
+        throw std::out_of_range("no column " + column);
+    }
+};
+
+Record ok_record(const std::string& kernel, Shape shape, double median_ms, DType dtype = DType::fp32) {
+    Record r;
+    r.job_id = 7;
+    r.kernel = kernel;
+    r.plugin = "kreg_cpu";
+    r.plugin_path = "/opt/kreg/lib/kreg/plugins/libkreg_cpu.so";
+    r.backend = Backend::cpu;
+    r.dtype = dtype;
+    r.shape = shape;
+    r.seed = 42;
+    r.status = RowStatus::ok;
+    r.max_rel_err = 1.234567891e-7;
+    r.tolerance = 1e-5;
+    r.timer = "host";
+    r.samples_ms = {median_ms * 0.99, median_ms, median_ms * 1.013};
+    r.stats = TimingStats{3, median_ms, median_ms * 0.99, median_ms * 1.001, median_ms * 0.0115, 0.0114886};
+    r.gflops = shape.flops() / (median_ms * 1e-3) / 1e9;
+    r.extra = {{"launch", {{"grid", {1, 2, 3}}}}};
+    return r;
+}
+
+Record failed_record(const std::string& kernel, Shape shape, RowStatus status, std::string reason) {
+    Record r;
+    r.job_id = 9;
+    r.kernel = kernel;
+    r.plugin = "kreg_cpu";
+    r.plugin_path = "/opt/kreg/lib/kreg/plugins/libkreg_cpu.so";
+    r.shape = shape;
+    r.status = status;
+    r.reason = std::move(reason);
+    return r;
+}
+
+const Shape k512{512, 512, 512};
+const Shape k256{256, 256, 128};
+
+// ---------------------------------------------------------------------------------------------------
+// Meta
+
+MetaInputs sample_meta_inputs() {
+    MetaInputs in;
+    in.argv = {"runner", "--config", "sweep.json", "--seed", "18446744073709551557"};
+    in.config = {{"kernels", {"cpu_naive", "cpu_blocked"}}, {"repeats", 10}};
+    in.seed = 18446744073709551557ull;  // above INT64_MAX: must stay unsigned
+    PluginFacts good{"/p/libkreg_cpu.so", "kreg_cpu", "1.2.0", std::string(64, 'a'), 1, 0, ""};
+    PluginFacts bad{"/p/libbroken.so", "", "", std::string(64, 'b'), 2, 0, "wrong ABI major version: got 2, supported 1"};
+    in.plugins = {good, bad};
+    return in;
+}
+
+TEST(ReportMeta, HasEveryField) {
+    const json meta = make_report_meta(sample_meta_inputs());
+    for (const char* key :
+         {"schema_version", "kreg_version", "git_sha", "argv", "timestamp", "host", "gpu", "plugins", "config", "seed"})
+        EXPECT_TRUE(meta.contains(key)) << key;
+    EXPECT_EQ(meta.size(), 10u) << meta.dump(2);
+
+    EXPECT_EQ(meta["schema_version"], kReportSchemaVersion);
+    EXPECT_TRUE(std::regex_match(meta["schema_version"].get<std::string>(), std::regex(R"(\d+\.\d+\.\d+)")));
+    EXPECT_EQ(meta["kreg_version"], KREG_VERSION);
+    const std::string sha = meta["git_sha"];
+    EXPECT_TRUE(sha == "unknown" || std::regex_match(sha, std::regex("[0-9a-f]{12}"))) << sha;
+    EXPECT_EQ(meta["argv"], json(sample_meta_inputs().argv));
+    EXPECT_TRUE(std::regex_match(meta["timestamp"].get<std::string>(),
+                                 std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
+        << meta["timestamp"];
+    EXPECT_TRUE(meta["gpu"].is_null());
+    EXPECT_EQ(meta["config"], sample_meta_inputs().config);
+    ASSERT_TRUE(meta["seed"].is_number_unsigned());
+    EXPECT_EQ(meta["seed"].get<uint64_t>(), 18446744073709551557ull);
+}
+
+TEST(ReportMeta, PluginsCarryVersionHashAndLoadError) {
+    const json plugins = make_report_meta(sample_meta_inputs())["plugins"];
+    ASSERT_EQ(plugins.size(), 2u);
+    EXPECT_EQ(plugins[0]["path"], "/p/libkreg_cpu.so");
+    EXPECT_EQ(plugins[0]["name"], "kreg_cpu");
+    EXPECT_EQ(plugins[0]["version"], "1.2.0");
+    EXPECT_EQ(plugins[0]["sha256"], std::string(64, 'a'));
+    EXPECT_EQ(plugins[0]["abi_major"], 1);
+    EXPECT_EQ(plugins[0]["abi_minor"], 0);
+    EXPECT_TRUE(plugins[0]["load_error"].is_null());
+    EXPECT_EQ(plugins[1]["abi_major"], 2);
+    EXPECT_EQ(plugins[1]["load_error"], "wrong ABI major version: got 2, supported 1");
+}
+
+TEST(ReportMeta, GpuFactsPassThrough) {
+    MetaInputs in = sample_meta_inputs();
+    in.gpu = {{"name", "NVIDIA H100"}, {"compute_capability", "9.0"}};
+    EXPECT_EQ(make_report_meta(in)["gpu"], in.gpu);
+}
+
+TEST(HostInfo, NamesTheMachine) {
+    const json host = host_info();
+    for (const char* key : {"hostname", "os", "cpu_model", "logical_cpus"}) EXPECT_TRUE(host.contains(key)) << key;
+    EXPECT_FALSE(host["hostname"].get<std::string>().empty());
+    EXPECT_GE(host["logical_cpus"].get<int>(), 1);
+    // sysname, release and machine, e.g. "Linux 6.1.0-18-amd64 x86_64".
+    EXPECT_EQ(split(host["os"].get<std::string>(), ' ').size(), 3u) << host["os"];
+    EXPECT_FALSE(host["cpu_model"].get<std::string>().empty());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JSON report
+
+std::vector<Record> mixed_records() {
+    std::vector<Record> records{ok_record("cublas", k512, 0.5), ok_record("cpu_blocked", k512, 2.0),
+                                ok_record("cpu_blocked", k256, 0.25),
+                                failed_record("cpu_naive", k512, RowStatus::skipped, "shape, not a multiple of 64"),
+                                failed_record("broken", k512, RowStatus::crashed, "SIGSEGV \"in\" run_gemm\nat 0x0")};
+    records[3].seed = 3;
+    records[4].signal = "SIGSEGV";
+    records[4].exit_code = -11;
+    return records;
+}
+
+TEST(ReportJson, HasMetaRecordsAndSummary) {
+    const json meta = make_report_meta(sample_meta_inputs());
+    const auto records = mixed_records();
+    const json report = report_json(meta, records, std::nullopt);
+    EXPECT_EQ(report["meta"], meta);
+    EXPECT_TRUE(report["baseline"].is_null());
+    ASSERT_EQ(report["records"].size(), records.size());
+    for (const json& row : report["records"]) EXPECT_FALSE(row.contains("speedup_vs_baseline"));
+    EXPECT_EQ(report["summary"], json({{"ok", 3}, {"wrong_result", 0}, {"skipped", 1}, {"failed", 0},
+                                       {"crashed", 1}, {"timeout", 0}}));
+}
+
+TEST(ReportJson, RecordsRoundTripThroughFromJson) {
+    const auto records = mixed_records();
+    const json report = report_json(json::object(), records, std::string("cublas"));
+    for (size_t i = 0; i < records.size(); ++i) {
+        const Record back = report["records"][i].get<Record>();
+        EXPECT_EQ(json(back), json(records[i])) << i;
+    }
+}
+
+TEST(ReportJson, SpeedupPerRecordWhenBaselineGiven) {
+    const json report = report_json(json::object(), mixed_records(), std::string("cublas"));
+    EXPECT_EQ(report["baseline"], "cublas");
+    const json& rows = report["records"];
+    EXPECT_DOUBLE_EQ(rows[0]["speedup_vs_baseline"].get<double>(), 1.0);   // the baseline itself
+    EXPECT_DOUBLE_EQ(rows[1]["speedup_vs_baseline"].get<double>(), 0.25);  // 0.5 ms / 2.0 ms
+    EXPECT_TRUE(rows[2]["speedup_vs_baseline"].is_null());                 // no baseline at 256x256x128
+    EXPECT_TRUE(rows[3]["speedup_vs_baseline"].is_null());                 // skipped
+}
+
+TEST(ReportJson, ReadBackFromFile) {
+    const fs::path dir = fresh_dir("read_back");
+    const auto records = mixed_records();
+    write_file_atomically(dir / "report.json", dump_report(report_json(json::object(), records, std::nullopt)));
+    const auto back = read_records_json(dir / "report.json");
+    ASSERT_EQ(back.size(), records.size());
+    for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(json(back[i]), json(records[i])) << i;
+
+    // A bare array of records is accepted too.
+    write_file_atomically(dir / "array.json", json(records).dump());
+    EXPECT_EQ(read_records_json(dir / "array.json").size(), records.size());
+}
+
+TEST(ReportJson, InvalidUtf8InAReasonDoesNotStopTheReport) {
+    std::vector<Record> records{failed_record("k", k512, RowStatus::failed, "bad byte \xff here")};
+    const std::string text = dump_report(report_json(json::object(), records, std::nullopt));
+    EXPECT_NE(text.find("bad byte"), std::string::npos);
+    json parsed;
+    EXPECT_NO_THROW(parsed = json::parse(text));
+    EXPECT_EQ(parsed["records"].size(), 1u);
+}
+
+TEST(ReportJson, ReadErrorsNameTheFileAndRecord) {
+    const fs::path dir = fresh_dir("read_errors");
+    const auto expect_error = [](const fs::path& path, const std::string& fragment) {
+        try {
+            read_records_json(path);
+            ADD_FAILURE() << "expected an exception for " << path;
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(path.filename().string()), std::string::npos) << what;
+            EXPECT_NE(what.find(fragment), std::string::npos) << what;
+        }
+    };
+    expect_error(dir / "missing.json", "cannot open");
+    write_file_atomically(dir / "truncated.json", "{\"records\": [");
+    expect_error(dir / "truncated.json", "not valid JSON");
+    write_file_atomically(dir / "no_records.json", "{\"meta\": {}}");
+    expect_error(dir / "no_records.json", "records");
+    json bad = report_json(json::object(), mixed_records(), std::nullopt);
+    bad["records"][2]["status"] = "exploded";
+    write_file_atomically(dir / "bad_status.json", bad.dump());
+    expect_error(dir / "bad_status.json", "records[2]");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CSV
+
+TEST(Csv, HeaderIsStable) {
+    const std::string required = "kernel,plugin,backend,dtype,m,n,k,status,max_rel_err,median_ms,min_ms,cv,gflops";
+    EXPECT_EQ(csv_header().substr(0, required.size()), required);
+    EXPECT_EQ(csv_header(),
+              required + ",mean_ms,stddev_ms,samples,tolerance,speedup_vs_baseline,reason,plugin_path,seed,job_id,timer");
+}
+
+TEST(Csv, RowHasOneFieldPerColumnAndValuesParseBack) {
+    const Record r = ok_record("cpu_blocked", k512, 1.23456789);
+    const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, 0.4321987654) + "\n");
+    ASSERT_EQ(rows.size(), 2u);
+    ASSERT_EQ(rows[1].size(), rows[0].size());
+    const CsvRow row{rows[0], rows[1]};
+    EXPECT_EQ(row["kernel"], "cpu_blocked");
+    EXPECT_EQ(row["plugin"], "kreg_cpu");
+    EXPECT_EQ(row["backend"], "cpu");
+    EXPECT_EQ(row["dtype"], "fp32");
+    EXPECT_EQ(row["m"], "512");
+    EXPECT_EQ(row["n"], "512");
+    EXPECT_EQ(row["k"], "512");
+    EXPECT_EQ(row["status"], "ok");
+    EXPECT_EQ(row["samples"], "3");
+    EXPECT_EQ(row["seed"], "42");
+    EXPECT_EQ(row["job_id"], "7");
+    EXPECT_EQ(row["timer"], "host");
+    EXPECT_EQ(row["reason"], "");
+    EXPECT_EQ(row["plugin_path"], r.plugin_path);
+
+    // %.6f for milliseconds: half a unit in the sixth decimal.
+    EXPECT_NEAR(std::stod(row["median_ms"]), r.stats->median_ms, 5e-7);
+    EXPECT_NEAR(std::stod(row["min_ms"]), r.stats->min_ms, 5e-7);
+    EXPECT_NEAR(std::stod(row["mean_ms"]), r.stats->mean_ms, 5e-7);
+    EXPECT_NEAR(std::stod(row["stddev_ms"]), r.stats->stddev_ms, 5e-7);
+    // %.6g for errors and ratios: half a unit in the sixth significant digit.
+    EXPECT_NEAR(std::stod(row["max_rel_err"]), *r.max_rel_err, 5e-6 * *r.max_rel_err);
+    EXPECT_NEAR(std::stod(row["tolerance"]), *r.tolerance, 5e-6 * *r.tolerance);
+    EXPECT_NEAR(std::stod(row["cv"]), r.stats->cv, 5e-6 * r.stats->cv);
+    EXPECT_NEAR(std::stod(row["speedup_vs_baseline"]), 0.4321987654, 5e-6 * 0.4321987654);
+    // %.3f for GFLOP/s.
+    EXPECT_NEAR(std::stod(row["gflops"]), *r.gflops, 5e-4);
+}
+
+TEST(Csv, AbsentValuesAreEmptyFields) {
+    const Record r = failed_record("cpu_naive", k512, RowStatus::skipped, "no device");
+    const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, std::nullopt));
+    ASSERT_EQ(rows.size(), 2u);
+    const CsvRow row{rows[0], rows[1]};
+    for (const char* column :
+         {"max_rel_err", "median_ms", "min_ms", "cv", "gflops", "mean_ms", "stddev_ms", "tolerance", "speedup_vs_baseline"})
+        EXPECT_EQ(row[column], "") << column;
+    EXPECT_EQ(row["samples"], "0");
+    EXPECT_EQ(row["status"], "skipped");
+}
+
+TEST(Csv, ReasonsWithCommasQuotesAndNewlinesSurviveQuoting) {
+    const std::string nasty = "kernel said: \"bad, very bad\"\nsecond line, with comma\r\nthird";
+    Record r = failed_record("broken", k512, RowStatus::failed, nasty);
+    Record plain = failed_record("other", k256, RowStatus::timeout, "took longer than 300 s");
+    const std::string text = csv_header() + "\n" + csv_row(r, std::nullopt) + "\n" + csv_row(plain, std::nullopt) + "\n";
+    const auto rows = parse_csv(text);
+    ASSERT_EQ(rows.size(), 3u) << text;
+    for (const auto& row : rows) EXPECT_EQ(row.size(), rows[0].size());
+    EXPECT_EQ((CsvRow{rows[0], rows[1]}["reason"]), nasty);
+    EXPECT_EQ((CsvRow{rows[0], rows[1]}["kernel"]), "broken");
+    EXPECT_EQ((CsvRow{rows[0], rows[2]}["reason"]), "took longer than 300 s");
+    EXPECT_EQ((CsvRow{rows[0], rows[2]}["status"]), "timeout");
+}
+
+TEST(Csv, FieldQuotingFollowsRfc4180) {
+    EXPECT_EQ(csv_field("plain"), "plain");
+    EXPECT_EQ(csv_field(""), "");
+    EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+    EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(Csv, NonFiniteErrorIsWrittenAndParses) {
+    Record r = failed_record("nan_maker", k512, RowStatus::wrong_result, "output has Inf");
+    r.max_rel_err = std::numeric_limits<double>::infinity();
+    const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, std::nullopt));
+    EXPECT_TRUE(std::isinf(std::stod(CsvRow{rows[0], rows[1]}["max_rel_err"])));
+}
+
+TEST(Csv, DocumentHasOneRowPerRecordWithSpeedups) {
+    const auto records = mixed_records();
+    const auto rows = parse_csv(csv_document(records, std::string("cublas")));
+    ASSERT_EQ(rows.size(), records.size() + 1);
+    EXPECT_EQ(rows[0], split(csv_header(), ','));
+    for (size_t i = 0; i < records.size(); ++i) {
+        const CsvRow row{rows[0], rows[i + 1]};
+        EXPECT_EQ(row["kernel"], records[i].kernel);
+        EXPECT_EQ(row["reason"], records[i].reason);
+    }
+    EXPECT_EQ((CsvRow{rows[0], rows[2]}["speedup_vs_baseline"]), "0.25");
+    EXPECT_EQ((CsvRow{rows[0], rows[3]}["speedup_vs_baseline"]), "");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Atomic writes
+
+TEST(AtomicFile, CreatesParentsAndReplacesContentLeavingNoTemporaryFile) {
+    const fs::path dir = fresh_dir("atomic");
+    const fs::path path = dir / "nested" / "deeper" / "report.csv";
+    write_file_atomically(path, "first version, longer than the second\n");
+    EXPECT_EQ(read_text(path), "first version, longer than the second\n");
+    write_file_atomically(path, "second\n");
+    EXPECT_EQ(read_text(path), "second\n");
+    EXPECT_EQ(directory_entries(path.parent_path()), std::vector<std::string>{"report.csv"});
+    write_file_atomically(path, "");
+    EXPECT_EQ(read_text(path), "");
+    EXPECT_EQ(directory_entries(path.parent_path()), std::vector<std::string>{"report.csv"});
+}
+
+TEST(AtomicFile, FailureNamesThePathAndLeavesNoTemporaryFile) {
+    const fs::path dir = fresh_dir("atomic_failure");
+    const fs::path occupied = dir / "report.json";
+    fs::create_directory(occupied);  // rename cannot replace a directory with a file
+    try {
+        write_file_atomically(occupied, "{}");
+        FAIL() << "expected an exception";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find(occupied.string()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(directory_entries(dir), std::vector<std::string>{"report.json"});
+    EXPECT_TRUE(fs::is_directory(occupied));
+
+    const fs::path under_a_file = dir / "a_file";
+    write_file_atomically(under_a_file, "x");
+    EXPECT_THROW(write_file_atomically(under_a_file / "report.json", "{}"), std::runtime_error);
+    EXPECT_EQ(read_text(under_a_file), "x");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ReportWriter
+
+std::vector<std::vector<std::string>> read_csv(const fs::path& path) { return parse_csv(read_text(path)); }
+
+TEST(ReportWriter, BothFilesHoldEveryRowAfterEachAdd) {
+    const fs::path dir = fresh_dir("writer");
+    const fs::path json_path = dir / "out" / "report.json", csv_path = dir / "out" / "report.csv";
+    ReportWriter writer(json_path, csv_path, make_report_meta(sample_meta_inputs()), std::nullopt);
+
+    // Written at once, with no rows, so an unwritable path fails before the sweep.
+    EXPECT_TRUE(read_records_json(json_path).empty());
+    EXPECT_EQ(read_csv(csv_path).size(), 1u);
+
+    const auto records = mixed_records();
+    for (size_t n = 1; n <= records.size(); ++n) {
+        writer.add(records[n - 1]);
+        const auto from_json = read_records_json(json_path);
+        ASSERT_EQ(from_json.size(), n);
+        EXPECT_EQ(json(from_json.back()), json(records[n - 1]));
+        const auto csv_rows = read_csv(csv_path);
+        ASSERT_EQ(csv_rows.size(), n + 1);
+        EXPECT_EQ((CsvRow{csv_rows[0], csv_rows.back()}["kernel"]), records[n - 1].kernel);
+        EXPECT_EQ(writer.records().size(), n);
+    }
+    EXPECT_EQ(directory_entries(json_path.parent_path()), (std::vector<std::string>{"report.csv", "report.json"}));
+    const json report = json::parse(read_text(json_path));
+    EXPECT_EQ(report["meta"]["schema_version"], kReportSchemaVersion);
+    EXPECT_EQ(report["summary"]["ok"], 3);
+}
+
+TEST(ReportWriter, SetMetaFieldRewritesTheReport) {
+    const fs::path dir = fresh_dir("writer_meta");
+    ReportWriter writer(dir / "r.json", std::nullopt, make_report_meta(sample_meta_inputs()), std::nullopt);
+    writer.add(ok_record("cpu_blocked", k512, 1.0));
+    writer.set_meta_field("gpu", {{"name", "NVIDIA H100"}});
+    const json report = json::parse(read_text(dir / "r.json"));
+    EXPECT_EQ(report["meta"]["gpu"]["name"], "NVIDIA H100");
+    EXPECT_EQ(report["records"].size(), 1u);
+    EXPECT_EQ(directory_entries(dir), std::vector<std::string>{"r.json"});  // no CSV asked for
+}
+
+TEST(ReportWriter, LaterBaselineRowUpdatesEarlierSpeedups) {
+    const fs::path dir = fresh_dir("writer_baseline");
+    ReportWriter writer(std::nullopt, dir / "r.csv", json::object(), std::string("cublas"));
+    writer.add(ok_record("cpu_blocked", k512, 4.0));
+    EXPECT_EQ((CsvRow{read_csv(dir / "r.csv")[0], read_csv(dir / "r.csv")[1]}["speedup_vs_baseline"]), "");
+    writer.add(ok_record("cublas", k512, 1.0));
+    const auto rows = read_csv(dir / "r.csv");
+    EXPECT_EQ((CsvRow{rows[0], rows[1]}["speedup_vs_baseline"]), "0.25");
+    EXPECT_EQ((CsvRow{rows[0], rows[2]}["speedup_vs_baseline"]), "1");
+}
+
+TEST(ReportWriter, UnwritablePathFailsAtConstruction) {
+    const fs::path dir = fresh_dir("writer_unwritable");
+    write_file_atomically(dir / "file", "x");
+    EXPECT_THROW(ReportWriter(dir / "file" / "r.json", std::nullopt, json::object(), std::nullopt),
+                 std::runtime_error);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Speed-ups
+
+TEST(Speedup, BaselineMedianOverRowMedianForTheSameProblem) {
+    const std::vector<Record> all{ok_record("cublas", k512, 0.5), ok_record("mine", k512, 2.0),
+                                  ok_record("cublas", k256, 0.1), ok_record("mine", k256, 0.05),
+                                  ok_record("mine", k512, 1.0, DType::tf32)};
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[1], all, "cublas"), 0.25);
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[3], all, "cublas"), 2.0);
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[0], all, "cublas"), 1.0);
+    EXPECT_FALSE(speedup_vs_baseline(all[4], all, "cublas"));  // no tf32 baseline
+    EXPECT_FALSE(speedup_vs_baseline(all[1], all, "nonexistent"));
+}
+
+TEST(Speedup, NeedsBothRowsOk) {
+    std::vector<Record> all{ok_record("cublas", k512, 0.5), ok_record("mine", k512, 2.0)};
+    Record wrong = ok_record("mine", k512, 0.1);
+    wrong.status = RowStatus::wrong_result;
+    EXPECT_FALSE(speedup_vs_baseline(wrong, all, "cublas"));
+
+    all[0].status = RowStatus::failed;
+    EXPECT_FALSE(speedup_vs_baseline(all[1], all, "cublas"));
+    // A later ok baseline row for the same problem is used when the first one failed.
+    all.push_back(ok_record("cublas", k512, 1.0));
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[1], all, "cublas"), 0.5);
+}
+
+TEST(Speedup, BatchAgreesWithSingleRow) {
+    std::vector<Record> all = mixed_records();
+    all.push_back(ok_record("cublas", k512, 9.0));  // a second baseline row: the first one counts
+    all.push_back(ok_record("cublas", k256, 0.5));
+    const auto batch = speedups_vs_baseline(all, std::string("cublas"));
+    ASSERT_EQ(batch.size(), all.size());
+    for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, "cublas")) << i;
+    EXPECT_DOUBLE_EQ(*batch[2], 2.0);
+    for (const auto& s : speedups_vs_baseline(all, std::nullopt)) EXPECT_FALSE(s);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Console
+
+// Positions where each label starts in the header line.
+std::vector<size_t> column_starts(const std::string& header, const std::vector<std::string>& labels) {
+    std::vector<size_t> starts;
+    for (const auto& label : labels) {
+        const size_t at = header.find(label, starts.empty() ? 0 : starts.back());
+        EXPECT_NE(at, std::string::npos) << label;
+        starts.push_back(at);
+    }
+    return starts;
+}
+
+void expect_aligned(const std::vector<std::string>& lines, const std::vector<size_t>& starts) {
+    for (const std::string& line : lines) {
+        EXPECT_EQ(line.find_last_not_of(' ') + 1, line.size()) << "trailing spaces: '" << line << "'";
+        for (size_t c = 0; c < starts.size(); ++c) {
+            const size_t s = starts[c];
+            if (s >= line.size()) continue;  // an empty last column
+            EXPECT_NE(line[s], ' ') << "column " << c << " of '" << line << "'";
+            if (s > 0) EXPECT_EQ(line[s - 1], ' ') << "column " << c << " of '" << line << "'";
+            if (c + 1 < starts.size() && starts[c + 1] < line.size()) {
+                // Between this column's text and the next column's start there is only padding.
+                const std::string cell = line.substr(s, starts[c + 1] - s);
+                const size_t end = cell.find_last_not_of(' ');
+                EXPECT_GE(cell.size() - end - 1, 2u) << "column " << c << " of '" << line << "'";
+            }
+        }
+    }
+}
+
+TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
+    const auto records = mixed_records();
+    const std::string table = format_table(records, std::string("cublas"));
+    const auto lines = split(table, '\n');
+    ASSERT_EQ(lines.size(), 2 + records.size() + 2) << table;  // header, rule, rows, blank, counts
+    const std::vector<std::string> labels{"kernel",  "dtype",   "shape",    "status", "median ms",
+                                          "GFLOP/s", "max err", "speed-up", "reason"};
+    const auto starts = column_starts(lines[0], labels);
+    EXPECT_EQ(starts[0], 0u);
+    expect_aligned(std::vector<std::string>(lines.begin(), lines.begin() + 2 + records.size()), starts);
+
+    // Cells land under their headers.
+    for (size_t i = 0; i < records.size(); ++i) {
+        const std::string& line = lines[2 + i];
+        EXPECT_EQ(line.substr(starts[0], records[i].kernel.size()), records[i].kernel);
+        EXPECT_EQ(line.substr(starts[2], to_string(records[i].shape).size()), to_string(records[i].shape));
+        EXPECT_EQ(line.substr(starts[3], to_string(records[i].status).size()), to_string(records[i].status));
+    }
+    EXPECT_EQ(lines[2].substr(starts[4], 4), "0.5 ");     // cublas median
+    EXPECT_EQ(lines[3].substr(starts[7], 5), "0.25x");    // cpu_blocked vs cublas
+    EXPECT_EQ(lines[4].substr(starts[7]), "-");           // no baseline at 256x256x128; an ok row has no reason
+    EXPECT_EQ(lines[5].substr(starts[8]), "shape, not a multiple of 64");
+    EXPECT_EQ(lines[6].substr(starts[8]), "SIGSEGV \"in\" run_gemm at 0x0");  // flattened to one line
+    EXPECT_EQ(lines[7], "");
+    EXPECT_EQ(lines[8], "5 rows: 3 ok, 1 skipped, 1 crashed");
+}
+
+TEST(ConsoleTable, NoSpeedupColumnWithoutBaselineAndLongReasonsAreCut) {
+    std::vector<Record> records{ok_record("a", k512, 1.0),
+                                failed_record("b", k512, RowStatus::failed, std::string(500, 'r'))};
+    const std::string table = format_table(records, std::nullopt);
+    EXPECT_EQ(table.find("speed-up"), std::string::npos);
+    const auto lines = split(table, '\n');
+    const auto starts = column_starts(lines[0], {"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s",
+                                                 "max err", "reason"});
+    expect_aligned(std::vector<std::string>(lines.begin(), lines.begin() + 4), starts);
+    const std::string reason = lines[3].substr(starts.back());
+    EXPECT_LT(reason.size(), 100u);
+    EXPECT_EQ(reason.substr(reason.size() - 3), "...");
+    EXPECT_EQ(lines.back(), "2 rows: 1 ok, 1 failed");
+}
+
+TEST(ConsoleTable, EmptyTableStillHasCounts) {
+    const auto lines = split(format_table({}, std::nullopt), '\n');
+    EXPECT_EQ(lines.back(), "0 rows");
+}
+
+TEST(ConsoleProgress, OkRowShowsTiming) {
+    Record r = ok_record("cpu_blocked", k512, 1.234);
+    r.gflops = 217.5;
+    EXPECT_EQ(format_progress(3, 40, r), "[ 3/40] cpu_blocked  fp32  512x512x512  ok  1.234 ms  217.5 GFLOP/s");
+    EXPECT_EQ(format_progress(40, 40, r).substr(0, 8), "[40/40] ");
+}
+
+TEST(ConsoleProgress, OtherRowsShowErrorAndReason) {
+    Record r = failed_record("cpu_naive", k256, RowStatus::wrong_result, "max error 0.032 above tolerance\n1e-05");
+    r.max_rel_err = 0.032;
+    EXPECT_EQ(format_progress(7, 12, r),
+              "[ 7/12] cpu_naive  fp32  256x256x128  wrong_result  max err 0.032  max error 0.032 above tolerance 1e-05");
+}
+
+TEST(OneLine, CutsAtACharacterBoundary) {
+    EXPECT_EQ(one_line("a\nb\tc", 10), "a b c");
+    EXPECT_EQ(one_line("abcdefghij", 8), "abcde...");
+    // "é" is two bytes; cutting after 4 bytes would split it.
+    const std::string cut = one_line("abc\xc3\xa9xxxxxxxx", 7);
+    EXPECT_EQ(cut, "abc...");
+}
+
+}  // namespace
+}  // namespace kreg
