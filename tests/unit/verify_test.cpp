@@ -1,0 +1,280 @@
+// Verification: the reference, the inputs, and every way a wrong output must be caught.
+#include "verify/random_fill.hpp"
+#include "verify/reference_gemm.hpp"
+#include "verify/verify_gemm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+struct Problem {
+    int64_t m, n, k;
+    std::vector<float> a, b;
+};
+
+Problem random_problem(int64_t m, int64_t n, int64_t k, uint64_t seed = 7) {
+    Problem p{m, n, k, std::vector<float>(size_t(m * k)), std::vector<float>(size_t(k * n))};
+    fill_uniform(p.a.data(), p.a.size(), seed, 0);
+    fill_uniform(p.b.data(), p.b.size(), seed, 1);
+    return p;
+}
+
+// The exact product rounded once to fp32: the best answer an fp32 kernel can give.
+std::vector<float> rounded_product(const Problem& p) {
+    std::vector<double> ref(size_t(p.m * p.n));
+    reference_gemm_fp64(p.m, p.n, p.k, p.a.data(), p.k, p.b.data(), p.n, ref.data(), p.n);
+    return std::vector<float>(ref.begin(), ref.end());
+}
+
+// What a plain fp32 kernel produces: sequential fp32 accumulation, with its real rounding error.
+std::vector<float> fp32_loop_product(const Problem& p, int64_t skipped_k = -1) {
+    std::vector<float> c(size_t(p.m * p.n));
+    for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) {
+            float sum = 0;
+            for (int64_t q = 0; q < p.k; ++q)
+                if (q != skipped_k) sum += p.a[size_t(i * p.k + q)] * p.b[size_t(q * p.n + j)];
+            c[size_t(i * p.n + j)] = sum;
+        }
+    return c;
+}
+
+VerifyResult check(const Problem& p, const std::vector<float>& c, const VerifyOptions& options = {}) {
+    return verify_gemm(p.a.data(), p.b.data(), c.data(), p.m, p.n, p.k, p.k, p.n, p.n, default_tolerance(DType::fp32),
+                       99, options);
+}
+
+// Options that force the sampled path on small shapes.
+VerifyOptions sampled(int64_t rows) {
+    VerifyOptions o;
+    o.full_reference_max_work = 0;
+    o.sample_rows = rows;
+    return o;
+}
+
+TEST(ReferenceGemm, MatchesHandComputedProductWithLeadingDims) {
+    // A = [[1, -2, 3], [4, 5, -6]] with lda 4, B = [[7, 8], [9, -10], [11, 12]] with ldb 3.
+    const float a[] = {1, -2, 3, 99, 4, 5, -6, 99};
+    const float b[] = {7, 8, 99, 9, -10, 99, 11, 12, 99};
+    double c[2 * 3] = {}, magnitude[2 * 3] = {};
+    reference_gemm_fp64(2, 2, 3, a, 4, b, 3, c, 3, magnitude);
+    EXPECT_EQ(c[0], 1 * 7 - 2 * 9 + 3 * 11);       // 22
+    EXPECT_EQ(c[1], 1 * 8 + 2 * 10 + 3 * 12);      // 64
+    EXPECT_EQ(c[3], 4 * 7 + 5 * 9 - 6 * 11);       // 7
+    EXPECT_EQ(c[4], 4 * 8 - 5 * 10 - 6 * 12);      // -90
+    EXPECT_EQ(magnitude[0], 1 * 7 + 2 * 9 + 3 * 11);
+    EXPECT_EQ(magnitude[4], 4 * 8 + 5 * 10 + 6 * 12);
+
+    const int64_t rows[] = {1};
+    double row[2] = {};
+    reference_gemm_rows_fp64(rows, 1, 2, 3, a, 4, b, 3, row, 2);
+    EXPECT_EQ(row[0], 7);
+    EXPECT_EQ(row[1], -90);
+}
+
+TEST(ReferenceGemm, BlockedAndThreadedMatchesPlainLoopAcrossBlockEdges) {
+    // 300 crosses the k-block (128) and n-block (256) edges; enough work for several threads.
+    const Problem p = random_problem(131, 300, 300);
+    std::vector<double> c(size_t(p.m * p.n));
+    reference_gemm_fp64(p.m, p.n, p.k, p.a.data(), p.k, p.b.data(), p.n, c.data(), p.n);
+    for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) {
+            double expected = 0;
+            for (int64_t q = 0; q < p.k; ++q) expected += double(p.a[size_t(i * p.k + q)]) * p.b[size_t(q * p.n + j)];
+            ASSERT_NEAR(c[size_t(i * p.n + j)], expected, 1e-12) << "at (" << i << ", " << j << ")";
+        }
+}
+
+TEST(RandomFill, IsReproducibleInRangeAndNotConstant) {
+    std::vector<float> x(10000), y(10000), z(10000);
+    fill_uniform(x.data(), x.size(), 42, 3);
+    fill_uniform(y.data(), y.size(), 42, 3);
+    fill_uniform(z.data(), z.size(), 42, 4);
+    EXPECT_EQ(x, y);
+    EXPECT_NE(x, z);
+    const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
+    EXPECT_GE(*lo, -1.0f);
+    EXPECT_LT(*hi, 1.0f);
+    EXPECT_LT(*lo, -0.9f);
+    EXPECT_GT(*hi, 0.9f);
+    EXPECT_GT(std::set<float>(x.begin(), x.end()).size(), 9900u);
+    // A prefix is the same numbers: element i depends only on (seed, stream, i).
+    std::vector<float> prefix(100);
+    fill_uniform(prefix.data(), prefix.size(), 42, 3);
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), x.begin()));
+}
+
+TEST(RandomFill, PoisonIsARecognisableNaN) {
+    std::vector<float> x(17, 1.0f);
+    poison_nan(x.data(), x.size());
+    for (float v : x) {
+        EXPECT_TRUE(std::isnan(v));
+        EXPECT_TRUE(is_poison(v));
+    }
+    EXPECT_FALSE(is_poison(std::numeric_limits<float>::quiet_NaN()));
+    EXPECT_FALSE(is_poison(0.0f));
+}
+
+TEST(VerifyGemm, DefaultTolerances) {
+    EXPECT_EQ(default_tolerance(DType::fp32), 1e-5);
+    EXPECT_EQ(default_tolerance(DType::tf32), 2e-3);
+    EXPECT_EQ(default_tolerance(DType::bf16), 1e-2);
+    EXPECT_EQ(default_tolerance(DType::fp16), 2e-3);
+}
+
+TEST(VerifyGemm, PassesCorrectFp32Results) {
+    const Problem p = random_problem(40, 50, 4096);
+    for (const auto& c : {rounded_product(p), fp32_loop_product(p)}) {
+        const VerifyResult r = check(p, c);
+        EXPECT_TRUE(r.passed) << r.reason;
+        EXPECT_FALSE(r.sampled);
+        EXPECT_TRUE(r.reason.empty());
+        EXPECT_LT(r.max_rel_err, 1e-6);
+    }
+}
+
+TEST(VerifyGemm, FailsOneNaN) {
+    const Problem p = random_problem(8, 20, 16);
+    auto c = rounded_product(p);
+    c[3 * 20 + 17] = std::numeric_limits<float>::quiet_NaN();
+    const VerifyResult r = check(p, c);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.reason, "NaN at (3, 17)");
+    EXPECT_TRUE(std::isinf(r.max_rel_err));
+}
+
+TEST(VerifyGemm, FailsInf) {
+    const Problem p = random_problem(8, 20, 16);
+    auto c = rounded_product(p);
+    c[5 * 20 + 2] = -std::numeric_limits<float>::infinity();
+    const VerifyResult r = check(p, c);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.reason, "-Inf at (5, 2)");
+}
+
+TEST(VerifyGemm, FailsStillPoisonedElement) {
+    const Problem p = random_problem(8, 20, 16);
+    auto c = rounded_product(p);
+    poison_nan(&c[7 * 20 + 19], 1);
+    const VerifyResult r = check(p, c);
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.reason.find("unwritten element at (7, 19)"), std::string::npos) << r.reason;
+}
+
+TEST(VerifyGemm, FailsOneSkippedKTermAtK4096) {
+    const Problem p = random_problem(16, 16, 4096);
+    const VerifyResult r = check(p, fp32_loop_product(p, 1234));
+    EXPECT_FALSE(r.passed);
+    EXPECT_GT(r.max_rel_err, 1e-5);
+    EXPECT_EQ(r.reason.rfind("error ", 0), 0u) << r.reason;
+    EXPECT_NE(r.reason.find("> tolerance 1e-05"), std::string::npos) << r.reason;
+}
+
+TEST(VerifyGemm, FailsTransposedResult) {
+    const Problem p = random_problem(64, 64, 64);
+    const auto c = rounded_product(p);
+    std::vector<float> transposed(c.size());
+    for (int64_t i = 0; i < 64; ++i)
+        for (int64_t j = 0; j < 64; ++j) transposed[size_t(j * 64 + i)] = c[size_t(i * 64 + j)];
+    const VerifyResult r = check(p, transposed);
+    EXPECT_FALSE(r.passed);
+    EXPECT_GT(r.max_rel_err, 1e-2);
+}
+
+TEST(VerifyGemm, RespectsLeadingDimensionOfC) {
+    const Problem p = random_problem(5, 6, 7);
+    const auto packed = rounded_product(p);
+    std::vector<float> c(5 * 9, std::numeric_limits<float>::quiet_NaN());  // padding is never looked at
+    for (int64_t i = 0; i < 5; ++i) std::copy_n(&packed[size_t(i * 6)], 6, &c[size_t(i * 9)]);
+    const VerifyResult r = verify_gemm(p.a.data(), p.b.data(), c.data(), 5, 6, 7, 7, 6, 9, 1e-5, 1);
+    EXPECT_TRUE(r.passed) << r.reason;
+}
+
+TEST(VerifyGemmSampled, PassesCorrectResultAndCatchesNaNOutsideTheSample) {
+    const Problem p = random_problem(300, 70, 50);
+    auto c = fp32_loop_product(p);
+    VerifyResult r = check(p, c, sampled(4));
+    EXPECT_TRUE(r.passed) << r.reason;
+    EXPECT_TRUE(r.sampled);
+    c[size_t(150 * 70 + 3)] = std::numeric_limits<float>::quiet_NaN();
+    r = check(p, c, sampled(0));
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.reason, "NaN at (150, 3)");
+}
+
+TEST(VerifyGemmSampled, FreivaldsAloneCatchesAWrongRow) {
+    const Problem p = random_problem(300, 70, 50);
+    auto c = fp32_loop_product(p);
+    std::copy_n(&c[size_t(201 * 70)], 70, &c[size_t(200 * 70)]);  // row 200 holds row 201's values
+    const VerifyResult r = check(p, c, sampled(0));
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.reason.find("row 200"), std::string::npos) << r.reason;
+    EXPECT_NE(r.reason.find("Freivalds"), std::string::npos) << r.reason;
+    EXPECT_FALSE(check(p, c, sampled(4)).passed);
+}
+
+TEST(VerifyGemmSampled, FreivaldsAloneCatchesASingleWrongElement) {
+    const Problem p = random_problem(300, 70, 50);
+    auto c = fp32_loop_product(p);
+    c[size_t(123 * 70 + 45)] += 0.25f;
+    const VerifyResult r = check(p, c, sampled(0));
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.reason.find("row 123"), std::string::npos) << r.reason;
+}
+
+TEST(VerifyGemmSampled, SampledRowsCatchASkippedKTerm) {
+    // Every element is off by ~1/K: too diffuse for the projection, but every sampled row shows it.
+    const Problem p = random_problem(64, 64, 4096);
+    const VerifyResult r = check(p, fp32_loop_product(p, 77), sampled(4));
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.reason.find("(sampled rows)"), std::string::npos) << r.reason;
+}
+
+// A 2048 x 2048 x 1024 product (above the full-reference limit) built cheaply: each row of A has one
+// non-zero, so C's row i is a multiple of one row of B.
+struct SparseProblem {
+    int64_t m = 2048, n = 2048, k = 1024;
+    std::vector<float> a, b, c;
+    SparseProblem() : a(size_t(m * k), 0.0f), b(size_t(k * n)), c(size_t(m * n)) {
+        fill_uniform(b.data(), b.size(), 5, 1);
+        std::vector<float> scale(static_cast<size_t>(m));
+        fill_uniform(scale.data(), scale.size(), 5, 2);
+        for (int64_t i = 0; i < m; ++i) {
+            const int64_t q = (i * 7) % k;
+            const float s = scale[size_t(i)] == 0.0f ? 0.5f : scale[size_t(i)];
+            a[size_t(i * k + q)] = s;
+            for (int64_t j = 0; j < n; ++j) c[size_t(i * n + j)] = s * b[size_t(q * n + j)];
+        }
+    }
+    VerifyResult check() const {
+        return verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, 1e-5, 3);
+    }
+};
+
+TEST(VerifyGemmSampled, LargeShapeUsesSampledPathAndCatchesOneWrongElement) {
+    SparseProblem p;
+    VerifyResult r = p.check();
+    EXPECT_TRUE(r.sampled);
+    EXPECT_TRUE(r.passed) << r.reason;
+    p.c[size_t(1001 * p.n + 777)] += 0.5f;
+    r = p.check();
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.reason.find("1001"), std::string::npos) << r.reason;
+}
+
+TEST(VerifyGemm, RejectsInvalidDescription) {
+    const Problem p = random_problem(4, 4, 4);
+    const auto c = rounded_product(p);
+    EXPECT_FALSE(verify_gemm(p.a.data(), p.b.data(), c.data(), 4, 4, 4, 3, 4, 4, 1e-5, 1).passed);
+    EXPECT_FALSE(verify_gemm(p.a.data(), p.b.data(), c.data(), 0, 4, 4, 4, 4, 4, 1e-5, 1).passed);
+}
+
+}  // namespace
+}  // namespace kreg
