@@ -1,0 +1,325 @@
+// run_cuda_gemm_job: one job on a CUDA kernel, from seeded inputs to a complete Record.
+//
+// The same order as the CPU runner (worker/run_cpu.cpp): one checked call verified before anything is
+// timed; every timed launch gets a freshly poisoned C (and, unless warm_cache, a flushed L2) outside
+// the timed region; the last timed output is verified again. What is CUDA-specific:
+//   - the harness owns the stream (non-blocking) and every buffer; RAII frees them on every path;
+//   - a kernel fault is a sticky error that ruins the context: it becomes WorkerFatal, the worker
+//     reports the row as crashed and exits; any other CUDA error fails the row only;
+//   - after the timed loop the whole device is synchronized, so work a kernel hid on another stream
+//     is waited for (and its faults surface) before the output is checked;
+//   - the reference is the fp64 one of verify_gemm (full up to 2^31 multiply-adds, sampled above), on
+//     the inputs exactly as the kernel sees them: bf16/fp16 operands are rounded on the host first.
+#include "worker/job_runner.hpp"
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/event_timer.hpp"
+#include "cuda/host_convert.hpp"
+#include "cuda/resources.hpp"
+#include "measure/sampler.hpp"
+#include "measure/stats.hpp"
+#include "verify/random_fill.hpp"
+#include "verify/verify_gemm.hpp"
+
+#include <cuda.h>  // types of cuMemsetD32Async only; the function is fetched through the runtime
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+const char* status_name(kreg_status status) {
+    switch (status) {
+        case KREG_STATUS_OK: return "OK";
+        case KREG_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+        case KREG_STATUS_UNSUPPORTED: return "UNSUPPORTED";
+        case KREG_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+        case KREG_STATUS_RUNTIME_ERROR: return "RUNTIME_ERROR";
+        case KREG_STATUS_INTERNAL_ERROR: return "INTERNAL_ERROR";
+    }
+    return "UNKNOWN_STATUS";
+}
+
+// A failure of this row only (kernel status, non-sticky CUDA error), carried out of the sampling loop.
+struct KernelFailed {
+    std::string message;
+};
+
+// Waits for everything queued on stream (or, with stream null, on the device) and surfaces an error
+// the kernel left behind, including a launch error it did not check itself. Sticky: WorkerFatal.
+void settle(cudaStream_t stream, const std::string& when) {
+    cudaError_t e = stream != nullptr ? cudaStreamSynchronize(stream) : cudaDeviceSynchronize();
+    const cudaError_t last = cudaGetLastError();  // also clears a non-sticky launch error
+    if (e == cudaSuccess) e = last;
+    if (e == cudaSuccess) return;
+    const std::string message = cuda_error_text(e) + " (" + when + ")";
+    if (is_sticky(e)) throw WorkerFatal(message);
+    throw KernelFailed{message};
+}
+
+// Writes the project's poison NaN (kPoisonBits) over count floats on stream, so verification can tell
+// "never written" from "computed NaN". cuMemsetD32Async is reached through the runtime's driver entry
+// point (no link against libcuda); if that fails, an all-ones byte memset (also a NaN) does instead.
+using MemsetD32AsyncFn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
+MemsetD32AsyncFn memset_d32_async() {
+    static const MemsetD32AsyncFn fn = [] {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult query{};
+        if (cudaGetDriverEntryPointByVersion("cuMemsetD32Async", &p, 12000, cudaEnableDefault, &query) != cudaSuccess ||
+            query != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            return MemsetD32AsyncFn(nullptr);
+        }
+        return reinterpret_cast<MemsetD32AsyncFn>(p);
+    }();
+    return fn;
+}
+
+void poison_device(float* data, size_t count, cudaStream_t stream) {
+    if (const MemsetD32AsyncFn fn = memset_d32_async()) {
+        const CUresult r = fn(reinterpret_cast<CUdeviceptr>(data), kPoisonBits, count, stream);
+        if (r == CUDA_SUCCESS) return;
+        // Driver and runtime error codes coincide for the errors that matter here (700-series faults).
+        const cudaError_t e = static_cast<cudaError_t>(r);
+        if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cuMemsetD32Async (poisoning C)");
+    }
+    KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
+}
+
+size_t element_bytes(DType dtype) { return dtype == DType::bf16 || dtype == DType::fp16 ? 2 : 4; }
+
+// Uploads host fp32 operand values as the dtype's device representation; for 16-bit types the host
+// values are rounded in place to what the kernel will see.
+DeviceBuffer upload_operand(std::vector<float>& host, DType dtype, cudaStream_t stream) {
+    DeviceBuffer device(host.size() * element_bytes(dtype));
+    if (dtype == DType::bf16 || dtype == DType::fp16) {
+        const std::vector<uint16_t> bits =
+            dtype == DType::bf16 ? round_to_bf16(host.data(), host.size()) : round_to_fp16(host.data(), host.size());
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(device.get(), bits.data(), device.bytes(), cudaMemcpyHostToDevice, stream));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream));  // bits dies at return
+    } else {
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(device.get(), host.data(), device.bytes(), cudaMemcpyHostToDevice, stream));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    return device;
+}
+
+// {"launch": {...}, "attributes": {...}} from the kernel's describe_launch and cudaFuncGetAttributes.
+// Informational: a kernel that cannot describe itself still runs; the reason is recorded instead.
+void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, nlohmann::json& extra) {
+    if (info.describe_launch == nullptr) return;
+    kreg_launch_info launch{};
+    launch.struct_size = sizeof(kreg_launch_info);
+    char error[512] = {};
+    const kreg_status status = info.describe_launch(instance, &args, &launch, error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    if (status != KREG_STATUS_OK) {
+        if (status != KREG_STATUS_UNSUPPORTED) extra["launch_error"] = std::string(status_name(status)) + ": " + error;
+        return;
+    }
+    extra["launch"] = {{"grid", {launch.grid[0], launch.grid[1], launch.grid[2]}},
+                       {"block", {launch.block[0], launch.block[1], launch.block[2]}},
+                       {"dynamic_smem", launch.dynamic_shared_bytes}};
+    if (launch.device_function == nullptr) return;
+    cudaFuncAttributes attr{};
+    const cudaError_t e = cudaFuncGetAttributes(&attr, launch.device_function);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cudaFuncGetAttributes");
+        extra["attributes_error"] = cuda_error_text(e);
+        return;
+    }
+    extra["attributes"] = {{"registers", attr.numRegs},
+                           {"static_shared_bytes", attr.sharedSizeBytes},
+                           {"max_dynamic_shared_bytes", attr.maxDynamicSharedSizeBytes},
+                           {"local_bytes", attr.localSizeBytes},
+                           {"max_threads_per_block", attr.maxThreadsPerBlock},
+                           {"ptx_version", attr.ptxVersion},
+                           {"binary_version", attr.binaryVersion}};
+}
+
+// Everything after the pre-checks; throws CudaError / CublasError / KernelFailed / WorkerFatal.
+void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
+    const kreg_kernel_info& info = *kernel.info;
+    const RunSettings& settings = job.settings;
+    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
+    const std::string who = record.kernel;
+
+    KREG_RUNNER_CUDA_CHECK(cudaSetDevice(settings.device));
+    record.extra["device"] = settings.device;
+    int l2_bytes = 0;
+    KREG_RUNNER_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, settings.device));
+
+    Stream stream;
+    const cudaStream_t s = stream.get();
+
+    // Inputs: the same streams of the same generator as the CPU runner, so a job's A and B do not depend
+    // on the backend it runs on.
+    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+    fill_uniform(a.data(), a.size(), job.seed, 2 * job.id);
+    fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
+    const DeviceBuffer da = upload_operand(a, job.dtype, s);
+    const DeviceBuffer db = upload_operand(b, job.dtype, s);
+    const DeviceBuffer dc(c.size() * sizeof(float));
+    // Flushing L2 means overwriting more than all of it; twice its size leaves no line of A, B or C.
+    const DeviceBuffer flush(settings.warm_cache ? 0 : std::max<size_t>(2 * size_t(l2_bytes), size_t(1) << 20));
+
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.lda = k;
+    args.ldb = n;
+    args.ldc = n;
+    args.alpha = 1.0;
+    args.beta = 0.0;
+    args.dtype = static_cast<kreg_dtype>(job.dtype);
+    args.a = da.get();
+    args.b = db.get();
+    args.c = dc.get();
+    args.stream = s;
+
+    describe_launch(info, kernel.instance, args, record.extra);
+    if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, args.dtype);
+
+    char error[1024];
+    auto call = [&] {
+        error[0] = '\0';
+        const kreg_status status = info.run_gemm(kernel.instance, &args, error, sizeof error);
+        if (status != KREG_STATUS_OK) {
+            error[sizeof error - 1] = '\0';
+            const std::string message = std::string("kernel returned ") + status_name(status) + ": " +
+                                        (error[0] != '\0' ? error : "(no message)");
+            // A kernel that reports a fault it caught (an illegal address, say) still leaves the
+            // context broken: that is the worker's end, not only this row's.
+            const cudaError_t e = cudaStreamSynchronize(s);
+            (void)cudaGetLastError();
+            if (is_sticky(e)) throw WorkerFatal(cuda_error_text(e) + " (" + who + ": " + message + ")");
+            throw KernelFailed{message};
+        }
+    };
+
+    const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype));
+    const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
+    // Returns false (and marks the row wrong_result) if C on the device does not match the reference.
+    auto check = [&](const char* when) {
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c.data(), dc.get(), dc.bytes(), cudaMemcpyDeviceToHost, s));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(s));
+        const VerifyResult v = verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, tolerance, verify_seed);
+        if (std::isfinite(v.max_rel_err))
+            record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
+        if (v.sampled) record.extra["verify_sampled"] = true;
+        if (!v.passed) {
+            record.status = RowStatus::wrong_result;
+            record.reason = std::string(when) + ": " + v.reason;
+        }
+        return v.passed;
+    };
+
+    // The checked call.
+    poison_device(dc.as<float>(), c.size(), s);
+    settle(s, "poisoning C before the first call");
+    call();
+    settle(s, "after the first call of " + who);
+    if (settings.verify) {
+        record.tolerance = tolerance;
+        if (!check("first call")) return;
+    }
+
+    // Timing. Persisting L2 lines an earlier job set aside would make this one's inputs look cached.
+    const cudaError_t reset = cudaCtxResetPersistingL2Cache();
+    if (reset != cudaSuccess && reset != cudaErrorNotSupported) KREG_RUNNER_CUDA_CHECK(reset);
+    (void)cudaGetLastError();
+    unsigned char flush_value = 0;
+    SampleHooks hooks;
+    hooks.before_each = [&] {
+        // A launch error the kernel did not check itself surfaces here, outside the timed region.
+        const cudaError_t pending = cudaGetLastError();
+        if (pending != cudaSuccess) {
+            if (is_sticky(pending)) throw WorkerFatal(cuda_error_text(pending) + " (while timing " + who + ")");
+            throw KernelFailed{cuda_error_text(pending)};
+        }
+        poison_device(dc.as<float>(), c.size(), s);
+        // After the poison, so C's freshly written lines are evicted too. A changing value keeps the
+        // memset from being a no-op a clever driver could skip.
+        if (!settings.warm_cache)
+            KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush.get(), flush_value++, flush.bytes(), s));
+    };
+    CudaEventTimer timer(s);
+    try {
+        record.samples_ms = sample(settings, timer, call, hooks);
+    } catch (const KernelFailed& e) {
+        throw KernelFailed{e.message + " (while timing)"};
+    }
+    settle(nullptr, "after the timed calls of " + who + " (whole device)");
+    if (settings.verify && !check("last timed call")) return;
+
+    record.stats = compute_stats(record.samples_ms);
+    if (record.stats->median_ms > 0) record.gflops = job.shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
+    record.extra["warm_cache"] = settings.warm_cache;
+    if (!settings.warm_cache) record.extra["l2_flush_bytes"] = flush.bytes();
+    record.status = RowStatus::ok;
+    record.reason.clear();
+}
+
+}  // namespace
+
+Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel) {
+    Record record = record_for(job, RowStatus::failed, "");
+    record.backend = Backend::cuda;
+    record.plugin = kernel.plugin_name;
+    if (!kernel.plugin_path.empty()) record.plugin_path = kernel.plugin_path;
+    record.timer = "cuda_event";
+
+    const kreg_kernel_info* info = kernel.info;
+    if (info == nullptr || info->run_gemm == nullptr) {
+        record.reason = "internal: the kernel is not loaded";
+        return record;
+    }
+    if (info->name != nullptr) record.kernel = info->name;
+    if (info->backend != KREG_BACKEND_CUDA) {
+        record.reason = "internal: " + record.kernel + " is not a CUDA kernel";
+        return record;
+    }
+    const Shape shape = job.shape;
+    if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
+        record.reason = "invalid shape " + to_string(shape) + ": every dimension must be >= 1";
+        return record;
+    }
+    if ((info->dtypes & KREG_DTYPE_BIT(static_cast<unsigned>(job.dtype))) == 0) {
+        record.status = RowStatus::skipped;
+        record.reason = record.kernel + " does not declare " + std::string(to_string(job.dtype));
+        return record;
+    }
+
+    try {
+        run_checked(job, kernel, record);
+    } catch (const KernelFailed& e) {
+        record.status = RowStatus::failed;
+        record.reason = e.message;
+    } catch (const CudaError& e) {
+        if (e.sticky()) throw WorkerFatal(e.what());
+        record.status = RowStatus::failed;
+        record.reason = e.what();
+    } catch (const CublasError& e) {
+        record.status = RowStatus::failed;
+        record.reason = e.what();
+    } catch (const std::bad_alloc&) {
+        record.status = RowStatus::failed;
+        record.reason = "out of host memory for the operands of " + to_string(shape);
+    }
+    if (record.status != RowStatus::ok) {
+        // Timings of a row that did not end ok must not be read as a result.
+        record.stats.reset();
+        record.gflops.reset();
+    }
+    return record;
+}
+
+}  // namespace kreg
