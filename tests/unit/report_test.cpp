@@ -623,6 +623,14 @@ TEST(ConsoleTable, NoSpeedupColumnWithoutBaselineAndLongReasonsAreCut) {
     EXPECT_EQ(lines.back(), "2 rows: 1 ok, 1 failed");
 }
 
+TEST(ConsoleTable, FarSlowerKernelDoesNotReadAsZeroSpeedup) {
+    const std::vector<Record> records{ok_record("cublas", k512, 0.0123), ok_record("cpu_naive", k512, 250.0)};
+    const auto lines = split(format_table(records, std::string("cublas")), '\n');
+    const auto starts = column_starts(lines[0], {"speed-up"});
+    EXPECT_EQ(lines[2].substr(starts[0]), "1.00x");
+    EXPECT_EQ(lines[3].substr(starts[0]), "4.9e-05x");
+}
+
 TEST(ConsoleTable, EmptyTableStillHasCounts) {
     const auto lines = split(format_table({}, std::nullopt), '\n');
     EXPECT_EQ(lines.back(), "0 rows");

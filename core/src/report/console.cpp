@@ -20,6 +20,8 @@ constexpr size_t kProgressReasonBytes = 100;
 std::string short_ms(double ms) { return ms > 0 && ms < 1 ? format_general(ms, 4) : format_fixed(ms, 3); }
 std::string short_err(double err) { return format_general(err, 2); }
 std::string short_gflops(double g) { return format_fixed(g, 1); }
+// Two decimals, or two significant digits for a kernel far slower than the baseline (not "0.00x").
+std::string short_speedup(double s) { return (s >= 0.01 ? format_fixed(s, 2) : format_general(s, 2)) + "x"; }
 
 std::string or_dash(bool present, const std::string& text) { return present ? text : "-"; }
 
@@ -67,7 +69,7 @@ std::string format_table(const std::vector<Record>& records, std::optional<std::
                                        or_dash(r.stats.has_value(), r.stats ? short_ms(r.stats->median_ms) : ""),
                                        or_dash(r.gflops.has_value(), r.gflops ? short_gflops(*r.gflops) : ""),
                                        or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
-        if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? format_fixed(*speedups[i], 2) + "x" : ""));
+        if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? short_speedup(*speedups[i]) : ""));
         cells.push_back(r.status == RowStatus::ok ? "" : one_line(r.reason, kTableReasonBytes));
         rows.push_back(std::move(cells));
     }
