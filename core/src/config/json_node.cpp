@@ -3,7 +3,6 @@
 #include "common/suggest.hpp"
 
 #include <cmath>
-#include <limits>
 
 namespace kreg::config_detail {
 namespace {

@@ -2,6 +2,7 @@
 #include "config/shape_spec.hpp"
 #include "config/sweep_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
