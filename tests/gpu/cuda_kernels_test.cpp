@@ -1,0 +1,399 @@
+// Correctness of every CUDA GEMM kernel in the plugin folder, against cuBLAS on the same device.
+//
+// Each plugin (.so in KREG_PLUGIN_DIR) is dlopened and its descriptor read through the ABI alone, so this
+// test sees exactly what the runner sees. Every CUDA kernel x declared dtype (fp32, tf32, bf16) x shape is
+// one test: fresh random inputs in [-1, 1) (seeded per case, so a failure reproduces), C poisoned with NaN
+// (or, with beta != 0, holding known values), padding of A and B filled with NaN and padding of C with a
+// sentinel that must survive. The result is checked element by element against an fp32 cuBLAS reference
+// (pedantic math) with the error bound scaled by the magnitudes that went into each element:
+//     |c - ref| <= tol * (|alpha| * sum_k |a_ik||b_kj| + |beta| * |c0|)
+// where the sum is itself a cuBLAS SGEMM on |A| and |B|. NaN and Inf never pass.
+// Without a CUDA device every test is skipped with the reason, never passed.
+#include <kreg/abi.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// Plugin discovery
+
+struct LoadedKernel {
+    const kreg_kernel_info* info;
+    std::string plugin_file;
+};
+
+struct Registry {
+    std::vector<LoadedKernel> cuda_kernels;
+    std::vector<std::string> load_errors;
+};
+
+// Loaded once and never unloaded: kernels' static state (CUDA modules, cuBLAS) must outlive every test.
+const Registry& registry() {
+    static const Registry r = [] {
+        Registry out;
+        std::vector<std::filesystem::path> files;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(KREG_PLUGIN_DIR, ec))
+            if (entry.path().extension() == ".so") files.push_back(entry.path());
+        if (ec) out.load_errors.push_back(std::string("cannot list ") + KREG_PLUGIN_DIR + ": " + ec.message());
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) {
+            void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (handle == nullptr) {
+                out.load_errors.push_back(file.string() + ": " + dlerror());
+                continue;
+            }
+            auto entry = reinterpret_cast<kreg_plugin_entry_fn>(dlsym(handle, KREG_ENTRY_POINT_NAME));
+            const kreg_plugin_descriptor* d = entry != nullptr ? entry() : nullptr;
+            if (d == nullptr || d->abi_major != KREG_ABI_MAJOR) {
+                out.load_errors.push_back(file.string() + ": no entry point, null descriptor or other ABI major");
+                continue;
+            }
+            for (uint32_t i = 0; i < d->kernel_count; ++i) {
+                const kreg_kernel_info& k = d->kernels[i];
+                if (k.backend == KREG_BACKEND_CUDA && k.operation == KREG_OPERATION_GEMM)
+                    out.cuda_kernels.push_back({&k, file.string()});
+            }
+        }
+        return out;
+    }();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Cases
+
+struct Shape {
+    int64_t m, n, k;
+    bool general;  // padded leading dimensions and alpha/beta != 1/0 (kernels that declare both flags)
+};
+
+const std::vector<Shape>& shapes() {
+    static const std::vector<Shape> s = {
+        {1, 1, 1, false},       {1, 300, 1, false},      {64, 80, 1, false},          {17, 17, 17, false},
+        {517, 517, 517, false}, {1000, 3000, 257, false}, {4096, 4096, 4096, false},
+        {333, 257, 129, true},  {1500, 1700, 77, true},
+    };
+    return s;
+}
+
+struct Case {
+    const LoadedKernel* kernel;
+    kreg_dtype dtype;
+    Shape shape;
+    uint64_t seed;
+};
+
+const char* dtype_name(kreg_dtype d) {
+    switch (d) {
+        case KREG_DTYPE_FP32: return "fp32";
+        case KREG_DTYPE_TF32: return "tf32";
+        case KREG_DTYPE_BF16: return "bf16";
+        case KREG_DTYPE_FP16: return "fp16";
+    }
+    return "unknown";
+}
+
+// What ctest and gtest print for a case (instead of the struct's bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.kernel->info->name << " " << dtype_name(c.dtype) << " " << c.shape.m << "x" << c.shape.n << "x"
+        << c.shape.k << (c.shape.general ? " padded lds, alpha/beta" : "") << " seed " << c.seed;
+}
+
+std::vector<Case> all_cases() {
+    std::vector<Case> out;
+    uint64_t index = 0;
+    for (const LoadedKernel& k : registry().cuda_kernels)
+        for (kreg_dtype d : {KREG_DTYPE_FP32, KREG_DTYPE_TF32, KREG_DTYPE_BF16})
+            if (k.info->dtypes & KREG_DTYPE_BIT(d))
+                for (const Shape& s : shapes()) out.push_back({&k, d, s, 0x6b726567ull * 1000003ull + index++});
+    return out;
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+    std::string name = std::string(info.param.kernel->info->name) + "_" + dtype_name(info.param.dtype) + "_" +
+                       (info.param.shape.general ? "ld_alpha_beta_" : "") + std::to_string(info.param.shape.m) + "x" +
+                       std::to_string(info.param.shape.n) + "x" + std::to_string(info.param.shape.k);
+    for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return name;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Helpers
+
+// splitmix64: fast, and good enough for test data; values are k / 2^23 - 1 for k in [0, 2^24), in [-1, 1).
+struct Rng {
+    uint64_t state;
+    float next() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        return static_cast<float>(z >> 40) * (1.0f / 8388608.0f) - 1.0f;
+    }
+};
+
+uint16_t to_bf16(float f) {  // round to nearest even
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if (std::isnan(f)) return 0x7fc0;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+}
+
+float from_bf16(uint16_t h) {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+struct DeviceBuffer {
+    void* ptr = nullptr;
+    explicit DeviceBuffer(size_t bytes) {
+        const cudaError_t e = cudaMalloc(&ptr, std::max<size_t>(bytes, 16));
+        if (e != cudaSuccess) {
+            ptr = nullptr;
+            ADD_FAILURE() << "cudaMalloc(" << bytes << ") failed: " << cudaGetErrorString(e);
+        }
+    }
+    ~DeviceBuffer() { cudaFree(ptr); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    float* f() const { return static_cast<float*>(ptr); }
+};
+
+#define CUDA_ASSERT(call)                                                                         \
+    do {                                                                                          \
+        const cudaError_t e_ = (call);                                                            \
+        ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorName(e_) << " " << cudaGetErrorString(e_); \
+    } while (0)
+#define CUBLAS_ASSERT(call)                                                           \
+    do {                                                                              \
+        const cublasStatus_t s_ = (call);                                             \
+        ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call << ": " << cublasGetStatusName(s_); \
+    } while (0)
+
+// Returns an empty string when a device is usable, else why not.
+std::string no_device_reason() {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
+    if (count == 0) return "no CUDA device: cudaGetDeviceCount reported 0 devices";
+    return "";
+}
+
+// Row-major C (m x n, ldc) = alpha * A (m x k, lda) * B (k x n, ldb) + beta * C, in fp32 without tensor cores.
+cublasStatus_t reference_sgemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+                       &alpha, b, static_cast<int>(ldb), a, static_cast<int>(lda), &beta, c, static_cast<int>(ldc));
+}
+
+const float kPoisonSentinel = 12345.0f;  // in C's padding columns; must be untouched
+
+class CudaGemmTest : public testing::TestWithParam<Case> {};
+
+TEST_P(CudaGemmTest, MatchesCublasReference) {
+    const Case& tc = GetParam();
+    const kreg_kernel_info& info = *tc.kernel->info;
+    const Shape& s = tc.shape;
+
+    if (const std::string why = no_device_reason(); !why.empty()) GTEST_SKIP() << why;
+    int device = 0;
+    CUDA_ASSERT(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    CUDA_ASSERT(cudaGetDeviceProperties(&prop, device));
+    const int cc = prop.major * 10 + prop.minor;
+    if (cc < info.min_compute_capability)
+        GTEST_SKIP() << info.name << " needs compute capability " << info.min_compute_capability << ", device has " << cc;
+    if (s.m % info.m_multiple || s.n % info.n_multiple || s.k % info.k_multiple)
+        GTEST_SKIP() << info.name << " declares multiples m=" << info.m_multiple << " n=" << info.n_multiple
+                     << " k=" << info.k_multiple;
+    if ((info.max_m && s.m > info.max_m) || (info.max_n && s.n > info.max_n) || (info.max_k && s.k > info.max_k))
+        GTEST_SKIP() << info.name << " declares maxima m=" << info.max_m << " n=" << info.max_n << " k=" << info.max_k;
+    const uint32_t general_flags = KREG_KERNEL_HONOURS_ALPHA_BETA | KREG_KERNEL_HONOURS_LEADING_DIMS;
+    if (s.general && (info.flags & general_flags) != general_flags)
+        GTEST_SKIP() << info.name << " does not declare both alpha/beta and leading-dimension support";
+
+    const int64_t m = s.m, n = s.n, k = s.k;
+    // Odd paddings make most rows misaligned for 16-byte access, exercising every scalar fallback.
+    const int64_t lda = s.general ? k + 3 : k, ldb = s.general ? n + 5 : n, ldc = s.general ? n + 1 : n;
+    const float alpha = s.general ? 1.5f : 1.0f, beta = s.general ? -0.75f : 0.0f;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+
+    // Host inputs. For bf16 the fp32 copies hold the bf16-rounded values, so the reference sees what the
+    // kernel sees.
+    Rng rng{tc.seed};
+    std::vector<float> a(static_cast<size_t>(m * lda), nan), b(static_cast<size_t>(k * ldb), nan);
+    auto fill = [&](std::vector<float>& v, int64_t rows, int64_t cols, int64_t ld) {
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) {
+                float x = rng.next();
+                if (tc.dtype == KREG_DTYPE_BF16) x = from_bf16(to_bf16(x));
+                v[static_cast<size_t>(r * ld + c)] = x;
+            }
+    };
+    fill(a, m, k, lda);
+    fill(b, k, n, ldb);
+    std::vector<float> c0(static_cast<size_t>(m * ldc), kPoisonSentinel);
+    for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < n; ++c) c0[static_cast<size_t>(r * ldc + c)] = s.general ? rng.next() : nan;
+    std::vector<float> abs_a(a.size()), abs_b(b.size());
+    std::transform(a.begin(), a.end(), abs_a.begin(), [](float x) { return std::fabs(x); });
+    std::transform(b.begin(), b.end(), abs_b.begin(), [](float x) { return std::fabs(x); });
+
+    const size_t a_bytes = a.size() * 4, b_bytes = b.size() * 4, c_bytes = c0.size() * 4;
+    DeviceBuffer d_a(a_bytes), d_b(b_bytes), d_abs_a(a_bytes), d_abs_b(b_bytes);
+    DeviceBuffer d_c(c_bytes), d_ref(c_bytes), d_abs(static_cast<size_t>(m * n) * 4);
+    DeviceBuffer d_a16(a.size() * 2), d_b16(b.size() * 2);
+    ASSERT_FALSE(HasFailure());
+    CUDA_ASSERT(cudaMemcpy(d_a.ptr, a.data(), a_bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaMemcpy(d_b.ptr, b.data(), b_bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaMemcpy(d_abs_a.ptr, abs_a.data(), a_bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaMemcpy(d_abs_b.ptr, abs_b.data(), b_bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaMemcpy(d_c.ptr, c0.data(), c_bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaMemcpy(d_ref.ptr, c0.data(), c_bytes, cudaMemcpyHostToDevice));
+    if (tc.dtype == KREG_DTYPE_BF16) {
+        std::vector<uint16_t> a16(a.size()), b16(b.size());
+        std::transform(a.begin(), a.end(), a16.begin(), to_bf16);
+        std::transform(b.begin(), b.end(), b16.begin(), to_bf16);
+        CUDA_ASSERT(cudaMemcpy(d_a16.ptr, a16.data(), a16.size() * 2, cudaMemcpyHostToDevice));
+        CUDA_ASSERT(cudaMemcpy(d_b16.ptr, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice));
+    }
+
+    cudaStream_t stream = nullptr;
+    CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    struct StreamGuard {
+        cudaStream_t s;
+        ~StreamGuard() { cudaStreamDestroy(s); }
+    } stream_guard{stream};
+
+    // The kernel under test.
+    char error[1024] = "";
+    void* instance = nullptr;
+    const kreg_status created = info.create(&instance, error, sizeof error);
+    ASSERT_EQ(created, KREG_STATUS_OK) << info.name << ": create failed: " << error;
+    struct InstanceGuard {
+        const kreg_kernel_info& info;
+        void* instance;
+        ~InstanceGuard() { info.destroy(instance); }
+    } instance_guard{info, instance};
+
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.lda = lda;
+    args.ldb = ldb;
+    args.ldc = ldc;
+    args.alpha = alpha;
+    args.beta = beta;
+    args.dtype = tc.dtype;
+    args.a = tc.dtype == KREG_DTYPE_BF16 ? d_a16.ptr : d_a.ptr;
+    args.b = tc.dtype == KREG_DTYPE_BF16 ? d_b16.ptr : d_b.ptr;
+    args.c = d_c.ptr;
+    args.stream = stream;
+
+    if (info.describe_launch != nullptr) {
+        kreg_launch_info launch{};
+        launch.struct_size = sizeof(launch);
+        if (info.describe_launch(instance, &args, &launch, error, sizeof error) == KREG_STATUS_OK &&
+            launch.device_function != nullptr) {
+            cudaFuncAttributes attr{};
+            CUDA_ASSERT(cudaFuncGetAttributes(&attr, launch.device_function));
+            EXPECT_LE(launch.block[0] * launch.block[1] * launch.block[2],
+                      static_cast<uint32_t>(attr.maxThreadsPerBlock))
+                << "described block is larger than the kernel allows";
+        }
+    }
+
+    const kreg_status ran = info.run_gemm(instance, &args, error, sizeof error);
+    ASSERT_EQ(ran, KREG_STATUS_OK) << info.name << ": run_gemm failed: " << error;
+    CUDA_ASSERT(cudaStreamSynchronize(stream));
+    CUDA_ASSERT(cudaGetLastError());
+
+    // The reference and the magnitudes, on the same device and inputs.
+    cublasHandle_t handle = nullptr;
+    CUBLAS_ASSERT(cublasCreate(&handle));
+    struct HandleGuard {
+        cublasHandle_t h;
+        ~HandleGuard() { cublasDestroy(h); }
+    } handle_guard{handle};
+    CUBLAS_ASSERT(cublasSetStream(handle, stream));
+    CUBLAS_ASSERT(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
+    CUBLAS_ASSERT(reference_sgemm(handle, m, n, k, alpha, d_a.f(), lda, d_b.f(), ldb, beta, d_ref.f(), ldc));
+    CUBLAS_ASSERT(reference_sgemm(handle, m, n, k, 1.0f, d_abs_a.f(), lda, d_abs_b.f(), ldb, 0.0f, d_abs.f(), n));
+    CUDA_ASSERT(cudaStreamSynchronize(stream));
+
+    std::vector<float> c(c0.size()), ref(c0.size()), mag(static_cast<size_t>(m * n));
+    CUDA_ASSERT(cudaMemcpy(c.data(), d_c.ptr, c_bytes, cudaMemcpyDeviceToHost));
+    CUDA_ASSERT(cudaMemcpy(ref.data(), d_ref.ptr, c_bytes, cudaMemcpyDeviceToHost));
+    CUDA_ASSERT(cudaMemcpy(mag.data(), d_abs.ptr, mag.size() * 4, cudaMemcpyDeviceToHost));
+
+    const double tol = tc.dtype == KREG_DTYPE_FP32 ? 1e-4 : tc.dtype == KREG_DTYPE_TF32 ? 1e-2 : 1e-3;
+    int64_t bad = 0, padding_touched = 0;
+    std::ostringstream first;
+    for (int64_t r = 0; r < m; ++r) {
+        for (int64_t col = 0; col < ldc; ++col) {
+            const size_t i = static_cast<size_t>(r * ldc + col);
+            if (col >= n) {
+                if (c[i] != kPoisonSentinel && padding_touched++ == 0 && bad == 0)
+                    first << "padding C(" << r << ", " << col << ") = " << c[i] << " was overwritten";
+                continue;
+            }
+            const double scale = std::fabs(alpha) * mag[static_cast<size_t>(r * n + col)] +
+                                 std::fabs(beta) * (s.general ? std::fabs(c0[i]) : 0.0);
+            const double err = std::fabs(static_cast<double>(c[i]) - ref[i]);
+            if (!std::isfinite(c[i]) || !(err <= tol * scale)) {
+                if (bad++ == 0 && padding_touched == 0)
+                    first << "C(" << r << ", " << col << ") = " << c[i] << ", reference " << ref[i] << ", |error| "
+                          << err << " > " << tol << " * " << scale;
+            }
+        }
+    }
+    EXPECT_EQ(bad + padding_touched, 0) << info.name << " (" << tc.kernel->plugin_file << ") " << dtype_name(tc.dtype)
+                                        << " " << m << "x" << n << "x" << k << " lda=" << lda << " ldb=" << ldb
+                                        << " ldc=" << ldc << " alpha=" << alpha << " beta=" << beta << " seed="
+                                        << tc.seed << ": " << bad << " wrong elements, " << padding_touched
+                                        << " padding elements written; first: " << first.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCudaKernels, CudaGemmTest, testing::ValuesIn(all_cases()), case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaGemmTest);
+
+// The lab's kernels and the cuBLAS references are all there and every plugin loaded; without this a
+// missing plugin would just mean fewer parameterised tests.
+TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
+    if (const std::string why = no_device_reason(); !why.empty()) GTEST_SKIP() << why;
+    const Registry& r = registry();
+    for (const std::string& e : r.load_errors) ADD_FAILURE() << "plugin failed to load: " << e;
+    std::set<std::string> names;
+    for (const LoadedKernel& k : r.cuda_kernels) names.insert(k.info->name);
+    for (const char* expected :
+         {"cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_03_conflicts", "cuda_03_padded",
+          "cuda_03_padded_dynamic", "cuda_03_padded_dynamic96", "cuda_04_coarsened", "cuda_05_register_blocked",
+          "cuda_06_vectorized", "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled", "cublas_sgemm",
+          "cublas_tf32", "cublas_bf16"})
+        EXPECT_EQ(names.count(expected), 1u) << expected << " not found in " << KREG_PLUGIN_DIR;
+}
+
+}  // namespace
