@@ -5,9 +5,9 @@
 namespace kreg {
 
 void cublas_gemm_row_major(cublasHandle_t handle, DType dtype, int64_t m, int64_t n, int64_t k, const void* a,
-                           const void* b, float* c, bool pedantic) {
+                           const void* b, float* c) {
     const float alpha = 1.0f, beta = 0.0f;
-    KREG_RUNNER_CUBLAS_CHECK(cublasSetMathMode(handle, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
+    KREG_RUNNER_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
     switch (dtype) {
         case DType::fp32:
             KREG_RUNNER_CUBLAS_CHECK(cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,

@@ -50,17 +50,22 @@ struct KernelFailed {
     std::string message;
 };
 
-// Waits for everything queued on stream (or, with stream null, on the device) and surfaces an error
-// the kernel left behind, including a launch error it did not check itself. Sticky: WorkerFatal.
-void settle(cudaStream_t stream, const std::string& when) {
-    cudaError_t e = stream != nullptr ? cudaStreamSynchronize(stream) : cudaDeviceSynchronize();
+// Turns the error a wait returned (or a launch error the kernel left unchecked) into the row's end:
+// sticky -> WorkerFatal (the context is gone), anything else -> KernelFailed (this row only).
+void raise_pending(cudaError_t waited, const std::string& when) {
     const cudaError_t last = cudaGetLastError();  // also clears a non-sticky launch error
-    if (e == cudaSuccess) e = last;
+    const cudaError_t e = waited != cudaSuccess ? waited : last;
     if (e == cudaSuccess) return;
     const std::string message = cuda_error_text(e) + " (" + when + ")";
     if (is_sticky(e)) throw WorkerFatal(message);
     throw KernelFailed{message};
 }
+
+// Waits for everything queued on the harness stream and surfaces what the kernel left behind.
+void settle_stream(cudaStream_t stream, const std::string& when) { raise_pending(cudaStreamSynchronize(stream), when); }
+
+// Waits for the whole device: work a kernel hid on another stream is waited for too.
+void settle_device(const std::string& when) { raise_pending(cudaDeviceSynchronize(), when); }
 
 // Writes the project's poison NaN (kPoisonBits) over count floats on stream, so verification can tell
 // "never written" from "computed NaN". cuMemsetD32Async is reached through the runtime's driver entry
@@ -224,9 +229,9 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
 
     // The checked call.
     poison_device(dc.as<float>(), c.size(), s);
-    settle(s, "poisoning C before the first call");
+    settle_stream(s, "poisoning C before the first call");
     call();
-    settle(s, "after the first call of " + who);
+    settle_stream(s, "after the first call of " + who);
     if (settings.verify) {
         record.tolerance = tolerance;
         if (!check("first call")) return;
@@ -240,11 +245,7 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     SampleHooks hooks;
     hooks.before_each = [&] {
         // A launch error the kernel did not check itself surfaces here, outside the timed region.
-        const cudaError_t pending = cudaGetLastError();
-        if (pending != cudaSuccess) {
-            if (is_sticky(pending)) throw WorkerFatal(cuda_error_text(pending) + " (while timing " + who + ")");
-            throw KernelFailed{cuda_error_text(pending)};
-        }
+        raise_pending(cudaSuccess, "launching " + who);
         poison_device(dc.as<float>(), c.size(), s);
         // After the poison, so C's freshly written lines are evicted too. A changing value keeps the
         // memset from being a no-op a clever driver could skip.
@@ -257,7 +258,7 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     } catch (const KernelFailed& e) {
         throw KernelFailed{e.message + " (while timing)"};
     }
-    settle(nullptr, "after the timed calls of " + who + " (whole device)");
+    settle_device("after the timed calls of " + who + ", whole device");
     if (settings.verify && !check("last timed call")) return;
 
     record.stats = compute_stats(record.samples_ms);
