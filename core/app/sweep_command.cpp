@@ -164,7 +164,8 @@ int run_command(const CommandLine& cl) {
         }
         for (auto& part : parts) {
             apply_overrides(part, cl.overrides);
-            auto names = resolve_kernel_patterns(part.kernels, registry.names(), part.source);
+            auto names = resolve_kernel_patterns(part.kernels, registry.names(),
+                                                cl.overrides.kernels ? std::string(kCommandLineSource) : part.source);
             if (part.baseline) {
                 if (!registry.find(*part.baseline))
                     throw ConfigError(part.source, cl.overrides.baseline ? "--baseline" : "/baseline",

@@ -107,15 +107,31 @@ Record Executor::run_job(const Job& job) {
         worker_->process.stop();
         worker_.reset();
     }
-    double timeout = job.settings.timeout_s;
     if (!worker_) {
         std::string error;
         worker_ = start_worker(error);
         if (!worker_) return record_for(job, RowStatus::failed, error);
         worker_->plugin_path = job.plugin_path;
-        timeout += options_.load_timeout_s;  // the first job also loads the plugin
+        // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
+        const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", job.plugin_path}}, options_.load_timeout_s);
+        if (loaded.outcome != WorkerProcess::Outcome::reply || loaded.message.value("op", "") != "loaded") {
+            Record r = record_for(job, RowStatus::failed, "");
+            if (loaded.outcome == WorkerProcess::Outcome::timed_out) {
+                r.status = RowStatus::timeout;
+                r.reason = "loading the plugin exceeded " + std::to_string(options_.load_timeout_s) + " s; worker killed";
+            } else if (loaded.outcome == WorkerProcess::Outcome::ended) {
+                r.status = RowStatus::crashed;
+                r.reason = explain_worker_end(loaded.exit, worker_->process.stderr_tail()) + " while loading the plugin";
+                r.exit_code = loaded.exit.exit_code;
+                r.signal = loaded.exit.signal;
+            } else {
+                r.reason = loaded.message.value("error", "plugin could not be loaded");
+            }
+            worker_.reset();
+            return r;
+        }
     }
-    const auto reply = worker_->process.exchange(request, timeout);
+    const auto reply = worker_->process.exchange(request, job.settings.timeout_s);
     const std::string tail = worker_->process.stderr_tail();
     if (options_.echo_worker_stderr && !tail.empty()) std::cerr << tail;
     if (reply.outcome == WorkerProcess::Outcome::timed_out) {

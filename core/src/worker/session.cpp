@@ -134,6 +134,14 @@ nlohmann::json WorkerSession::handle(const nlohmann::json& request) {
         const std::string op = request.at("op").get<std::string>();
         if (op == "describe") return describe(request.at("plugin").get<std::string>(), request.value("device", 0));
         if (op == "run") return run(request.at("job").get<Job>());
+        if (op == "load") {
+            try {
+                plugin_for(request.at("plugin").get<std::string>());
+                return {{"op", "loaded"}};
+            } catch (const PluginLoadError& e) {
+                return {{"op", "load_failed"}, {"error", e.what()}};
+            }
+        }
         if (op == "device") return device(request.value("device", 0), request.value("calibrate", false));
         if (op == "exit") {
             finished_ = true;

@@ -3,6 +3,7 @@
 //
 // Requests (field "op"):
 //   {"op":"describe","plugin":PATH,"device":N} -> {"op":"described","plugin":PluginInfo}
+//   {"op":"load","plugin":PATH}                -> {"op":"loaded"} or {"op":"load_failed","error":"..."}
 //   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
 //   {"op":"device","device":N,"calibrate":B}   -> {"op":"device","facts":{...},"ceilings":{...}} or {"op":"device","error":"..."}
 //   {"op":"exit"}                              -> {"op":"bye"}

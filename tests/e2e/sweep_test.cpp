@@ -1,0 +1,169 @@
+// End to end: the real runner binary, real plugins and deliberately broken ones, real reports.
+#include "common/job.hpp"
+#include "report/json_report.hpp"
+#include "run_command.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <map>
+
+namespace kreg {
+namespace {
+
+using test::fresh_dir;
+using test::run_command;
+
+const std::string kRunner = KREG_RUNNER;
+std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+
+std::map<std::string, Record> rows_by_kernel(const std::filesystem::path& json) {
+    std::map<std::string, Record> out;
+    for (const auto& r : read_records_json(json)) out[r.kernel] = r;
+    return out;
+}
+
+TEST(EndToEnd, ListShowsTheCpuKernels) {
+    const auto dir = fresh_dir("list");
+    const auto r = run_command(kRunner + " --list", dir, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("cpu_naive"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cpu_blocked"), std::string::npos) << r.out;
+    const auto j = run_command(kRunner + " --list --format json", dir, dir);
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    const auto doc = nlohmann::json::parse(j.out);
+    std::vector<std::string> names;
+    for (const auto& k : doc["kernels"]) names.push_back(k["name"]);
+    EXPECT_NE(std::find(names.begin(), names.end(), "cpu_naive"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "cpu_blocked"), names.end());
+}
+
+TEST(EndToEnd, BrokenPluginsAreListedWithTheirReasonAndDoNotStopOthers) {
+    const auto dir = fresh_dir("list-broken");
+    std::string cmd = kRunner + " --list --format json --no-default-plugins";
+    for (const char* f : {"fixture_good", "not_elf", "fixture_no_entry", "fixture_wrong_abi", "fixture_crash_at_load",
+                          "fixture_exit_at_load", "fixture_duplicate"})
+        cmd += " --plugin " + fixture(f);
+    cmd += " --plugin " + std::string(KREG_PLUGIN_DIR) + "/cpu_naive.so";
+    const auto r = run_command(cmd, dir, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["kernels"].size(), 2u) << doc.dump(2);  // fixture_good and the first cpu_naive
+    const std::string problems = doc["problems"].dump();
+    EXPECT_NE(problems.find(fixture("not_elf") + ": not a shared library"), std::string::npos) << problems;
+    EXPECT_NE(problems.find(fixture("fixture_no_entry") + ": no entry point"), std::string::npos) << problems;
+    EXPECT_NE(problems.find(fixture("fixture_wrong_abi") + ": ABI major 99 but runner expects 1"), std::string::npos) << problems;
+    EXPECT_NE(problems.find(fixture("fixture_crash_at_load") + ": worker killed by SIGSEGV"), std::string::npos) << problems;
+    EXPECT_NE(problems.find(fixture("fixture_exit_at_load") + ": worker exited with code 0"), std::string::npos) << problems;
+    EXPECT_NE(problems.find("duplicate kernel name 'cpu_naive' (first from " + fixture("fixture_duplicate") + ")"),
+              std::string::npos)
+        << problems;
+}
+
+TEST(EndToEnd, CrashesAndHangsBecomeRowsAndTheSweepGoesOn) {
+    const auto dir = fresh_dir("crash");
+    std::string cmd = kRunner + " --no-default-plugins --kernels 'fixture_*' --shape 9x7x5 --repeat 2 --warmup 0 --timeout 3";
+    for (const char* f : {"fixture_crash_in_run", "fixture_abort_in_run", "fixture_hang_in_run", "fixture_exit_in_run",
+                          "fixture_good", "fixture_create_throws", "fixture_wrong_result"})
+        cmd += " --plugin " + fixture(f);
+    cmd += " --json out.json --csv out.csv";
+    const auto r = run_command(cmd, dir, dir);
+    EXPECT_EQ(r.exit_code, 1) << r.err;  // some rows are bad
+    auto rows = rows_by_kernel(dir / "out.json");
+    ASSERT_EQ(rows.size(), 7u) << r.err;
+    EXPECT_EQ(rows["fixture_good"].status, RowStatus::ok) << rows["fixture_good"].reason;
+    EXPECT_EQ(rows["fixture_crash_in_run"].status, RowStatus::crashed);
+    EXPECT_EQ(rows["fixture_crash_in_run"].signal.value_or(""), "SIGSEGV");
+    EXPECT_EQ(rows["fixture_abort_in_run"].status, RowStatus::crashed);
+    EXPECT_EQ(rows["fixture_abort_in_run"].signal.value_or(""), "SIGABRT");
+    EXPECT_EQ(rows["fixture_exit_in_run"].status, RowStatus::crashed);
+    EXPECT_EQ(rows["fixture_exit_in_run"].exit_code.value_or(-1), 0);
+    EXPECT_EQ(rows["fixture_hang_in_run"].status, RowStatus::timeout);
+    EXPECT_NE(rows["fixture_hang_in_run"].reason.find("time limit of 3"), std::string::npos) << rows["fixture_hang_in_run"].reason;
+    EXPECT_EQ(rows["fixture_create_throws"].status, RowStatus::failed);
+    EXPECT_EQ(rows["fixture_wrong_result"].status, RowStatus::wrong_result);
+    // The CSV has the same rows.
+    const std::string csv = test::slurp(dir / "out.csv");
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 8) << csv;
+}
+
+TEST(EndToEnd, InProcessIsolationRunsTheSameKernels) {
+    const auto dir = fresh_dir("inproc");
+    const auto r = run_command(kRunner + " --isolation none --kernels cpu_naive,cpu_blocked --sizes 33 --json o.json --csv o.csv", dir, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rows = rows_by_kernel(dir / "o.json");
+    EXPECT_EQ(rows["cpu_naive"].status, RowStatus::ok);
+    EXPECT_EQ(rows["cpu_blocked"].status, RowStatus::ok);
+}
+
+TEST(EndToEnd, CpuSweepConfigAsTypedFromTheRepositoryRoot) {
+    const auto dir = fresh_dir("cpu-sweep");
+    const auto r = run_command(kRunner + " --config sweeps/cpu.json --json " + (dir / "cpu.json").string() + " --csv " +
+                                   (dir / "cpu.csv").string(),
+                               KREG_SOURCE_DIR, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto records = read_records_json(dir / "cpu.json");
+    ASSERT_FALSE(records.empty());
+    for (const auto& rec : records) {
+        EXPECT_EQ(rec.status, RowStatus::ok) << rec.kernel << " " << to_string(rec.shape) << ": " << rec.reason;
+        EXPECT_TRUE(rec.stats.has_value());
+        EXPECT_TRUE(rec.max_rel_err.has_value());
+    }
+    const auto doc = nlohmann::json::parse(test::slurp(dir / "cpu.json"));
+    EXPECT_EQ(doc["meta"]["plugins"].size(), 2u);
+    EXPECT_EQ(doc["meta"]["config"]["name"], "cpu");
+    EXPECT_NE(r.out.find("cpu_blocked"), std::string::npos);  // the final table
+}
+
+TEST(EndToEnd, DefaultSweepRunsWithNoArguments) {
+    const auto dir = fresh_dir("default");
+    const auto r = run_command(kRunner, dir, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("built-in default"), std::string::npos) << r.err;
+    std::vector<std::filesystem::path> reports;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "kreg-reports")) reports.push_back(e.path());
+    ASSERT_EQ(reports.size(), 2u);  // one JSON, one CSV
+    for (const auto& p : reports)
+        if (p.extension() == ".json")
+            for (const auto& rec : read_records_json(p)) EXPECT_TRUE(rec.status == RowStatus::ok || rec.status == RowStatus::skipped) << rec.reason;
+}
+
+TEST(EndToEnd, ConfigErrorsNameTheFileAndPathAndExitWithTwo) {
+    const auto dir = fresh_dir("bad-config");
+    std::ofstream(dir / "bad.json") << R"({"kernels": ["cpu_naive"], "shapes": [{"square": [64]}, {"m": 1, "n": 2, "k": 0}]})";
+    const auto r = run_command(kRunner + " --config bad.json", dir, dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("/shapes/1/k"), std::string::npos) << r.err;
+    const auto unknown = run_command(kRunner + " --kernels cpu_naiv --sizes 8", dir, dir);
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.err.find("did you mean 'cpu_naive'"), std::string::npos) << unknown.err;
+    const auto missing = run_command(kRunner + " --config nowhere.json", dir, dir);
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.err.find("nowhere.json"), std::string::npos) << missing.err;
+    const auto badopt = run_command(kRunner + " --repeat banana", dir, dir);
+    EXPECT_EQ(badopt.exit_code, 2);
+}
+
+TEST(EndToEnd, AnInterruptedSweepKeepsEveryFinishedRow) {
+    const auto dir = fresh_dir("interrupted");
+    // Good rows first, then a kernel that hangs far longer than we wait; the runner is then killed.
+    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " +
+                            fixture("fixture_hang_in_run") +
+                            " --kernels fixture_good,fixture_hang_in_run --sizes 4,5,6 --repeat 1 --warmup 0 --timeout 600"
+                            " --json part.json --csv part.csv & pid=$!; "
+                            "for i in $(seq 1 100); do sleep 0.1; "
+                            "  if [ -f part.csv ] && [ $(wc -l < part.csv) -ge 4 ]; then break; fi; done; "
+                            "sleep 0.5; kill -9 $pid; wait $pid; true";
+    run_command(cmd, dir, dir);
+    const auto records = read_records_json(dir / "part.json");
+    ASSERT_EQ(records.size(), 3u);
+    for (const auto& rec : records) EXPECT_EQ(rec.status, RowStatus::ok);
+    const std::string csv = test::slurp(dir / "part.csv");
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;
+}
+
+}  // namespace
+}  // namespace kreg

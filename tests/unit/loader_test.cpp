@@ -1,0 +1,158 @@
+// The loader rejects every kind of broken plugin with its own message, naming the file; the worker
+// session turns kernel failures into statuses instead of exceptions.
+#include "plugin/loader.hpp"
+#include "plugin/registry.hpp"
+#include "worker/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace kreg {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+
+// Loads path and returns the error; fails the test if loading succeeds.
+PluginLoadError load_error(const std::string& path) {
+    try {
+        LoadedPlugin::load(path);
+    } catch (const PluginLoadError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "loading " << path << " should have failed";
+    return PluginLoadError(PluginLoadError::Kind::bad_descriptor, "");
+}
+
+TEST(Loader, LoadsAGoodPluginAndCopiesItsMetadata) {
+    const LoadedPlugin plugin = LoadedPlugin::load(fixture("fixture_good"));
+    EXPECT_EQ(plugin.descriptor().abi_major, KREG_ABI_MAJOR);
+    ASSERT_EQ(plugin.kernels().size(), 1u);
+    const PluginInfo info = plugin.info();
+    EXPECT_EQ(info.name, "fixture_good");
+    EXPECT_EQ(info.version, "0.0.1");
+    ASSERT_EQ(info.kernels.size(), 1u);
+    EXPECT_EQ(info.kernels[0].name, "fixture_good");
+    EXPECT_EQ(info.kernels[0].backend, Backend::cpu);
+    EXPECT_EQ(info.kernels[0].dtypes, std::vector<DType>{DType::fp32});
+}
+
+TEST(Loader, MissingFile) {
+    const auto e = load_error("/nonexistent/plugin.so");
+    EXPECT_EQ(e.kind(), PluginLoadError::Kind::not_found);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/plugin.so: no such file"), std::string::npos) << e.what();
+}
+
+TEST(Loader, NotAnElfFile) {
+    const auto path = fixture("not_elf");
+    const auto e = load_error(path);
+    EXPECT_EQ(e.kind(), PluginLoadError::Kind::not_shared_library);
+    EXPECT_EQ(std::string(e.what()), path + ": not a shared library (no ELF header)");
+}
+
+TEST(Loader, NoEntryPoint) {
+    const auto path = fixture("fixture_no_entry");
+    const auto e = load_error(path);
+    EXPECT_EQ(e.kind(), PluginLoadError::Kind::no_entry_point);
+    EXPECT_NE(std::string(e.what()).find(path + ": no entry point"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kreg_plugin_entry"), std::string::npos) << e.what();
+}
+
+TEST(Loader, WrongAbiMajor) {
+    const auto path = fixture("fixture_wrong_abi");
+    const auto e = load_error(path);
+    EXPECT_EQ(e.kind(), PluginLoadError::Kind::abi_mismatch);
+    EXPECT_NE(std::string(e.what()).find(path + ": ABI major 99 but runner expects " + std::to_string(KREG_ABI_MAJOR)),
+              std::string::npos)
+        << e.what();
+}
+
+TEST(Loader, NullDescriptor) {
+    const auto e = load_error(fixture("fixture_null_descriptor"));
+    EXPECT_EQ(e.kind(), PluginLoadError::Kind::null_descriptor);
+    EXPECT_NE(std::string(e.what()).find("returned no descriptor"), std::string::npos) << e.what();
+}
+
+TEST(Registry, DuplicateKernelNameNamesBothFiles) {
+    Registry registry;
+    registry.add(LoadedPlugin::load(fixture("fixture_good")).info());
+    PluginInfo first = LoadedPlugin::load(fixture("fixture_duplicate")).info();
+    PluginInfo second = first;
+    second.path = "/somewhere/else.so";
+    registry.add(first);
+    registry.add(second);
+    ASSERT_EQ(registry.entries().size(), 2u);  // fixture_good and the first "cpu_naive"
+    ASSERT_EQ(registry.problems().size(), 1u);
+    EXPECT_EQ(registry.problems()[0], "/somewhere/else.so: duplicate kernel name 'cpu_naive' (first from " +
+                                          first.path + "); this one is ignored");
+}
+
+TEST(Registry, PluginErrorsAreListedNotFatal) {
+    Registry registry;
+    PluginInfo broken;
+    broken.path = "/x/broken.so";
+    broken.error = "/x/broken.so: not a shared library (no ELF header)";
+    registry.add(broken);
+    registry.add(LoadedPlugin::load(fixture("fixture_good")).info());
+    EXPECT_EQ(registry.entries().size(), 1u);
+    ASSERT_EQ(registry.problems().size(), 1u);
+    EXPECT_NE(registry.format_table().find("not a shared library"), std::string::npos);
+    EXPECT_EQ(registry.to_json()["kernels"].size(), 1u);
+}
+
+Job small_job(const std::string& plugin, const std::string& kernel) {
+    Job job;
+    job.kernel = kernel;
+    job.plugin_path = plugin;
+    job.shape = {17, 9, 5};
+    job.settings.warmup = 0;
+    job.settings.repeats = 2;
+    return job;
+}
+
+TEST(WorkerSession, CreationFailureBecomesAFailedRowWithThePluginsMessage) {
+    WorkerSession session;
+    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_create_throws"), "fixture_create_throws")}});
+    const Record r = reply.at("record").get<Record>();
+    EXPECT_EQ(r.status, RowStatus::failed);
+    EXPECT_EQ(r.reason, "creation failed: fixture: constructor refuses to run");
+}
+
+TEST(WorkerSession, ExceptionInRunBecomesAFailedRow) {
+    WorkerSession session;
+    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_throw_in_run"), "fixture_throw_in_run")}});
+    const Record r = reply.at("record").get<Record>();
+    EXPECT_EQ(r.status, RowStatus::failed);
+    EXPECT_NE(r.reason.find("fixture: run_gemm throws"), std::string::npos) << r.reason;
+}
+
+TEST(WorkerSession, WrongResultIsCaught) {
+    WorkerSession session;
+    for (const char* name : {"fixture_wrong_result", "fixture_skips_last_row"}) {
+        const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture(name), name)}});
+        const Record r = reply.at("record").get<Record>();
+        EXPECT_EQ(r.status, RowStatus::wrong_result) << name << ": " << r.reason;
+    }
+}
+
+TEST(WorkerSession, GoodKernelIsOkAndMalformedRequestsAreErrors) {
+    WorkerSession session;
+    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_good"), "fixture_good")}});
+    const Record r = reply.at("record").get<Record>();
+    EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
+    EXPECT_EQ(r.samples_ms.size(), 2u);
+    EXPECT_EQ(session.handle({{"op", "dance"}})["op"], "error");
+    EXPECT_EQ(session.handle({{"nothing", 1}})["op"], "error");
+    EXPECT_EQ(session.handle({{"op", "run"}, {"job", {{"id", "x"}}}})["op"], "error");
+}
+
+TEST(WorkerSession, UnknownKernelInAPluginFails) {
+    WorkerSession session;
+    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_good"), "nope")}});
+    const Record r = reply.at("record").get<Record>();
+    EXPECT_EQ(r.status, RowStatus::failed);
+    EXPECT_NE(r.reason.find("has no kernel 'nope'"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace kreg
