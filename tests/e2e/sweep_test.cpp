@@ -112,7 +112,13 @@ TEST(EndToEnd, CpuSweepConfigAsTypedFromTheRepositoryRoot) {
         EXPECT_TRUE(rec.max_rel_err.has_value());
     }
     const auto doc = nlohmann::json::parse(test::slurp(dir / "cpu.json"));
-    EXPECT_EQ(doc["meta"]["plugins"].size(), 2u);
+    // Every plugin found is described in the meta, with its hash; the CPU ones at least.
+    int cpu_plugins = 0;
+    for (const auto& p : doc["meta"]["plugins"]) {
+        EXPECT_EQ(p["sha256"].get<std::string>().size(), 64u) << p.dump();
+        if (p["name"] == "cpu_naive" || p["name"] == "cpu_blocked") ++cpu_plugins;
+    }
+    EXPECT_EQ(cpu_plugins, 2);
     EXPECT_EQ(doc["meta"]["config"]["name"], "cpu");
     EXPECT_NE(r.out.find("cpu_blocked"), std::string::npos);  // the final table
 }
