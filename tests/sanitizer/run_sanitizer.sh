@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every CUDA kernel in the registry once, at a small odd shape, under compute-sanitizer TOOL.
+# Exit 0: every kernel clean and ok; 1: a sanitizer error or a bad row; 77: skipped (no GPU, no
+# compute-sanitizer), with the reason printed.
+set -uo pipefail
+tool=$1 runner=$2 work=$3
+shape=${KREG_SANITIZER_SHAPE:-67x45x33}
+mkdir -p "$work"
+
+sanitizer=$(command -v compute-sanitizer || true)
+[[ -z $sanitizer && -x /usr/local/cuda/bin/compute-sanitizer ]] && sanitizer=/usr/local/cuda/bin/compute-sanitizer
+if [[ -z $sanitizer ]]; then echo "SKIP: compute-sanitizer not found"; exit 77; fi
+
+# The registry is the single list of kernels: take the CUDA ones that can run here.
+"$runner" --list --format json > "$work/list.json" || { echo "runner --list failed"; exit 1; }
+mapfile -t kernels < <(python3 - "$work/list.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for k in doc["kernels"]:
+    if k["backend"] == "cuda" and not k["unavailable_reason"] and "fp32" in k["dtypes"]:
+        print(k["name"])
+PY
+)
+if [[ ${#kernels[@]} -eq 0 ]]; then
+    reason=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[k["unavailable_reason"] for k in d["kernels"] if k["backend"]=="cuda"]; print(r[0] if r else "no CUDA kernels built")' "$work/list.json")
+    echo "SKIP: no CUDA kernel can run here: $reason"
+    exit 77
+fi
+
+failed=0
+for k in "${kernels[@]}"; do
+    log="$work/$tool-$k.log"
+    "$sanitizer" --tool "$tool" --error-exitcode 9 \
+        "$runner" --isolation none --kernels "$k" --shape "$shape" --repeat 1 --warmup 0 --no-calibrate \
+        --json "$work/$tool-$k.json" --csv "$work/$tool-$k.csv" >"$log" 2>&1
+    rc=$?
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+    if [[ $rc -ne 0 ]]; then
+        echo "FAIL $tool $k (exit $rc): ${summary:-see $log}"
+        tail -20 "$log"
+        failed=1
+    else
+        echo "ok   $tool $k: $summary"
+    fi
+done
+exit $failed
