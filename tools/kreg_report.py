@@ -1,0 +1,178 @@
+"""Reading a kreg runner report (the JSON written by `runner --json`), shared by the tools in this folder.
+
+A report is {"meta": {...}, "baseline": name-or-null, "records": [...], "summary": {...}}; each record
+carries the fields of kreg::Record (core/src/common/job.hpp): kernel, dtype, m, n, k, status, reason,
+stats {median_ms, cv, ...}, extra {launch, attributes, model_bytes, roofline, ...}. Nothing here computes
+a number the runner did not measure, except ratios and FLOP rates derived from the medians it reported.
+"""
+
+import json
+import math
+
+# The CUDA progression in the order the lectures introduce it; each step is compared with the one before.
+LECTURE_ORDER = [
+    "cuda_01_naive",
+    "cuda_02_tiled16",
+    "cuda_02_tiled32",
+    "cuda_03_conflicts",
+    "cuda_03_padded",
+    "cuda_03_padded_dynamic",
+    "cuda_04_coarsened",
+    "cuda_05_register_blocked",
+    "cuda_06_vectorized",
+    "cuda_07_double_buffered",
+    "cuda_08_cp_async",
+    "cuda_09_warptiled",
+]
+
+INPUT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
+
+
+class ReportError(Exception):
+    """A report that cannot be read or does not have the layout the runner writes."""
+
+
+def load_report(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except OSError as e:
+        raise ReportError(f"cannot open report '{path}': {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise ReportError(f"report '{path}' is not valid JSON: {e}") from e
+    if not isinstance(report, dict) or not isinstance(report.get("records"), list):
+        raise ReportError(f"report '{path}' has no \"records\" array (is it a runner --json report?)")
+    for i, r in enumerate(report["records"]):
+        missing = [key for key in ("kernel", "dtype", "m", "n", "k", "status") if key not in r]
+        if missing:
+            raise ReportError(f"report '{path}': records[{i}] lacks {', '.join(missing)}")
+    report.setdefault("meta", {})
+    return report
+
+
+def shape_of(record):
+    return (int(record["m"]), int(record["n"]), int(record["k"]))
+
+
+def problem_of(record):
+    """(m, n, k, dtype): rows with the same problem are compared with each other."""
+    return shape_of(record) + (record["dtype"],)
+
+
+def shape_label(shape):
+    """The runner's own spelling of a shape, "MxNxK"."""
+    return "x".join(str(v) for v in shape)
+
+
+def problem_label(problem):
+    return f"{shape_label(problem[:3])} ({problem[3]})"
+
+
+def is_square(shape):
+    return shape[0] == shape[1] == shape[2]
+
+
+def median_ms(record):
+    """The median of an ok row, or None for a row that has none."""
+    stats = record.get("stats") or {}
+    value = stats.get("median_ms")
+    if record.get("status") != "ok" or not isinstance(value, (int, float)) or not value > 0:
+        return None
+    return float(value)
+
+
+def cv(record):
+    value = (record.get("stats") or {}).get("cv")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def flops(record):
+    m, n, k = shape_of(record)
+    return 2.0 * m * n * k
+
+
+def achieved_tflops(record):
+    ms = median_ms(record)
+    return None if ms is None else flops(record) / (ms * 1e-3) / 1e12
+
+
+def roofline(record):
+    block = (record.get("extra") or {}).get("roofline")
+    return block if isinstance(block, dict) else {}
+
+
+def min_dram_ai(record):
+    """FLOP per byte when each input is read once and C written once (the runner's roofline formula)."""
+    ai = roofline(record).get("arithmetic_intensity")
+    if isinstance(ai, (int, float)):
+        return float(ai)
+    m, n, k = shape_of(record)
+    e = INPUT_BYTES.get(record["dtype"], 4)
+    return flops(record) / (e * (m * k + k * n) + 4.0 * m * n)
+
+
+def modelled_ai(record):
+    """FLOP per byte of the kernel's own traffic model (extra.model_bytes), or None."""
+    ai = roofline(record).get("modelled_ai")
+    if isinstance(ai, (int, float)):
+        return float(ai)
+    model_bytes = (record.get("extra") or {}).get("model_bytes")
+    if isinstance(model_bytes, (int, float)) and model_bytes > 0:
+        return flops(record) / model_bytes
+    return None
+
+
+def kernel_order(records):
+    """Kernels in lecture order first, then every other kernel in the order the report lists it."""
+    seen = []
+    for r in records:
+        if r["kernel"] not in seen:
+            seen.append(r["kernel"])
+
+    def key(name):
+        if name in LECTURE_ORDER:
+            return (0, LECTURE_ORDER.index(name))
+        return (1, seen.index(name))
+
+    return sorted(seen, key=key)
+
+
+def problem_order(records):
+    """Square shapes by size first, then the other shapes in the order the report lists them."""
+    seen = []
+    for r in records:
+        p = problem_of(r)
+        if p not in seen:
+            seen.append(p)
+    return sorted(seen, key=lambda p: (0, p[0], p[3]) if is_square(p[:3]) else (1, seen.index(p)))
+
+
+def index_rows(records):
+    """{(kernel, problem): first row} -- the runner's own baseline lookup also keeps the first."""
+    rows = {}
+    for r in records:
+        rows.setdefault((r["kernel"], problem_of(r)), r)
+    return rows
+
+
+def baseline_ratio(record, baseline_row):
+    """Baseline median over this row's median (> 1: faster than the baseline), or None."""
+    if baseline_row is None:
+        return None
+    mine, theirs = median_ms(record), median_ms(baseline_row)
+    if mine is None or theirs is None:
+        return None
+    return theirs / mine
+
+
+def fmt(value, digits=3):
+    """A number with `digits` significant figures, or an em dash for a missing value."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    if value == 0:
+        return "0"
+    if abs(value) >= 10 ** digits:
+        return f"{value:.0f}"
+    # '#' keeps trailing zeros (1.00, 0.280) so every figure shows its precision; it also keeps a bare
+    # trailing point ("100."), which is dropped.
+    return f"{value:#.{digits}g}".rstrip(".")
