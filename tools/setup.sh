@@ -28,7 +28,10 @@ cuda_args=()
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
     cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}"
+# Debian's python3 has python3-matplotlib; a python3 earlier on the PATH (pyenv) may not.
+py_args=()
+[[ -x /usr/bin/python3 ]] && py_args=(-DPython3_EXECUTABLE=/usr/bin/python3)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" "${py_args[@]}"
 cmake --build "$build" -j"$(nproc)"
 
 case $mode in

@@ -57,6 +57,9 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("csv", "Write the CSV report here", cxxopts::value<std::string>())
         ("output-dir", "Folder for reports when --json/--csv and the config name none", cxxopts::value<std::string>()->default_value("kreg-reports"))
         ("no-calibrate", "Skip measuring the GPU's copy bandwidth and cuBLAS ceilings");
+    options.add_options("Lab conveniences")
+        ("stress", "Keep one kernel at one shape running back to back for SECONDS (watch nvidia-smi -l 1)", cxxopts::value<double>())
+        ("profile", "Run each selected kernel once, inside an NVTX range named after it (for ncu/nsys)");
     options.add_options("Plugins and isolation")
         ("plugin-dir", "Also load every *.so in this folder; repeatable", cxxopts::value<std::vector<std::string>>())
         ("plugin", "Also load this plugin file; repeatable", cxxopts::value<std::vector<std::string>>())
@@ -80,6 +83,12 @@ CommandLine parse_command_line(int argc, char** argv) {
     cl.dry_run = r.count("dry-run") > 0;
     cl.verbose = r.count("verbose") > 0;
     cl.calibrate = r.count("no-calibrate") == 0;
+    cl.profile = r.count("profile") > 0;
+    if (r.count("stress")) {
+        cl.stress_s = r["stress"].as<double>();
+        if (!(*cl.stress_s > 0)) throw std::invalid_argument("--stress must be a number of seconds > 0");
+        if (cl.profile) throw std::invalid_argument("--stress and --profile cannot be combined");
+    }
     cl.format = r["format"].as<std::string>();
     if (cl.format != "table" && cl.format != "json")
         throw std::invalid_argument("--format must be table or json, got '" + cl.format + "'");

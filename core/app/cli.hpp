@@ -17,6 +17,8 @@ struct CommandLine {
     bool dry_run = false;
     bool verbose = false;
     bool calibrate = true;
+    bool profile = false;                   // --profile: each kernel once, in an NVTX range
+    std::optional<double> stress_s;         // --stress: one kernel back to back for this long
     std::string format = "table";           // --list output: table or json
     std::optional<std::string> config;      // --config
     CliOverrides overrides;                 // quick-run options, also applied on top of --config

@@ -182,6 +182,21 @@ int run_command(const CommandLine& cl) {
         return 2;
     }
 
+    // Lab conveniences reshape how each job is measured.
+    for (auto& part : parts) {
+        if (cl.profile) {
+            part.settings.warmup = 0;
+            part.settings.repeats = 1;
+            part.settings.time_budget_s.reset();
+            part.settings.profile = true;
+        }
+        if (cl.stress_s) {
+            part.settings.repeats = 1000000000;
+            part.settings.time_budget_s = *cl.stress_s;
+            part.settings.timeout_s = *cl.stress_s + part.settings.timeout_s;
+        }
+    }
+
     // 2. The plan: every job, with those that cannot run here already skipped.
     std::vector<PlannedJob> plan;
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -190,6 +205,14 @@ int run_command(const CommandLine& cl) {
             plan.push_back(std::move(p));
         }
     }
+    if (cl.stress_s && plan.size() != 1) {
+        std::cerr << "runner: --stress runs one kernel at one shape and dtype; the selection gives " << plan.size()
+                  << " jobs (use --kernels NAME --shape MxNxK)\n";
+        return 2;
+    }
+    if (cl.stress_s)
+        std::cerr << "runner: stressing " << plan.front().job.kernel << " for " << *cl.stress_s
+                  << " s; watch clocks and power with: nvidia-smi -l 1\n";
     if (cl.dry_run) {
         print_plan(plan);
         return 0;

@@ -24,7 +24,7 @@ Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
 
 void to_json(nlohmann::json& j, const RunSettings& s) {
     j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
-         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}};
+         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
 }
@@ -35,6 +35,7 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     j.at("timeout_s").get_to(s.timeout_s);
     j.at("warm_cache").get_to(s.warm_cache);
     j.at("device").get_to(s.device);
+    s.profile = j.value("profile", false);
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);
 }

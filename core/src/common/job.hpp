@@ -23,6 +23,7 @@ struct RunSettings {
     double timeout_s = 300.0;             // wall-clock limit for the job in its worker
     bool warm_cache = false;              // CUDA: skip the L2 flush between timed launches
     int device = 0;                       // CUDA device ordinal
+    bool profile = false;                 // CUDA: wrap each timed launch in an NVTX range named after the kernel
 };
 
 struct Job {

@@ -23,8 +23,10 @@
 
 #include <cuda.h>  // types of cuMemsetD32Async only; the function is fetched through the runtime
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX: ranges for --profile
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <new>
 #include <string>
@@ -253,8 +255,15 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
             KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush.get(), flush_value++, flush.bytes(), s));
     };
     CudaEventTimer timer(s);
+    // --profile: one NVTX range per timed launch, named after the kernel, for ncu/nsys to target.
+    const std::function<void()> timed_call = settings.profile ? std::function<void()>([&] {
+        nvtxRangePushA(job.kernel.c_str());
+        call();
+        nvtxRangePop();
+    })
+                                                              : std::function<void()>(call);
     try {
-        record.samples_ms = sample(settings, timer, call, hooks);
+        record.samples_ms = sample(settings, timer, timed_call, hooks);
     } catch (const KernelFailed& e) {
         throw KernelFailed{e.message + " (while timing)"};
     }
