@@ -18,7 +18,8 @@ set(problems "")
 foreach(file IN ITEMS bin/runner include/kreg/abi.h include/kreg/kernel.hpp include/kreg/cuda_check.hpp
                       lib/cmake/kreg/kregConfig.cmake lib/cmake/kreg/kregConfigVersion.cmake
                       lib/cmake/kreg/kregTargets.cmake lib/cmake/kreg/KregPlugin.cmake
-                      share/kreg/configs/sweeps/smoke.json share/kreg/configs/schema/sweep.schema.json)
+                      share/kreg/configs/sweeps/smoke.json share/kreg/configs/schema/sweep.schema.json
+                      share/kreg/template/CMakeLists.txt share/kreg/template/my_gemm.cpp share/kreg/template/README.md)
   if(NOT EXISTS "${PREFIX}/${file}")
     string(APPEND problems "  missing ${file}\n")
   endif()
