@@ -13,12 +13,13 @@ if [[ -z $sanitizer ]]; then echo "SKIP: compute-sanitizer not found"; exit 77; 
 
 # The registry is the single list of kernels: take the CUDA ones that can run here.
 "$runner" --list --format json > "$work/list.json" || { echo "runner --list failed"; exit 1; }
+# One line per kernel: "name path" (the sanitized runner loads only that kernel's plugin).
 mapfile -t kernels < <(python3 - "$work/list.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 for k in doc["kernels"]:
     if k["backend"] == "cuda" and not k["unavailable_reason"] and "fp32" in k["dtypes"]:
-        print(k["name"])
+        print(k["name"], k["plugin_path"])
 PY
 )
 if [[ ${#kernels[@]} -eq 0 ]]; then
@@ -28,10 +29,12 @@ if [[ ${#kernels[@]} -eq 0 ]]; then
 fi
 
 failed=0
-for k in "${kernels[@]}"; do
+for entry in "${kernels[@]}"; do
+    k=${entry%% *} plugin=${entry#* }
     log="$work/$tool-$k.log"
     "$sanitizer" --tool "$tool" --error-exitcode 9 \
-        "$runner" --isolation none --kernels "$k" --shape "$shape" --repeat 1 --warmup 0 --no-calibrate \
+        "$runner" --isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --shape "$shape" \
+        --repeat 1 --warmup 0 --no-calibrate \
         --json "$work/$tool-$k.json" --csv "$work/$tool-$k.csv" >"$log" 2>&1
     rc=$?
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
