@@ -6,9 +6,9 @@
 // occupying registers or the thread, so two tiles can be in flight while a third is consumed, hiding
 // longer memory latency with fewer registers. Traffic is unchanged (32 FLOP/B by the model).
 //
-// B moves as 16-byte copies (partially zero-filled at the right edge, 4-byte copies when a row is not
-// 16-byte aligned). A moves as 4-byte copies because they can transpose into as[k][m], which keeps the
-// inner loop's float4 reads of A; out-of-range elements use the zero-fill form (src-size 0).
+// B moves as 16-byte copies (4-byte ones at the right edge or when a row is not 16-byte aligned). A moves
+// as 4-byte copies because they can transpose into as[k][m], which keeps the inner loop's float4 reads of
+// A; out-of-range elements use the zero-fill form (src-size 0).
 #include "../cuda_common/gemm_common.cuh"
 
 namespace {

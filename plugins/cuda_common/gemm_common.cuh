@@ -223,6 +223,17 @@ __device__ __forceinline__ void cp_async16(float* smem_dst, const float* gmem_sr
                  : "memory");
 }
 
+// The same two copies with the shared destination already as a 32-bit shared-window address, for
+// kernels that compute their copy addresses once and only offset them afterwards.
+__device__ __forceinline__ void cp_async4_at(unsigned smem_dst, const float* gmem_src, int src_bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_dst), "l"(gmem_src), "r"(src_bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async16_at(unsigned smem_dst, const float* gmem_src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst), "l"(gmem_src), "r"(src_bytes)
+                 : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 // Waits until at most `Pending` of this thread's committed groups are still in flight.
@@ -248,8 +259,10 @@ __device__ __forceinline__ void async_load_a_transposed(float* as, const Fp32Gem
 }
 
 // Copies the BK x BN tile of B at (k0, col0) into shared memory as bs[k * BN + n]. Each thread moves
-// 4-float vectors: one 16-byte cp.async (partially zero-filled at the right edge) when the source is
-// aligned, else four 4-byte ones.
+// 4-float vectors: one 16-byte cp.async when the vector is inside B and aligned, else four 4-byte ones,
+// zero-filled (src-size 0, from B's base, which is valid) where outside the matrix. A partial 16-byte copy
+// (src-size 4..12) would be cheaper at the right edge, but compute-sanitizer reports it as a 16-byte read
+// past the allocation, so edges take the 4-byte path.
 template <int BK, int BN, int THREADS>
 __device__ __forceinline__ void async_load_b(float* bs, const Fp32Gemm& p, int k0, int col0, int tid) {
     constexpr int kVecsPerRow = BN / 4;
@@ -260,21 +273,14 @@ __device__ __forceinline__ void async_load_b(float* bs, const Fp32Gemm& p, int k
         const int r = e / kVecsPerRow, c = (e % kVecsPerRow) * 4;
         const int row = k0 + r, col = col0 + c;
         float* dst = bs + r * BN + c;
-        // Out-of-range vectors read nothing (src_bytes = 0); the instruction still wants an aligned
-        // source address, so it gets B's base rounded down to 16 bytes.
-        const float* safe = reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(p.b) & ~uintptr_t{15});
-        if (row >= p.k || col >= p.n) {
-            cp_async16(dst, safe, 0);
-            continue;
-        }
-        const float* src = p.b + static_cast<size_t>(row) * p.ldb + col;
-        if (aligned16(src)) {
-            const int valid = min(4, p.n - col);
-            cp_async16(dst, src, valid * 4);
+        const bool row_ok = row < p.k;
+        const float* src = row_ok ? p.b + static_cast<size_t>(row) * p.ldb + col : p.b;
+        if (row_ok && col + 3 < p.n && aligned16(src)) {
+            cp_async16(dst, src, 16);
         } else {
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                const bool ok = col + q < p.n;
+                const bool ok = row_ok && col + q < p.n;
                 cp_async4(dst + q, ok ? src + q : p.b, ok);
             }
         }
