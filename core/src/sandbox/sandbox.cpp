@@ -1,0 +1,85 @@
+#include "sandbox/sandbox.hpp"
+
+#include "sandbox/network_namespace.hpp"
+#include "sandbox/resource_limits.hpp"
+#include "sandbox/seccomp_filter.hpp"
+
+#include <sys/prctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kreg {
+
+bool SandboxReport::has_applied(std::string_view step) const {
+    for (const std::string& entry : applied) {
+        const std::string_view name = std::string_view(entry).substr(0, entry.find(": "));
+        if (name == step) return true;
+    }
+    return false;
+}
+
+nlohmann::json SandboxReport::to_json() const { return {{"applied", applied}, {"unavailable", unavailable}}; }
+
+SandboxReport SandboxReport::from_json(const nlohmann::json& j) {
+    SandboxReport report;
+    report.applied = j.value("applied", std::vector<std::string>{});
+    report.unavailable = j.value("unavailable", std::vector<std::string>{});
+    return report;
+}
+
+namespace {
+
+void apply_seccomp_stage(FilterStage stage, const SandboxPolicy& policy, SandboxReport& report) {
+    const char* name = stage == FilterStage::before_load ? "seccomp stage 1" : "seccomp stage 2";
+    if (!policy.seccomp) {
+        report.unavailable.push_back(std::string(name) + ": disabled by policy");
+        return;
+    }
+    const FilterOutcome outcome = install_seccomp_filter(stage, policy.kill_on_violation);
+    (outcome.installed ? report.applied : report.unavailable).push_back(std::string(name) + ": " + outcome.detail);
+}
+
+}  // namespace
+
+SandboxReport harden_before_load(const SandboxPolicy& policy) {
+    SandboxReport report;
+    if (!policy.enabled) {
+        report.unavailable.push_back("sandbox: disabled by policy");
+        return report;
+    }
+    // Order matters: the namespace needs unshare (denied by stage 1) and, without root, writable id maps
+    // (not writable once the process is no longer dumpable).
+    if (policy.network_namespace)
+        enter_network_namespace(report);
+    else
+        report.unavailable.push_back("network namespace: disabled by policy");
+
+    apply_resource_limits(policy, report);
+
+    // Without no_new_privs an unprivileged process cannot install a filter, and an exec could regain
+    // privileges through a setuid binary: when seccomp is wanted, going on without it is not an option.
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) {
+        report.applied.push_back("no_new_privs: 1");
+    } else {
+        const std::string reason = std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
+        if (policy.seccomp) throw SandboxError("cannot harden the worker: " + reason);
+        report.unavailable.push_back("no_new_privs: " + reason);
+    }
+
+    // No core file with the plugin's memory, no ptrace attach by other processes of the same user.
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+        report.applied.push_back("dumpable: 0");
+    else
+        report.unavailable.push_back(std::string("dumpable: prctl(PR_SET_DUMPABLE): ") + std::strerror(errno));
+
+    apply_seccomp_stage(FilterStage::before_load, policy, report);
+    return report;
+}
+
+void harden_after_load(const SandboxPolicy& policy, SandboxReport& report) {
+    if (!policy.enabled) return;  // harden_before_load already reported the sandbox as disabled
+    apply_seccomp_stage(FilterStage::after_load, policy, report);
+}
+
+}  // namespace kreg

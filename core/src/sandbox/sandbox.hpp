@@ -1,0 +1,65 @@
+// The hardening a worker applies to itself around loading an untrusted plugin. Two calls, both
+// irreversible for the calling process, made by the worker and never by the runner:
+//
+//   harden_before_load   right after the worker starts, before dlopen of the plugin: a private network
+//                        namespace, rlimits, no_new_privs, not dumpable, seccomp stage 1 (no ptrace,
+//                        mounts, namespaces, kernel modules, bpf, perf, keyrings, io_uring, no socket
+//                        other than AF_UNIX, no raising of rlimits).
+//   harden_after_load    after the plugin is loaded and the CUDA context exists, before any plugin code
+//                        runs a job: seccomp stage 2, a stacked filter that forbids fork, vfork, execve,
+//                        execveat and clone without CLONE_THREAD. Threads keep working.
+//
+// Every step that could not be applied is listed in SandboxReport::unavailable with its reason; none
+// is fatal, except that harden_before_load throws SandboxError when no_new_privs fails while seccomp is
+// requested (a filter without it needs CAP_SYS_ADMIN and would be the weaker half of the design).
+//
+// A denied call fails with EPERM by default, so the plugin's own error message ("socket: Operation not
+// permitted") reaches the report; kreg does not count the attempts. With kill_on_violation the worker
+// dies of SIGSYS instead, which the runner reports as "killed by SIGSYS": that is the record.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg {
+
+struct SandboxPolicy {
+    bool enabled = true;                      // false: apply nothing, report that
+    double cpu_seconds = 600;                 // RLIMIT_CPU from now, for the whole worker, not per job
+    uint64_t max_file_bytes = 64 << 20;       // RLIMIT_FSIZE: larger writes end in SIGXFSZ
+    uint64_t max_open_files = 256;            // RLIMIT_NOFILE: CUDA itself holds a few dozen
+    bool network_namespace = true;            // a private network namespace with only a (down) lo
+    bool seccomp = true;                      // both filter stages
+    bool kill_on_violation = false;           // SIGSYS instead of EPERM for a forbidden call
+};
+
+struct SandboxReport {
+    // Each entry starts with the step's name ("seccomp stage 1", "RLIMIT_CPU", "network namespace",
+    // "no_new_privs", "dumpable", "seccomp stage 2"), then ": " and the detail or the reason.
+    std::vector<std::string> applied;
+    std::vector<std::string> unavailable;  // "network namespace: unshare(CLONE_NEWNET): Operation not permitted"
+
+    // True when a step of that name (the text before ": ") was applied.
+    bool has_applied(std::string_view step) const;
+    nlohmann::json to_json() const;  // {"applied":[...],"unavailable":[...]}
+    static SandboxReport from_json(const nlohmann::json& j);
+};
+
+class SandboxError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Call once, in the worker, single-threaded if possible, before the plugin is opened.
+SandboxReport harden_before_load(const SandboxPolicy& policy);
+
+// Call once, in the worker, after the plugin is loaded and the CUDA context is created. Adds its steps
+// to report. Applies to every thread of the process (SECCOMP_FILTER_FLAG_TSYNC).
+void harden_after_load(const SandboxPolicy& policy, SandboxReport& report);
+
+}  // namespace kreg

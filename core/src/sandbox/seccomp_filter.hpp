@@ -1,0 +1,23 @@
+// The two seccomp filters, written as classic BPF with the kernel's own headers (no libseccomp: its
+// header is missing on the GPU machine). Only x86_64 has filters; elsewhere installing reports why not.
+#pragma once
+
+#include <string>
+
+namespace kreg {
+
+enum class FilterStage {
+    before_load,  // stage 1: ptrace, mounts, namespaces, modules, bpf, perf, keys, io_uring, non-AF_UNIX socket...
+    after_load,   // stage 2: fork, vfork, execve, execveat, clone without CLONE_THREAD
+};
+
+struct FilterOutcome {
+    bool installed = false;
+    std::string detail;  // what was installed, or why it was not
+};
+
+// Installs the stage's filter on every thread of the process (TSYNC; falls back to the calling thread
+// only, and says so, on kernels without the seccomp() system call). Needs no_new_privs or CAP_SYS_ADMIN.
+FilterOutcome install_seccomp_filter(FilterStage stage, bool kill_on_violation);
+
+}  // namespace kreg
