@@ -19,6 +19,9 @@ prefix_path=()
 [[ -d .carry/gtest ]] && prefix_path=(-DCMAKE_PREFIX_PATH="$PWD/.carry/gtest")
 
 step() { printf '\n== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+# Logs travel back as one archive (few files may come back), refreshed after every step so that a
+# call cut short still returns what ran.
+bundle() { tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs; }
 
 step "machine"
 { nvidia-smi; nvcc --version; uname -a; nproc; } >"$LOG/machine.txt" 2>&1
@@ -33,25 +36,44 @@ echo "build finished"
 
 if [[ $skip != *" tests "* ]]; then
     step "GPU tests (ctest -L gpu -LE sanitizer)"
-    timeout 300 ctest --test-dir "$build" -L gpu -LE sanitizer -j4 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
+    timeout 150 ctest --test-dir "$build" -L gpu -LE sanitizer -j4 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
     tail -5 "$LOG/ctest-gpu.log"
-    grep -E "\(Failed\)|\(Timeout\)|Not Run" "$LOG/ctest-gpu.log" | head -30
-fi
-
-if [[ $skip != *" sanitizer "* ]]; then
-    step "compute-sanitizer memcheck + racecheck"
-    timeout 420 ctest --test-dir "$build" -L sanitizer -j2 --output-on-failure >"$LOG/sanitizer.log" 2>&1
-    grep -E "^(ok|FAIL) |SKIP|tests passed|Failed|Passed" "$LOG/sanitizer.log" | head -60
+    grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu.log" | head -30
+    bundle
 fi
 
 if [[ $skip != *" sweep "* ]]; then
     step "sweep $config"
     start=$(date +%s)
-    timeout 480 "$build/bin/runner" --config "$config" --json "$OUT/report.json" --csv "$OUT/report.csv" "$@" \
+    timeout 300 "$build/bin/runner" --config "$config" --json "$OUT/report.json" --csv "$OUT/report.csv" "$@" \
         >"$LOG/sweep.out" 2>"$LOG/sweep.err"
     echo "runner exit $? after $(( $(date +%s) - start )) s"
     cat "$LOG/sweep.out" | tail -120
     tail -3 "$LOG/sweep.err"
+    bundle
 fi
 
-tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOG"
+if [[ $skip != *" tensor "* ]]; then
+    step "cuBLAS tensor-core references (tf32, bf16)"
+    timeout 90 "$build/bin/runner" --kernels cublas_tf32,cublas_bf16 --dtype tf32,bf16 --sizes 1024,4096,8192 \
+        --shape 1000x3000x257 --baseline cublas_tf32 --json "$OUT/tensor.json" --csv "$OUT/tensor.csv" \
+        >"$LOG/tensor.out" 2>"$LOG/tensor.err"
+    echo "runner exit $?"; grep -E "^cublas" "$LOG/tensor.out" | grep -v skipped
+    bundle
+fi
+
+if [[ $skip != *" default "* ]]; then
+    step "built-in default sweep (runner, no arguments)"
+    (mkdir -p /tmp/kreg-default && cd /tmp/kreg-default && timeout 120 "$OLDPWD/$build/bin/runner" >"$LOG/default.out" 2>"$LOG/default.err")
+    echo "runner exit $?"; tail -3 "$LOG/default.out"; grep -c " ok " "$LOG/default.out"
+    bundle
+fi
+
+if [[ $skip != *" sanitizer "* ]]; then
+    step "compute-sanitizer memcheck + racecheck"
+    timeout 200 ctest --test-dir "$build" -L sanitizer -j4 --output-on-failure >"$LOG/sanitizer.log" 2>&1
+    grep -E "^(ok|FAIL) |SKIP|tests passed|Failed|Passed" "$LOG/sanitizer.log" | head -60
+    bundle
+fi
+
+bundle
