@@ -1,0 +1,224 @@
+#include "audit/so_audit.hpp"
+
+#include "audit/elf_dynamic.hpp"
+#include "config/sweep_config.hpp"  // glob_match
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kreg {
+namespace {
+
+const std::string* first_match(const std::vector<std::string>& patterns, const std::string& name) {
+    for (const std::string& pattern : patterns)
+        if (glob_match(pattern, name)) return &pattern;
+    return nullptr;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+    std::string out;
+    for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+    return out;
+}
+
+AuditFinding format_finding(const std::string& file, const std::string& message) {
+    return {"format", file, "elf", message};
+}
+
+// Names in a but not in b.
+std::vector<std::string> missing_from(const std::set<std::string>& a, const std::set<std::string>& b) {
+    std::vector<std::string> out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
+}
+
+std::string first_few(const std::vector<std::string>& names) {
+    std::vector<std::string> shown(names.begin(), names.begin() + std::min<std::size_t>(names.size(), 5));
+    return join(shown, ", ") + (names.size() > shown.size() ? ", ..." : "");
+}
+
+// Reads a regular file without blocking on FIFOs or devices; the size check and the read use one
+// descriptor, so the file cannot be swapped for another in between.
+bool read_regular_file(const std::filesystem::path& path, std::string& bytes, std::string& error) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        error = "cannot open " + path.string() + ": " + std::strerror(errno);
+        return false;
+    }
+    struct stat info {};
+    bool ok = false;
+    if (::fstat(fd, &info) != 0) {
+        error = "cannot stat " + path.string() + ": " + std::strerror(errno);
+    } else if (!S_ISREG(info.st_mode)) {
+        error = path.string() + " is not a regular file";
+    } else if (std::uint64_t(info.st_size) > kMaxAuditedFileBytes) {
+        error = path.string() + " is larger than " + std::to_string(kMaxAuditedFileBytes >> 20) + " MiB";
+    } else {
+        bytes.resize(std::size_t(info.st_size));
+        std::size_t done = 0;
+        ok = true;
+        while (done < bytes.size()) {
+            const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                error = "cannot read " + path.string() + ": " + std::strerror(errno);
+                ok = false;
+                break;
+            }
+            if (n == 0) break;  // the file shrank: audit what is there
+            done += std::size_t(n);
+        }
+        bytes.resize(done);
+    }
+    ::close(fd);
+    return ok;
+}
+
+AuditResult audit_image(std::string_view image, const std::string& file, const AuditPolicy& policy) {
+    AuditResult result;
+    const elf::ElfDynamicReport report = elf::read_elf_dynamic(image);
+    for (const std::string& problem : report.problems) result.findings.push_back(format_finding(file, problem));
+
+    // The loader's view is the truth; the section headers' view is read too, and any difference between
+    // the two (which no linker produces) is a finding. Both views' names are checked against the policy.
+    const elf::DynamicView* loader = report.segments ? &*report.segments : nullptr;
+    const elf::DynamicView* headers = report.sections ? &*report.sections : nullptr;
+    const elf::DynamicView* primary = loader ? loader : headers;
+    std::vector<elf::NeededLibrary> needed;
+    std::map<std::string, AuditImport> imports;
+    std::set<std::string> exports, search_paths;
+    for (const elf::DynamicView* view : {loader, headers}) {
+        if (!view) continue;
+        for (const elf::NeededLibrary& library : view->needed) {
+            const bool seen = std::any_of(needed.begin(), needed.end(), [&](const elf::NeededLibrary& n) {
+                return n.name == library.name && n.tag == library.tag;
+            });
+            if (!seen) needed.push_back(library);
+        }
+        for (const elf::ImportedSymbol& symbol : view->imports)
+            imports.emplace(symbol.name, AuditImport{symbol.name, symbol.version, symbol.version_library, symbol.weak});
+        exports.insert(view->interposable_exports.begin(), view->interposable_exports.end());
+        search_paths.insert(view->search_paths.begin(), view->search_paths.end());
+    }
+    if (loader && headers) {
+        auto names = [](const std::vector<elf::NeededLibrary>& list) {
+            std::vector<std::string> out;
+            for (const auto& library : list) out.push_back(library.name);
+            return out;
+        };
+        if (names(loader->needed) != names(headers->needed))
+            result.findings.push_back(format_finding(
+                file, "the section headers and the dynamic segment list different libraries (" +
+                          join(names(headers->needed), ", ") + " versus " + join(names(loader->needed), ", ") + ")"));
+        std::set<std::string> loader_imports, header_imports;
+        for (const auto& symbol : loader->imports) loader_imports.insert(symbol.name);
+        for (const auto& symbol : headers->imports) header_imports.insert(symbol.name);
+        const auto hidden = missing_from(loader_imports, header_imports);
+        const auto extra = missing_from(header_imports, loader_imports);
+        if (!hidden.empty())
+            result.findings.push_back(format_finding(
+                file, "the dynamic segment imports symbols that .dynsym does not list: " + first_few(hidden)));
+        if (!extra.empty())
+            result.findings.push_back(format_finding(
+                file, ".dynsym lists imports that the dynamic segment does not: " + first_few(extra)));
+    }
+    if (!primary && result.findings.empty())
+        result.findings.push_back(format_finding(file, "no dynamic section could be read"));
+
+    for (const elf::NeededLibrary& library : needed) {
+        result.needed.push_back(library.name);
+        const std::string how = library.tag == "DT_NEEDED" ? "needs " : "loads (" + library.tag + ") ";
+        if (library.name.find('/') != std::string::npos)
+            result.findings.push_back({"library", library.name, "path",
+                                       how + library.name + " by path (a plugin may only name libraries by soname)"});
+        else if (!first_match(policy.allowed_libraries, library.name))
+            result.findings.push_back({"library", library.name, "not allowed",
+                                       how + library.name + " (not allowed: no allowed library pattern matches)"});
+    }
+    for (const auto& [name, symbol] : imports) {
+        result.imported_symbols.push_back(name);
+        result.imports.push_back(symbol);
+        if (const std::string* rule = first_match(policy.denied_symbols, name))
+            result.findings.push_back({"symbol", name, *rule, "imports " + name + " (denied: " + *rule + ")"});
+    }
+    // A default-visibility definition is looked up like an import: the loader binds the plugin's own calls
+    // to an earlier definition of the same name, such as the runner's cuBLAS.
+    for (const std::string& name : exports) {
+        result.exported_symbols.push_back(name);
+        if (const std::string* rule = first_match(policy.denied_symbols, name))
+            result.findings.push_back({"symbol", name, *rule,
+                                       "exports " + name + ", which an already loaded library can interpose (denied: " +
+                                           *rule + ")"});
+    }
+    result.search_paths.assign(search_paths.begin(), search_paths.end());
+    result.passed = result.findings.empty();
+    return result;
+}
+
+AuditResult internal_failure(const std::string& file, const char* what) {
+    AuditResult result;
+    result.findings.push_back(format_finding(file, std::string("the audit could not finish: ") + what));
+    return result;
+}
+
+}  // namespace
+
+AuditResult audit_shared_object_image(std::string_view image, const std::string& display_name,
+                                      const AuditPolicy& policy) {
+    try {
+        return audit_image(image, display_name, policy);
+    } catch (const std::exception& e) {  // std::bad_alloc in practice: the reader throws nothing else
+        return internal_failure(display_name, e.what());
+    }
+}
+
+AuditResult audit_shared_object(const std::filesystem::path& path, const AuditPolicy& policy) {
+    try {
+        std::string bytes, error;
+        if (!read_regular_file(path, bytes, error)) {
+            AuditResult result;
+            result.findings.push_back(format_finding(path.string(), error));
+            return result;
+        }
+        return audit_image(bytes, path.string(), policy);
+    } catch (const std::exception& e) {
+        return internal_failure(path.string(), e.what());
+    }
+}
+
+nlohmann::json AuditResult::to_json() const {
+    nlohmann::json findings_json = nlohmann::json::array();
+    for (const AuditFinding& f : findings)
+        findings_json.push_back({{"kind", f.kind}, {"item", f.item}, {"rule", f.rule}, {"message", f.message}});
+    nlohmann::json imports_json = nlohmann::json::array();
+    for (const AuditImport& i : imports)
+        imports_json.push_back({{"name", i.name}, {"version", i.version}, {"version_library", i.version_library},
+                                {"weak", i.weak}});
+    return {{"passed", passed},
+            {"needed", needed},
+            {"imported_symbols", imported_symbols},
+            {"imports", imports_json},
+            {"exported_symbols", exported_symbols},
+            {"search_paths", search_paths},
+            {"findings", findings_json},
+            {"summary", summary()}};
+}
+
+std::string AuditResult::summary() const {
+    if (passed)
+        return "passed: needs " + std::to_string(needed.size()) + (needed.size() == 1 ? " library" : " libraries") +
+               ", imports " + std::to_string(imported_symbols.size()) + " symbols";
+    if (findings.empty()) return "not audited";
+    std::vector<std::string> messages;
+    for (const AuditFinding& f : findings) messages.push_back(f.message);
+    return join(messages, "; ");
+}
+
+}  // namespace kreg
