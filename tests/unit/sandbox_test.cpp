@@ -1,0 +1,651 @@
+// The worker's hardening, applied for real. The filters and namespaces cannot be undone, so every test
+// forks a child, hardens the child, tries the forbidden (or the still allowed) thing there and reports
+// through the exit code and a message on a pipe; the parent asserts on that. A step this machine cannot
+// apply (not root, no user namespaces) makes the test skip with the report's reason, never pass.
+#include "sandbox/sandbox.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/filter.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace kreg {
+namespace {
+
+constexpr int kPass = 0;
+constexpr int kFail = 1;
+constexpr int kSkip = 77;
+
+struct ChildOutcome {
+    int exit_code = -1;  // -1 when killed by a signal
+    int signal = 0;
+    std::string message;
+};
+
+// Collects failed expectations inside the child; the message travels back to the parent.
+struct Checks {
+    std::string log;
+    bool ok = true;
+    void expect(bool condition, const std::string& what) {
+        if (!condition) {
+            ok = false;
+            log += "FAILED: " + what + "\n";
+        }
+    }
+    // r and saved_errno are the result of one call, read right after it.
+    void expect_errno(const std::string& call, long r, int saved_errno, int wanted) {
+        const std::string got = r == -1 ? std::string("-1 with ") + std::strerror(saved_errno)
+                                        : std::to_string(r) + " (success)";
+        expect(r == -1 && saved_errno == wanted,
+               call + " returned " + got + ", wanted -1 with " + std::strerror(wanted));
+    }
+    int result() const { return ok ? kPass : kFail; }
+};
+
+// Runs body in a forked child: body returns kPass, kFail or kSkip and may fill message.
+ChildOutcome in_child(const std::function<int(std::string&)>& body) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {-1, 0, "pipe failed"};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(pipe_fds[0]);
+        std::string message;
+        int code = kFail;
+        try {
+            code = body(message);
+        } catch (const std::exception& e) {
+            message += std::string("exception: ") + e.what();
+        }
+        (void)!::write(pipe_fds[1], message.data(), message.size());
+        ::_exit(code);
+    }
+    ::close(pipe_fds[1]);
+    ChildOutcome outcome;
+    char chunk[4096];
+    ssize_t n;
+    while ((n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0) outcome.message.append(chunk, size_t(n));
+    ::close(pipe_fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
+    return outcome;
+}
+
+#define EXPECT_CHILD_PASSES(outcome_expr)                                                        \
+    do {                                                                                         \
+        const ChildOutcome outcome_ = (outcome_expr);                                            \
+        if (outcome_.exit_code == kSkip) GTEST_SKIP() << outcome_.message;                       \
+        EXPECT_EQ(outcome_.signal, 0) << "child killed by signal " << outcome_.signal << "\n"    \
+                                      << outcome_.message;                                       \
+        EXPECT_EQ(outcome_.exit_code, kPass) << outcome_.message;                                \
+    } while (0)
+
+std::string unavailable_text(const SandboxReport& report) {
+    std::string text;
+    for (const std::string& entry : report.unavailable) text += entry + "\n";
+    return text;
+}
+
+// In the child: kSkip with the report's reasons when step did not apply.
+bool step_missing(const SandboxReport& report, const char* step, std::string& message) {
+    if (report.has_applied(step)) return false;
+    message = std::string(step) + " is not available here:\n" + unavailable_text(report);
+    return true;
+}
+
+ino_t net_namespace_inode() {
+    struct stat st{};
+    return ::stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
+}
+
+// Interface names from /proc/self/net/dev, which shows the calling process's network namespace.
+std::vector<std::string> interfaces_from_proc() {
+    std::ifstream in("/proc/self/net/dev");
+    std::vector<std::string> names;
+    std::string line;
+    while (std::getline(in, line)) {
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string name = line.substr(0, colon);
+        name.erase(0, name.find_first_not_of(' '));
+        names.push_back(name);
+    }
+    return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& n : names) text += (text.empty() ? "" : ",") + n;
+    return text;
+}
+
+TEST(SandboxReport, JsonRoundTripAndStepNames) {
+    SandboxReport report;
+    report.applied = {"RLIMIT_CORE: 0", "seccomp stage 1: 40 syscalls -> EPERM"};
+    report.unavailable = {"network namespace: unshare(CLONE_NEWNET): Operation not permitted"};
+    const nlohmann::json j = report.to_json();
+    EXPECT_EQ(j["applied"].size(), 2u);
+    EXPECT_EQ(j["unavailable"][0], "network namespace: unshare(CLONE_NEWNET): Operation not permitted");
+    const SandboxReport back = SandboxReport::from_json(j);
+    EXPECT_EQ(back.applied, report.applied);
+    EXPECT_EQ(back.unavailable, report.unavailable);
+    EXPECT_TRUE(report.has_applied("seccomp stage 1"));
+    EXPECT_TRUE(report.has_applied("RLIMIT_CORE"));
+    EXPECT_FALSE(report.has_applied("seccomp"));
+    EXPECT_FALSE(report.has_applied("network namespace"));
+}
+
+TEST(Sandbox, ReportListsEveryStepAndDropsNone) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        SandboxReport report = harden_before_load(SandboxPolicy{});
+        harden_after_load(SandboxPolicy{}, report);
+        message = report.to_json().dump(1) + "\n";
+        Checks checks;
+        for (const char* step : {"network namespace", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE",
+                                 "no_new_privs", "dumpable", "seccomp stage 1", "seccomp stage 2"}) {
+            if (report.has_applied(step)) continue;
+            bool reported = false;
+            for (const std::string& entry : report.unavailable) reported |= entry.rfind(step, 0) == 0;
+            checks.expect(reported, std::string(step) + " is neither applied nor reported unavailable");
+            if (reported && checks.ok) {
+                message = std::string(step) + " is not available here:\n" + unavailable_text(report);
+                return kSkip;
+            }
+        }
+        checks.expect(report.unavailable.empty() || ::geteuid() != 0, "as root, nothing should be unavailable");
+        message += checks.log;
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, OnlyUnixSocketsCanBeCreated) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        const SandboxReport report = harden_before_load(SandboxPolicy{});
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        const std::pair<int, const char*> denied[] = {
+            {AF_INET, "AF_INET"}, {AF_INET6, "AF_INET6"}, {AF_NETLINK, "AF_NETLINK"}, {AF_PACKET, "AF_PACKET"}};
+        for (const auto& [domain, name] : denied) {
+            const int fd = ::socket(domain, SOCK_DGRAM, 0);
+            checks.expect_errno(std::string("socket(") + name + ")", fd, errno, EPERM);
+        }
+        const int stream = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        checks.expect(stream >= 0, std::string("socket(AF_UNIX, SOCK_STREAM): ") + std::strerror(errno));
+        const int dgram = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        checks.expect(dgram >= 0, std::string("socket(AF_UNIX, SOCK_DGRAM): ") + std::strerror(errno));
+        int pair[2];
+        checks.expect(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0,
+                      std::string("socketpair(AF_UNIX): ") + std::strerror(errno));
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+// Each call has arguments that would fail harmlessly with another errno (or do nothing lasting) if
+// the filter were missing, so a broken filter shows up as a wrong errno, never as a reboot.
+struct DeniedCall {
+    const char* name;
+    std::function<long()> call;
+};
+
+std::vector<DeniedCall> stage1_denied_calls() {
+    static char buffer[16];
+    static const char* const missing = "/nonexistent-kreg-sandbox-test";
+    return {
+        {"ptrace(PTRACE_TRACEME)", [] { return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr); }},
+        {"process_vm_readv(self)",
+         [] {
+             char target[16];
+             iovec local{target, sizeof target}, remote{buffer, sizeof buffer};
+             return long(::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0));
+         }},
+        {"process_vm_writev(self)",
+         [] {
+             char source[16] = {};
+             iovec local{source, sizeof source}, remote{buffer, sizeof buffer};
+             return long(::process_vm_writev(::getpid(), &local, 1, &remote, 1, 0));
+         }},
+        {"mount", [] { return long(::mount("none", missing, "tmpfs", 0, nullptr)); }},
+        {"umount2", [] { return long(::umount2(missing, 0)); }},
+        {"unshare(CLONE_NEWNS)", [] { return long(::unshare(CLONE_NEWNS)); }},
+        {"unshare(CLONE_NEWUSER)", [] { return long(::unshare(CLONE_NEWUSER)); }},
+        {"setns", [] { return long(::setns(-1, 0)); }},
+        {"pivot_root", [] { return ::syscall(SYS_pivot_root, missing, missing); }},
+        {"chroot", [] { return long(::chroot(missing)); }},
+        {"bpf", [] { return ::syscall(SYS_bpf, 9999, nullptr, 0); }},
+        {"perf_event_open", [] { return ::syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0); }},
+        {"kexec_load", [] { return ::syscall(SYS_kexec_load, 0, 1000000, nullptr, 0x7fff0000ul); }},
+        {"kexec_file_load", [] { return ::syscall(SYS_kexec_file_load, -1, -1, 0, nullptr, ~0ul); }},
+        {"init_module", [] { return ::syscall(SYS_init_module, nullptr, 0, ""); }},
+        {"finit_module", [] { return ::syscall(SYS_finit_module, -1, "", 0); }},
+        {"delete_module", [] { return ::syscall(SYS_delete_module, "kreg_no_such_module", O_NONBLOCK); }},
+        {"reboot(bad magic)", [] { return ::syscall(SYS_reboot, 0, 0, 0, nullptr); }},
+        {"swapon", [] { return ::syscall(SYS_swapon, missing, 0); }},
+        {"swapoff", [] { return ::syscall(SYS_swapoff, missing); }},
+        {"keyctl", [] { return ::syscall(SYS_keyctl, 9999, 0, 0, 0, 0); }},
+        {"add_key", [] { return ::syscall(SYS_add_key, nullptr, nullptr, nullptr, 0, 0); }},
+        {"request_key", [] { return ::syscall(SYS_request_key, nullptr, nullptr, nullptr, 0); }},
+        {"userfaultfd", [] { return ::syscall(SYS_userfaultfd, O_CLOEXEC); }},
+        {"io_uring_setup", [] { return ::syscall(SYS_io_uring_setup, 0, nullptr); }},
+        {"open_by_handle_at", [] { return ::syscall(SYS_open_by_handle_at, -1, nullptr, 0); }},
+        {"fsopen", [] { return ::syscall(SYS_fsopen, "kreg_no_such_fs", 0); }},
+        {"open_tree", [] { return ::syscall(SYS_open_tree, -1, missing, 0); }},
+        {"pidfd_getfd", [] { return ::syscall(SYS_pidfd_getfd, -1, 0, 0); }},
+        {"iopl", [] { return ::syscall(SYS_iopl, 4); }},
+        {"sethostname(too long)", [] { return ::syscall(SYS_sethostname, "x", 100000); }},
+        {"clock_settime(CLOCK_MONOTONIC)",
+         [] {
+             timespec ts{};
+             return ::syscall(SYS_clock_settime, CLOCK_MONOTONIC, &ts);
+         }},
+        {"setrlimit(RLIMIT_NOFILE)",
+         [] {
+             rlimit same{};
+             ::getrlimit(RLIMIT_NOFILE, &same);
+             return ::syscall(SYS_setrlimit, RLIMIT_NOFILE, &same);
+         }},
+        {"prlimit64(set RLIMIT_CPU)",
+         [] {
+             rlimit same{};
+             ::getrlimit(RLIMIT_CPU, &same);
+             return ::syscall(SYS_prlimit64, 0, RLIMIT_CPU, &same, nullptr);
+         }},
+        {"prctl(PR_SET_DUMPABLE, 1)", [] { return long(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)); }},
+        {"clone(CLONE_NEWNET)",
+         [] {
+             const long r = ::syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, nullptr, nullptr, nullptr, 0);
+             if (r == 0) ::_exit(kFail);  // a child: the filter let it through
+             return r;
+         }},
+    };
+}
+
+TEST(Sandbox, Stage1DeniesEveryListedCallWithEperm) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        const SandboxReport report = harden_before_load(SandboxPolicy{});
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        // Only call the dangerous ones with a filter in place.
+        if (::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2) {
+            message = "the report says stage 1 applied, but PR_GET_SECCOMP is not 2";
+            return kFail;
+        }
+        for (const DeniedCall& denied : stage1_denied_calls()) {
+            errno = 0;
+            const long r = denied.call();
+            checks.expect_errno(denied.name, r, errno, EPERM);
+        }
+        // clone3 is not a violation: ENOSYS sends glibc back to clone. Size 0 is invalid without a filter.
+        errno = 0;
+        const long r = ::syscall(SYS_clone3, nullptr, 0);
+        checks.expect_errno("clone3", r, errno, ENOSYS);
+        // Reading limits stays allowed.
+        rlimit limit{};
+        checks.expect(::getrlimit(RLIMIT_NOFILE, &limit) == 0, "getrlimit is allowed");
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, X32AndI386SyscallsAreDenied) {
+    const ChildOutcome outcome = in_child([](std::string& message) {
+        const SandboxReport report = harden_before_load(SandboxPolicy{});
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        errno = 0;
+        const long x32 = ::syscall(0x40000000L | SYS_getpid);  // __X32_SYSCALL_BIT
+        checks.expect_errno("x32 getpid", x32, errno, EPERM);
+        // i386 getpid (20) through int 0x80: the filter sees AUDIT_ARCH_I386. Without ia32 emulation
+        // the kernel answers with SIGSEGV before any filter runs; the parent skips then.
+        long i386 = 20;
+        asm volatile("int $0x80" : "+a"(i386) : : "memory", "r8", "r9", "r10", "r11");
+        checks.expect(i386 == -EPERM, "i386 getpid returned " + std::to_string(i386) + ", wanted -EPERM");
+        message = checks.log;
+        return checks.result();
+    });
+    if (outcome.signal == SIGSEGV) GTEST_SKIP() << "int 0x80 is not available (no ia32 emulation)";
+    EXPECT_CHILD_PASSES(outcome);
+}
+
+TEST(Sandbox, LimitsAndProcessFlags) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.max_open_files = 64;
+        policy.max_file_bytes = 1 << 20;
+        policy.cpu_seconds = 30;
+        const SandboxReport report = harden_before_load(policy);
+        Checks checks;
+        rlimit limit{};
+        ::getrlimit(RLIMIT_CORE, &limit);
+        checks.expect(limit.rlim_cur == 0 && limit.rlim_max == 0, "RLIMIT_CORE is 0");
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        checks.expect(limit.rlim_cur == 64 && limit.rlim_max == 64, "RLIMIT_NOFILE is 64");
+        ::getrlimit(RLIMIT_FSIZE, &limit);
+        checks.expect(limit.rlim_cur == 1u << 20 && limit.rlim_max == 1u << 20, "RLIMIT_FSIZE is 1 MiB");
+        ::getrlimit(RLIMIT_CPU, &limit);
+        checks.expect(limit.rlim_cur >= 30 && limit.rlim_cur <= 31 && limit.rlim_max == limit.rlim_cur + 5,
+                      "RLIMIT_CPU is 30 s from now, hard 5 s later: " + std::to_string(limit.rlim_cur));
+        checks.expect(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0, "PR_GET_DUMPABLE is 0");
+        checks.expect(::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1, "PR_GET_NO_NEW_PRIVS is 1");
+        // The descriptor limit holds: opening stops with EMFILE below 64.
+        int last_errno = 0, opened = 0;
+        for (int i = 0; i < 100; ++i) {
+            if (::open("/dev/null", O_RDONLY) < 0) {
+                last_errno = errno;
+                break;
+            }
+            ++opened;
+        }
+        checks.expect(last_errno == EMFILE && opened < 64,
+                      "open stops with EMFILE below 64, opened " + std::to_string(opened));
+        for (const char* step : {"RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "no_new_privs", "dumpable"})
+            checks.expect(report.has_applied(step), std::string("the report lists ") + step);
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, WritingPastTheFileSizeLimitEndsInSigxfsz) {
+    const ChildOutcome outcome = in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.max_file_bytes = 4096;
+        harden_before_load(policy);
+        const int fd = ::open("/tmp", O_TMPFILE | O_RDWR, 0600);
+        if (fd < 0) {
+            message = std::string("O_TMPFILE in /tmp: ") + std::strerror(errno);
+            return kSkip;
+        }
+        const std::string data(8192, 'x');
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        const ssize_t more = ::write(fd, data.data(), data.size());
+        message = "the writes returned " + std::to_string(n) + " and " + std::to_string(more) + " (" +
+                  std::strerror(errno) + ") instead of ending the process";
+        return kFail;
+    });
+    if (outcome.exit_code == kSkip) GTEST_SKIP() << outcome.message;
+    EXPECT_EQ(outcome.signal, SIGXFSZ) << outcome.message;
+}
+
+TEST(Sandbox, CpuTimePastTheLimitEndsInSigxcpu) {
+    const ChildOutcome outcome = in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.cpu_seconds = 1;
+        harden_before_load(policy);
+        const auto start = std::chrono::steady_clock::now();
+        volatile uint64_t spin = 0;
+        while (std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) spin = spin + 1;
+        message = "spun for 30 s of wall time without SIGXCPU";
+        return kFail;
+    });
+    EXPECT_EQ(outcome.signal, SIGXCPU) << outcome.message;
+}
+
+TEST(Sandbox, NetworkNamespaceHasOnlyLoopback) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        const ino_t before = net_namespace_inode();
+        SandboxPolicy policy;
+        policy.seccomp = false;  // if_nameindex needs an AF_NETLINK socket, which stage 1 denies
+        const SandboxReport report = harden_before_load(policy);
+        if (step_missing(report, "network namespace", message)) return kSkip;
+        Checks checks;
+        checks.expect(net_namespace_inode() != before && before != 0, "/proc/self/ns/net changed");
+        std::vector<std::string> names;
+        if (struct if_nameindex* list = ::if_nameindex()) {
+            for (struct if_nameindex* i = list; i->if_index != 0; ++i) names.push_back(i->if_name);
+            ::if_freenameindex(list);
+        } else {
+            checks.expect(false, std::string("if_nameindex: ") + std::strerror(errno));
+        }
+        checks.expect(names == std::vector<std::string>{"lo"}, "if_nameindex lists only lo: " + joined(names));
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, NetworkNamespaceWithTheFullPolicy) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        const ino_t before = net_namespace_inode();
+        SandboxReport report = harden_before_load(SandboxPolicy{});
+        harden_after_load(SandboxPolicy{}, report);
+        if (step_missing(report, "network namespace", message)) return kSkip;
+        Checks checks;
+        checks.expect(net_namespace_inode() != before, "/proc/self/ns/net changed");
+        const std::vector<std::string> names = interfaces_from_proc();
+        checks.expect(names == std::vector<std::string>{"lo"}, "/proc/self/net/dev lists only lo: " + joined(names));
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, WithoutRootTheNetworkNamespaceComesWithAUserNamespace) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user in the child";
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        constexpr uid_t kNobody = 65534;
+        if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+            message = std::string("cannot become nobody: ") + std::strerror(errno);
+            return kSkip;
+        }
+        ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);  // changing uid cleared it; a worker started as a user has it
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        const ino_t before = net_namespace_inode();
+        const SandboxReport report = harden_before_load(SandboxPolicy{});
+        if (step_missing(report, "network namespace", message)) return kSkip;
+        Checks checks;
+        checks.expect(report.applied.end() != std::find_if(report.applied.begin(), report.applied.end(),
+                                                           [](const std::string& e) {
+                                                               return e.find("CLONE_NEWUSER|CLONE_NEWNET") !=
+                                                                      std::string::npos;
+                                                           }),
+                      "the report names the user namespace fallback");
+        checks.expect(report.has_applied("user namespace"), "the id maps were written");
+        checks.expect(::getuid() == kNobody && ::getgid() == kNobody, "uid and gid unchanged inside");
+        checks.expect(net_namespace_inode() != before, "/proc/self/ns/net changed");
+        checks.expect(interfaces_from_proc() == std::vector<std::string>{"lo"}, "only lo");
+        int death_signal = 0;
+        ::prctl(PR_GET_PDEATHSIG, &death_signal, 0, 0, 0);
+        checks.expect(death_signal == SIGKILL, "PR_SET_PDEATHSIG survived the new user namespace");
+        checks.expect(report.has_applied("seccomp stage 1"), "seccomp without root, thanks to no_new_privs");
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        checks.expect_errno("socket(AF_INET)", fd, errno, EPERM);
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+}
+
+void* set_flag(void* flag) {
+    static_cast<std::atomic<int>*>(flag)->store(1);
+    return nullptr;
+}
+
+TEST(Sandbox, AfterLoadForkAndExecFailButThreadsWork) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        // A thread that exists before any hardening, like one a library starts at load time: TSYNC
+        // must give it both filters.
+        std::mutex mutex;
+        std::condition_variable wake;
+        bool go = false;
+        long early_fork = 0, early_socket = 0;
+        int early_fork_errno = 0, early_socket_errno = 0;
+        std::thread early([&] {
+            std::unique_lock<std::mutex> lock(mutex);
+            wake.wait(lock, [&] { return go; });
+            early_socket = ::socket(AF_INET, SOCK_STREAM, 0);
+            early_socket_errno = errno;
+            early_fork = ::fork();
+            early_fork_errno = errno;
+            if (early_fork == 0) ::_exit(kFail);
+        });
+
+        SandboxReport report = harden_before_load(SandboxPolicy{});
+        harden_after_load(SandboxPolicy{}, report);
+        if (report.has_applied("seccomp stage 2") == false || report.has_applied("seccomp stage 1") == false) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                go = true;
+            }
+            wake.notify_one();
+            early.join();
+            step_missing(report, "seccomp stage 2", message);
+            return kSkip;
+        }
+        Checks checks;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            go = true;
+        }
+        wake.notify_one();
+        early.join();
+        checks.expect_errno("socket(AF_INET) in a thread started before hardening", early_socket,
+                            early_socket_errno, EPERM);
+        checks.expect_errno("fork() in a thread started before hardening", early_fork, early_fork_errno, EPERM);
+
+        errno = 0;
+        pid_t pid = ::fork();
+        if (pid == 0) ::_exit(kFail);
+        checks.expect_errno("fork()", pid, errno, EPERM);
+        errno = 0;
+        long r = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0);
+        if (r == 0) ::_exit(kFail);
+        checks.expect_errno("clone(SIGCHLD)", r, errno, EPERM);
+        errno = 0;
+        r = ::syscall(SYS_vfork);
+        if (r == 0) ::_exit(kFail);
+        checks.expect_errno("vfork()", r, errno, EPERM);
+
+        char* const argv[] = {const_cast<char*>("/bin/false"), nullptr};
+        errno = 0;
+        r = ::execve("/bin/false", argv, environ);  // on success the child exits 1: a failure
+        checks.expect_errno("execve(/bin/false)", r, errno, EPERM);
+        errno = 0;
+        r = ::syscall(SYS_execveat, AT_FDCWD, "/bin/false", argv, environ, 0);
+        checks.expect_errno("execveat(/bin/false)", r, errno, EPERM);
+        pid_t spawned = 0;
+        const int spawn_error = ::posix_spawn(&spawned, "/bin/false", nullptr, nullptr, argv, environ);
+        checks.expect(spawn_error != 0, "posix_spawn fails");
+
+        std::atomic<int> from_std_thread{0};
+        std::thread worker([&] { from_std_thread = 1; });
+        worker.join();
+        checks.expect(from_std_thread == 1, "std::thread runs");
+        std::atomic<int> from_pthread{0};
+        pthread_t thread;
+        const int created = ::pthread_create(&thread, nullptr, set_flag, &from_pthread);
+        checks.expect(created == 0, std::string("pthread_create: ") + std::strerror(created));
+        if (created == 0) ::pthread_join(thread, nullptr);
+        checks.expect(from_pthread == 1, "the pthread ran");
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, KillOnViolationEndsTheProcessWithSigsys) {
+    const ChildOutcome outcome = in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.kill_on_violation = true;
+        const SandboxReport report = harden_before_load(policy);
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        message = "socket(AF_INET) returned " + std::to_string(fd) + " instead of killing";
+        return kFail;
+    });
+    if (outcome.exit_code == kSkip) GTEST_SKIP() << outcome.message;
+    EXPECT_EQ(outcome.signal, SIGSYS) << outcome.message;
+}
+
+TEST(Sandbox, KillOnViolationAfterLoadKillsAForkFromAnyThread) {
+    const ChildOutcome outcome = in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.kill_on_violation = true;
+        SandboxReport report = harden_before_load(policy);
+        harden_after_load(policy, report);
+        if (step_missing(report, "seccomp stage 2", message)) return kSkip;
+        std::thread([] {
+            if (::fork() == 0) ::_exit(kFail);
+        }).join();
+        message = "fork() in a thread returned instead of killing the process";
+        return kFail;
+    });
+    if (outcome.exit_code == kSkip) GTEST_SKIP() << outcome.message;
+    EXPECT_EQ(outcome.signal, SIGSYS) << outcome.message;
+}
+
+TEST(Sandbox, DisabledPolicyAppliesNothingAndSaysSo) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.enabled = false;
+        SandboxReport report = harden_before_load(policy);
+        harden_after_load(policy, report);
+        Checks checks;
+        checks.expect(report.applied.empty(), "nothing applied");
+        checks.expect(report.unavailable == std::vector<std::string>{"sandbox: disabled by policy"},
+                      "the report says the sandbox is disabled");
+        checks.expect(::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0, "no filter");
+        checks.expect(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1, "still dumpable");
+        const pid_t pid = ::fork();
+        if (pid == 0) ::_exit(0);
+        checks.expect(pid > 0, "fork works");
+        if (pid > 0) ::waitpid(pid, nullptr, 0);
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, StepsDisabledByPolicyAreReported) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        SandboxPolicy policy;
+        policy.seccomp = false;
+        policy.network_namespace = false;
+        const ino_t before = net_namespace_inode();
+        SandboxReport report = harden_before_load(policy);
+        harden_after_load(policy, report);
+        Checks checks;
+        for (const char* entry : {"network namespace: disabled by policy", "seccomp stage 1: disabled by policy",
+                                  "seccomp stage 2: disabled by policy"})
+            checks.expect(std::find(report.unavailable.begin(), report.unavailable.end(), entry) !=
+                              report.unavailable.end(),
+                          std::string("reported: ") + entry);
+        checks.expect(::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0, "no filter");
+        checks.expect(net_namespace_inode() == before, "same network namespace");
+        checks.expect(report.has_applied("dumpable") && report.has_applied("RLIMIT_CORE"), "the rest applied");
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+}
+
+}  // namespace
+}  // namespace kreg
