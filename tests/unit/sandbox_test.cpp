@@ -29,6 +29,7 @@
 #include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -645,6 +646,23 @@ TEST(Sandbox, StepsDisabledByPolicyAreReported) {
         message = checks.log + report.to_json().dump(1);
         return checks.result();
     }));
+}
+
+// CUDA under both stages: the probe follows the worker's order and runs a JIT-compiled kernel from the
+// main thread and from a thread started after stage 2. Exit 77 means no driver or no GPU here.
+TEST(Sandbox, CudaWorksInsideTheSandbox) {
+    const std::string probe = std::string(KREG_FIXTURE_DIR) + "/sandbox_probe_cuda";
+    ASSERT_EQ(::access(probe.c_str(), X_OK), 0) << probe << " was not built";
+    FILE* pipe = ::popen((probe + " 2>&1").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string output;
+    char chunk[4096];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
+    const int status = ::pclose(pipe);
+    ASSERT_TRUE(WIFEXITED(status)) << "the probe was killed (status " << status << ")\n" << output;
+    if (WEXITSTATUS(status) == kSkip) GTEST_SKIP() << output;
+    EXPECT_EQ(WEXITSTATUS(status), kPass) << output;
 }
 
 }  // namespace
