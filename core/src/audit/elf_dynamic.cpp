@@ -1,5 +1,6 @@
 #include "audit/elf_dynamic.hpp"
 
+#include <cstdint>
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -346,6 +347,18 @@ DynamicView read_segment_view(const Image& image, const AddressMap& map, std::ui
 
 // ---- The section headers' view: .dynamic, .dynsym, .dynstr, .gnu.version, .gnu.version_r ---------------
 
+// How a section is named in messages; its type, since this reader never trusts section names.
+std::string section_kind(std::uint32_t type) {
+    switch (type) {
+        case kShtDynsym: return ".dynsym";
+        case kShtDynamic: return ".dynamic";
+        case kShtStrtab: return "a string table";
+        case kShtGnuVersym: return ".gnu.version";
+        case kShtGnuVerneed: return ".gnu.version_r";
+        default: return "type " + hex(type);
+    }
+}
+
 struct Section {
     std::uint32_t type, link, info;
     std::uint64_t offset, size, entsize;
@@ -452,7 +465,7 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
                 const Section s{image.u32(at + 4), image.u32(at + 40), image.u32(at + 44),
                                 image.u64(at + 24), image.u64(at + 32), image.u64(at + 56)};
                 if (i > 0 && s.type != kShtNull && s.type != kShtNobits)
-                    image.region(s.offset, s.size, "section " + std::to_string(i) + " (type " + hex(s.type) + ")");
+                    image.region(s.offset, s.size, "section " + std::to_string(i) + " (" + section_kind(s.type) + ")");
                 sections.push_back(s);
             }
         }

@@ -3,8 +3,10 @@
 #include "audit/elf_dynamic.hpp"
 #include "config/sweep_config.hpp"  // glob_match
 
+#include <cstdint>
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -28,8 +30,25 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
     return out;
 }
 
+// Names come from the file: anything but printable ASCII is shown as \xNN, so that results stay valid
+// UTF-8 for JSON and cannot carry terminal escapes into a console or report. Applying it twice is harmless.
+std::string printable(std::string_view raw) {
+    std::string out;
+    for (const char c : raw) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7f) {
+            out += c;
+        } else {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+            out += escaped;
+        }
+    }
+    return out;
+}
+
 AuditFinding format_finding(const std::string& file, const std::string& message) {
-    return {"format", file, "elf", message};
+    return {"format", printable(file), "elf", printable(message)};
 }
 
 // Names in a but not in b.
@@ -40,7 +59,8 @@ std::vector<std::string> missing_from(const std::set<std::string>& a, const std:
 }
 
 std::string first_few(const std::vector<std::string>& names) {
-    std::vector<std::string> shown(names.begin(), names.begin() + std::min<std::size_t>(names.size(), 5));
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < names.size() && i < 5; ++i) shown.push_back(printable(names[i]));
     return join(shown, ", ") + (names.size() > shown.size() ? ", ..." : "");
 }
 
@@ -110,7 +130,7 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
     if (loader && headers) {
         auto names = [](const std::vector<elf::NeededLibrary>& list) {
             std::vector<std::string> out;
-            for (const auto& library : list) out.push_back(library.name);
+            for (const auto& library : list) out.push_back(printable(library.name));
             return out;
         };
         if (names(loader->needed) != names(headers->needed))
@@ -132,32 +152,36 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
     if (!primary && result.findings.empty())
         result.findings.push_back(format_finding(file, "no dynamic section could be read"));
 
+    // Policies match the raw names; results and messages carry printable ones.
     for (const elf::NeededLibrary& library : needed) {
-        result.needed.push_back(library.name);
+        const std::string name = printable(library.name);
+        result.needed.push_back(name);
         const std::string how = library.tag == "DT_NEEDED" ? "needs " : "loads (" + library.tag + ") ";
         if (library.name.find('/') != std::string::npos)
-            result.findings.push_back({"library", library.name, "path",
-                                       how + library.name + " by path (a plugin may only name libraries by soname)"});
+            result.findings.push_back({"library", name, "path",
+                                       how + name + " by path (a plugin may only name libraries by soname)"});
         else if (!first_match(policy.allowed_libraries, library.name))
-            result.findings.push_back({"library", library.name, "not allowed",
-                                       how + library.name + " (not allowed: no allowed library pattern matches)"});
+            result.findings.push_back({"library", name, "not allowed",
+                                       how + name + " (not allowed: no allowed library pattern matches)"});
     }
-    for (const auto& [name, symbol] : imports) {
+    for (const auto& [raw, symbol] : imports) {
+        const std::string name = printable(raw);
         result.imported_symbols.push_back(name);
-        result.imports.push_back(symbol);
-        if (const std::string* rule = first_match(policy.denied_symbols, name))
+        result.imports.push_back({name, printable(symbol.version), printable(symbol.version_library), symbol.weak});
+        if (const std::string* rule = first_match(policy.denied_symbols, raw))
             result.findings.push_back({"symbol", name, *rule, "imports " + name + " (denied: " + *rule + ")"});
     }
     // A default-visibility definition is looked up like an import: the loader binds the plugin's own calls
     // to an earlier definition of the same name, such as the runner's cuBLAS.
-    for (const std::string& name : exports) {
+    for (const std::string& raw : exports) {
+        const std::string name = printable(raw);
         result.exported_symbols.push_back(name);
-        if (const std::string* rule = first_match(policy.denied_symbols, name))
+        if (const std::string* rule = first_match(policy.denied_symbols, raw))
             result.findings.push_back({"symbol", name, *rule,
                                        "exports " + name + ", which an already loaded library can interpose (denied: " +
                                            *rule + ")"});
     }
-    result.search_paths.assign(search_paths.begin(), search_paths.end());
+    for (const std::string& path : search_paths) result.search_paths.push_back(printable(path));
     result.passed = result.findings.empty();
     return result;
 }

@@ -12,6 +12,7 @@
 // that turns the common cheats into a readable refusal before any plugin code runs.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
