@@ -286,6 +286,19 @@ std::vector<DeniedCall> stage1_denied_calls() {
              ::getrlimit(RLIMIT_CPU, &same);
              return ::syscall(SYS_prlimit64, 0, RLIMIT_CPU, &same, nullptr);
          }},
+        {"setsid", [] { return long(::setsid()); }},
+        {"setpgid(0, 0)", [] { return long(::setpgid(0, 0)); }},
+        {"tkill(self, 0)", [] { return ::syscall(SYS_tkill, ::gettid(), 0); }},
+        {"pidfd_send_signal", [] { return ::syscall(SYS_pidfd_send_signal, -1, SIGCONT, nullptr, 0); }},
+        {"kill(parent, SIGCONT)", [] { return long(::kill(::getppid(), SIGCONT)); }},
+        {"kill(no such pid, SIGTERM)", [] { return long(::kill(0x7ffffff0, SIGTERM)); }},
+        {"tgkill(parent, parent, SIGCONT)", [] { return ::syscall(SYS_tgkill, ::getppid(), ::getppid(), SIGCONT); }},
+        {"rt_sigqueueinfo(parent, SIGCONT)",
+         [] {
+             siginfo_t info{};
+             info.si_code = SI_QUEUE;
+             return ::syscall(SYS_rt_sigqueueinfo, ::getppid(), SIGCONT, &info);
+         }},
         {"prctl(PR_SET_DUMPABLE, 1)", [] { return long(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)); }},
         {"clone(CLONE_NEWNET)",
          [] {
@@ -318,6 +331,34 @@ TEST(Sandbox, Stage1DeniesEveryListedCallWithEperm) {
         // Reading limits stays allowed.
         rlimit limit{};
         checks.expect(::getrlimit(RLIMIT_NOFILE, &limit) == 0, "getrlimit is allowed");
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+std::atomic<int> signals_received{0};
+void count_signal(int) { signals_received.fetch_add(1); }
+
+TEST(Sandbox, SignalsStillReachTheWorkerItself) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        // Its own process group, like a worker: kill(0, ...) must not reach the test runner.
+        if (::setpgid(0, 0) != 0) {
+            message = std::string("setpgid: ") + std::strerror(errno);
+            return kFail;
+        }
+        const SandboxReport report = harden_before_load(SandboxPolicy{});
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        ::signal(SIGUSR1, count_signal);
+        checks.expect(::raise(SIGUSR1) == 0, "raise(SIGUSR1)");
+        checks.expect(::kill(::getpid(), SIGUSR1) == 0, "kill(self, SIGUSR1)");
+        checks.expect(::kill(0, SIGUSR1) == 0, "kill(0, SIGUSR1), the worker's own group");
+        checks.expect(::pthread_kill(::pthread_self(), SIGUSR1) == 0, "pthread_kill(self)");
+        std::thread([&] {
+            checks.expect(::kill(::getpid(), SIGUSR1) == 0, "kill(self) from another thread");
+        }).join();
+        checks.expect(signals_received.load() == 5, "5 signals arrived: " + std::to_string(signals_received.load()));
+        checks.expect(::kill(::getppid(), 0) == 0, "kill(parent, 0) only asks whether it exists");
         message = checks.log;
         return checks.result();
     }));

@@ -51,6 +51,10 @@ const int kStage1Denied[] = {
     // io_uring executes socket, open and other operations without passing through this filter.
     __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
     __NR_setrlimit,
+    // Staying in the worker's process group is what lets the runner kill everything a plugin started.
+    __NR_setsid, __NR_setpgid,
+    // Signals to other processes: see the kill rule below; these two cannot be checked by pid.
+    __NR_tkill, __NR_pidfd_send_signal,
 };
 
 const int kStage2Denied[] = {__NR_fork, __NR_vfork, __NR_execve, __NR_execveat};
@@ -92,6 +96,30 @@ private:
     std::vector<sock_filter> code_;
 };
 
+// Signals only to this process (or its own group): a worker running as root could otherwise kill the
+// runner, other workers or, with kill(-1, ...), every process on the machine. Signal 0 (an existence
+// check) goes anywhere. own_pid is the worker's, read when the filter is built.
+void only_own_signals(BpfProgram& p, uint32_t violation, uint32_t own_pid) {
+    const uint32_t own_group = uint32_t(-int32_t(own_pid));
+    p.begin_block(__NR_kill, 8);  // kill(pid, sig)
+    p.load(arg_low(1));
+    p.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0);
+    p.load(arg_low(0));
+    p.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0);
+    p.jump(BPF_JMP | BPF_JEQ | BPF_K, own_pid, 2, 0);
+    p.jump(BPF_JMP | BPF_JEQ | BPF_K, own_group, 1, 0);
+    p.ret(violation);
+    p.allow();
+    // tgkill(tgid, tid, sig), rt_sigqueueinfo(tgid, ...), rt_tgsigqueueinfo(tgid, tid, ...)
+    for (int nr : {__NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo}) {
+        p.begin_block(nr, 4);
+        p.load(arg_low(0));
+        p.jump(BPF_JMP | BPF_JEQ | BPF_K, own_pid, 0, 1);
+        p.allow();
+        p.ret(violation);
+    }
+}
+
 BpfProgram build_filter(FilterStage stage, uint32_t violation) {
     BpfProgram p(violation);
     p.prologue();
@@ -125,6 +153,7 @@ BpfProgram build_filter(FilterStage stage, uint32_t violation) {
         p.jump(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_DUMPABLE, 0, 1);
         p.deny();
         p.allow();
+        only_own_signals(p, violation, uint32_t(::getpid()));
     } else {
         for (int nr : kStage2Denied) p.return_for(nr, violation);
         // clone(flags, ...): threads (CLONE_THREAD) only; CUDA and std::thread need them.
@@ -153,7 +182,8 @@ std::string describe(FilterStage stage, const std::string& action) {
         return std::to_string(std::size(kStage1Denied)) +
                " syscalls (ptrace, process_vm_*, mounts, unshare/setns, bpf, perf_event_open, modules, kexec, "
                "reboot, swap, keyrings, userfaultfd, io_uring, setrlimit, ...), socket() other than AF_UNIX, "
-               "clone() with namespace flags, prlimit64() setting a limit, prctl(PR_SET_DUMPABLE) -> " +
+               "clone() with namespace flags, prlimit64() setting a limit, prctl(PR_SET_DUMPABLE), setsid, setpgid, "
+               "signals to other processes -> " +
                action + "; clone3 -> ENOSYS; i386 and x32 syscalls -> " + action;
     return "fork, vfork, execve, execveat, clone() without CLONE_THREAD -> " + action +
            "; clone3 -> ENOSYS; i386 and x32 syscalls -> " + action;
