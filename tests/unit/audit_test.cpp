@@ -364,6 +364,24 @@ TEST(Audit, SectionHeaderOffsetPastTheEnd) {
     put_le(elf, 40, 8, ~std::uint64_t(0) - 10);  // an offset that overflows when a size is added
     const AuditResult wrapped = audit_shared_object(file.write(elf), default_grading_policy());
     EXPECT_TRUE(has_format_finding_containing(wrapped, "section header table runs past the end of the file"));
+
+    put_le(elf, 40, 8, 0);  // sections counted, but no table
+    const AuditResult none = audit_shared_object(file.write(elf), default_grading_policy());
+    EXPECT_TRUE(has_format_finding_containing(none, "no section header table")) << none.summary();
+}
+
+TEST(Audit, WithoutPtDynamicThereIsNothingToLoad) {
+    std::string elf = read_bytes(plugin("cpu_naive"));
+    const std::uint64_t phoff = get_le(elf, 32, 8), phnum = get_le(elf, 56, 2);
+    bool found = false;
+    for (std::uint64_t i = 0; i < phnum; ++i)
+        if (get_le(elf, phoff + i * 56, 4) == 2) put_le(elf, phoff + i * 56, 4, 0), found = true;  // PT_DYNAMIC -> PT_NULL
+    ASSERT_TRUE(found);
+    TempFile file("nodynamic");
+    const AuditResult r = audit_shared_object(file.write(elf), default_grading_policy());
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(has_format_finding_containing(r, "no PT_DYNAMIC")) << r.summary();
+    EXPECT_FALSE(r.needed.empty());  // the section headers' view is still reported
 }
 
 TEST(Audit, HugeSymbolAndSectionCounts) {

@@ -447,6 +447,8 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
     bool sections_ok = true;
     try {
         if (shoff != 0 || shnum != 0) {
+            if (shoff == 0)
+                throw FormatError("e_shnum is " + std::to_string(shnum) + " but there is no section header table");
             if (shentsize != kShdrSize)
                 throw FormatError("section headers are " + std::to_string(shentsize) + " bytes, not 64");
             image.region(shoff, kShdrSize, "the section header table");
