@@ -309,6 +309,23 @@ TEST(Audit, SectionHeadersThatHideImportsDoNotHideThemFromTheAudit) {
     EXPECT_TRUE(has_format_finding_containing(r, "does not list")) << r.summary();
 }
 
+TEST(Audit, ImportsPastTheHashTableAreFoundThroughTheirRelocations) {
+    // A hash table that claims one symbol, and no section headers: only the relocations still name socket,
+    // and they are what makes the loader bind it.
+    std::string elf = read_bytes(fixture("cheat_socket"));
+    const std::size_t gnu_hash = std::size_t(get_le(elf, section_header_of_type(elf, 0x6ffffff6) + 24, 8));
+    const std::uint64_t buckets = get_le(elf, gnu_hash, 4), bloom_words = get_le(elf, gnu_hash + 8, 4);
+    put_le(elf, gnu_hash + 4, 4, 1);  // symoffset
+    for (std::uint64_t b = 0; b < buckets; ++b) put_le(elf, gnu_hash + 16 + bloom_words * 8 + b * 4, 4, 0);
+    put_le(elf, 40, 8, 0);
+    put_le(elf, 60, 2, 0);
+    put_le(elf, 62, 2, 0);
+    TempFile file("hash");
+    const AuditResult r = audit_shared_object(file.write(elf), default_grading_policy());
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(has_finding(r, "symbol", "socket")) << r.summary();
+}
+
 // ---- Malformed input fails cleanly ----------------------------------------------------------------------
 
 TEST(Audit, MissingFileAndDirectoryNameThePath) {
