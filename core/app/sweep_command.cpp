@@ -164,8 +164,12 @@ int run_command(const CommandLine& cl) {
         }
         for (auto& part : parts) {
             apply_overrides(part, cl.overrides);
+            std::vector<std::string> unmatched;
             auto names = resolve_kernel_patterns(part.kernels, registry.names(),
-                                                cl.overrides.kernels ? std::string(kCommandLineSource) : part.source);
+                                                cl.overrides.kernels ? std::string(kCommandLineSource) : part.source,
+                                                &unmatched);
+            for (const auto& glob : unmatched)
+                std::cerr << "runner: note: no loaded kernel matches '" << glob << "' (" << part.source << ")\n";
             if (part.baseline) {
                 if (!registry.find(*part.baseline))
                     throw ConfigError(part.source, cl.overrides.baseline ? "--baseline" : "/baseline",

@@ -608,3 +608,35 @@ TEST(ShippedConfigs, ReadmeDocumentsEveryKey) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+// A glob that matches nothing is a note, not an error, when the caller collects them (a config naming
+// "cuda_*" still runs where no CUDA plugin was built); a plain name never is; nothing selected is.
+TEST(KernelPatternsUnmatchedGlobs, AreCollectedWhenAsked) {
+    const std::vector<std::string> available{"cpu_naive", "cpu_blocked"};
+    std::vector<std::string> unmatched;
+    const auto names = resolve_kernel_patterns({"cpu_*", "cuda_*"}, available, "smoke.json", &unmatched);
+    EXPECT_EQ(names, available);
+    EXPECT_EQ(unmatched, std::vector<std::string>{"cuda_*"});
+    EXPECT_THROW(resolve_kernel_patterns({"cpu_*", "cuda_*"}, available, "smoke.json"), ConfigError);
+    unmatched.clear();
+    try {
+        resolve_kernel_patterns({"cpu_naive", "cuda_01_naive"}, available, "smoke.json", &unmatched);
+        ADD_FAILURE() << "an unknown plain name must stay an error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.json_path(), "/kernels/1");
+    }
+    unmatched.clear();
+    try {
+        resolve_kernel_patterns({"cuda_*", "cublas_*"}, available, "smoke.json", &unmatched);
+        ADD_FAILURE() << "a selection of nothing must be an error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.json_path(), "/kernels");
+        EXPECT_NE(e.message().find("no kernel matches any"), std::string::npos) << e.message();
+    }
+}
+
+}  // namespace
+}  // namespace kreg

@@ -82,7 +82,8 @@ bool glob_match(std::string_view pattern, std::string_view name) {
 
 std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>& patterns,
                                                  const std::vector<std::string>& available,
-                                                 const std::string& source) {
+                                                 const std::string& source,
+                                                 std::vector<std::string>* unmatched_globs) {
     const bool from_command_line = source == kCommandLineSource;
     std::vector<bool> selected(available.size(), false);
     for (std::size_t i = 0; i < patterns.size(); ++i) {
@@ -91,6 +92,10 @@ std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>&
         for (std::size_t j = 0; j < available.size(); ++j)
             if (glob_match(pattern, available[j])) any = selected[j] = true;
         if (any) continue;
+        if (unmatched_globs != nullptr && is_glob(pattern)) {
+            unmatched_globs->push_back(pattern);
+            continue;
+        }
 
         std::string message = is_glob(pattern) ? "no kernel matches '" + pattern + "'"
                                                : "unknown kernel '" + pattern + "'";
@@ -104,6 +109,11 @@ std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>&
     for (std::size_t j = 0; j < available.size(); ++j)
         if (selected[j] && std::find(names.begin(), names.end(), available[j]) == names.end())
             names.push_back(available[j]);
+    if (names.empty() && unmatched_globs != nullptr && !unmatched_globs->empty())
+        throw ConfigError(source, from_command_line ? "--kernels" : "/kernels",
+                          "no kernel matches any of the patterns" +
+                              (available.empty() ? std::string(" (no kernels are loaded)")
+                                                 : " (available: " + list_names(available) + ")"));
     return names;
 }
 

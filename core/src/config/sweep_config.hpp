@@ -84,10 +84,13 @@ bool glob_match(std::string_view pattern, std::string_view name);
 
 // The available names (registry order) that some pattern matches, each once. A pattern that matches
 // nothing is a ConfigError at "/kernels/<i>", or at "--kernels" when source is kCommandLineSource, with a
-// did-you-mean (or the list of available kernels when nothing is close).
+// did-you-mean (or the list of available kernels when nothing is close). When unmatched_globs is given, a
+// glob (not a plain name) that matches nothing is appended there instead — so that one config can name
+// "cuda_*" and still run where no CUDA plugin was built — unless nothing at all is selected.
 std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>& patterns,
                                                  const std::vector<std::string>& available,
-                                                 const std::string& source);
+                                                 const std::string& source,
+                                                 std::vector<std::string>* unmatched_globs = nullptr);
 
 // Values given on the command line; each one set replaces the config's value.
 struct CliOverrides {
