@@ -1,0 +1,38 @@
+// On a GPU: a kernel that faults (sticky illegal address) or never ends becomes one row — crashed with
+// the CUDA error's name, or timeout — and the next kernel runs in a fresh worker with a fresh context.
+#include "common/job.hpp"
+#include "cuda/device_facts.hpp"
+#include "report/json_report.hpp"
+#include "run_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace kreg {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+
+TEST(GpuFaults, IllegalAddressAndHungKernelsBecomeRowsAndTheNextKernelRuns) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const auto dir = test::fresh_dir("gpu-faults");
+    std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 2 --timeout 10";
+    // Order matters: the good kernel runs after each fault, in a fresh worker.
+    for (const char* f : {"fixture_illegal_address", "fixture_good_cuda", "fixture_infinite_kernel"})
+        cmd += " --plugin " + fixture(f);
+    cmd += " --kernels fixture_illegal_address,fixture_infinite_kernel,fixture_good_cuda --json out.json --csv out.csv";
+    const auto r = test::run_command(cmd, dir, dir);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    std::map<std::string, Record> rows;
+    for (const auto& rec : read_records_json(dir / "out.json")) rows[rec.kernel] = rec;
+    ASSERT_EQ(rows.size(), 3u) << r.err;
+    EXPECT_EQ(rows["fixture_illegal_address"].status, RowStatus::crashed) << rows["fixture_illegal_address"].reason;
+    EXPECT_NE(rows["fixture_illegal_address"].reason.find("cudaErrorIllegalAddress"), std::string::npos)
+        << rows["fixture_illegal_address"].reason;
+    EXPECT_EQ(rows["fixture_infinite_kernel"].status, RowStatus::timeout) << rows["fixture_infinite_kernel"].reason;
+    EXPECT_EQ(rows["fixture_good_cuda"].status, RowStatus::ok) << rows["fixture_good_cuda"].reason;
+}
+
+}  // namespace
+}  // namespace kreg
