@@ -91,11 +91,27 @@ std::string run_tool(const std::string& command) {
     return out;
 }
 
+// Some toolchains (the GPU image's /opt/gcc) link libstdc++ statically into every plugin; that copy
+// imports syscall itself, which the grading policy refuses. Such a build is reported, with a note saying
+// why, and the tests that need a dynamically linked libstdc++ check that note and then skip.
+bool links_libstdcxx_statically(const AuditResult& r) {
+    return std::none_of(r.needed.begin(), r.needed.end(), [](const std::string& n) { return n.rfind("libstdc++.so", 0) == 0; });
+}
+#define KREG_SKIP_IF_STATIC_LIBSTDCXX(result)                                                                      \
+    if (links_libstdcxx_statically(result)) {                                                                      \
+        for (const AuditFinding& f : (result).findings)                                                            \
+            if (f.kind == "symbol" && f.message.find("static copy of libstdc++") == std::string::npos)             \
+                ADD_FAILURE() << "a finding without the static-libstdc++ note: " << f.message;                     \
+        GTEST_SKIP() << "this toolchain links libstdc++ statically into plugins, so they import syscall and fail "  \
+                        "the grading policy: build plugins against the shared libstdc++";                          \
+    }
+
 // ---- Honest plugins pass ----------------------------------------------------------------------------
 
 TEST(Audit, InTreeCpuPluginsAndTheGoodFixturePassTheGradingPolicy) {
     for (const std::string& path : {plugin("cpu_naive"), plugin("cpu_blocked"), fixture("fixture_good")}) {
         const AuditResult r = audit_shared_object(path, default_grading_policy());
+        KREG_SKIP_IF_STATIC_LIBSTDCXX(r);
         EXPECT_TRUE(r.passed) << path << ": " << r.summary();
         EXPECT_TRUE(r.findings.empty()) << path;
         EXPECT_NE(std::find(r.needed.begin(), r.needed.end(), "libc.so.6"), r.needed.end()) << path;
@@ -113,6 +129,7 @@ TEST(Audit, ThreadsArePartOfAnHonestKernel) {
         return s.find("_M_start_thread") != std::string::npos || s == "pthread_create";
     });
     EXPECT_TRUE(starts_threads);
+    KREG_SKIP_IF_STATIC_LIBSTDCXX(r);
     EXPECT_TRUE(r.passed) << r.summary();
 }
 
@@ -141,6 +158,9 @@ TEST(Audit, EveryCheatFailsWithAFindingNamingTheForbiddenSymbol) {
 TEST(Audit, AWeakCublasImportWithoutTheLibraryIsStillAFinding) {
     const AuditResult r = audit_shared_object(fixture("cheat_weak_cublas"), default_grading_policy());
     EXPECT_EQ(std::count_if(r.needed.begin(), r.needed.end(), [](const std::string& n) { return n.find("cublas") != std::string::npos; }), 0);
+    EXPECT_TRUE(has_finding(r, "symbol", "cublasSgemm_v2"));
+    EXPECT_TRUE(has_finding(r, "symbol", "cublasCreate_v2"));
+    KREG_SKIP_IF_STATIC_LIBSTDCXX(r);
     ASSERT_EQ(r.findings.size(), 2u) << r.summary();
     for (const AuditFinding& f : r.findings) EXPECT_EQ(f.rule, "cublas*");
     EXPECT_EQ(r.summary(), "imports cublasCreate_v2 (denied: cublas*); imports cublasSgemm_v2 (denied: cublas*)");
@@ -151,6 +171,7 @@ TEST(Audit, AWeakCublasImportWithoutTheLibraryIsStillAFinding) {
 
 TEST(Audit, SummaryOfOneFindingIsItsMessage) {
     const AuditResult r = audit_shared_object(fixture("cheat_socket"), default_grading_policy());
+    KREG_SKIP_IF_STATIC_LIBSTDCXX(r);
     EXPECT_EQ(r.summary(), "imports socket (denied: socket)");
 }
 
@@ -187,9 +208,11 @@ TEST(Audit, LibrariesOutsideTheAllowedListAreFindings) {
     policy.allowed_libraries = {"libc.so.*"};
     const AuditResult r = audit_shared_object(plugin("cpu_naive"), policy);
     EXPECT_FALSE(r.passed);
-    EXPECT_TRUE(has_finding(r, "library", "libstdc++.so.6")) << r.summary();
-    EXPECT_FALSE(has_finding(r, "library", "libc.so.6"));
-    for (const AuditFinding& f : r.findings) EXPECT_EQ(f.rule, "not allowed");
+    ASSERT_GT(r.needed.size(), 1u);
+    for (const std::string& library : r.needed)
+        EXPECT_EQ(has_finding(r, "library", library), library != "libc.so.6") << library << ": " << r.summary();
+    for (const AuditFinding& f : r.findings)
+        if (f.kind == "library") EXPECT_EQ(f.rule, "not allowed");
 }
 
 TEST(Audit, ALibraryNamedByPathIsAFinding) {

@@ -152,6 +152,20 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
     if (!primary && result.findings.empty())
         result.findings.push_back(format_finding(file, "no dynamic section could be read"));
 
+    // Some toolchains link libstdc++ statically into every shared object; its own code then imports
+    // syscall (futexes) and the like. The policy still refuses those names (the copy is the student's
+    // binary and cannot be told apart from their code), but the message says where they come from.
+    const bool needs_libstdcxx = std::any_of(needed.begin(), needed.end(), [](const elf::NeededLibrary& n) {
+        return n.name.rfind("libstdc++.so", 0) == 0;
+    });
+    const bool carries_libstdcxx = !needs_libstdcxx && std::any_of(exports.begin(), exports.end(), [](const std::string& n) {
+        return n.rfind("_ZGTt", 0) == 0 || n.rfind("_ZNSt", 0) == 0 || n.rfind("__cxa_", 0) == 0;
+    });
+    const std::string static_runtime_note =
+        carries_libstdcxx ? "; the plugin carries a static copy of libstdc++, which may import it itself: link libstdc++ "
+                            "dynamically (the kreg_add_plugin default)"
+                          : "";
+
     // Policies match the raw names; results and messages carry printable ones.
     for (const elf::NeededLibrary& library : needed) {
         const std::string name = printable(library.name);
@@ -169,7 +183,8 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         result.imported_symbols.push_back(name);
         result.imports.push_back({name, printable(symbol.version), printable(symbol.version_library), symbol.weak});
         if (const std::string* rule = first_match(policy.denied_symbols, raw))
-            result.findings.push_back({"symbol", name, *rule, "imports " + name + " (denied: " + *rule + ")"});
+            result.findings.push_back(
+                {"symbol", name, *rule, "imports " + name + " (denied: " + *rule + ")" + static_runtime_note});
     }
     // A default-visibility definition is looked up like an import: the loader binds the plugin's own calls
     // to an earlier definition of the same name, such as the runner's cuBLAS.
