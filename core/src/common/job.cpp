@@ -24,7 +24,7 @@ Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
 
 void to_json(nlohmann::json& j, const RunSettings& s) {
     j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
-         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}};
+         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
 }
@@ -36,6 +36,7 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     j.at("warm_cache").get_to(s.warm_cache);
     j.at("device").get_to(s.device);
     s.profile = j.value("profile", false);
+    s.strict = j.value("strict", false);
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);
 }

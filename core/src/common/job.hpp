@@ -24,6 +24,10 @@ struct RunSettings {
     bool warm_cache = false;              // CUDA: skip the L2 flush between timed launches
     int device = 0;                       // CUDA device ordinal
     bool profile = false;                 // CUDA: wrap each timed launch in an NVTX range named after the kernel
+    // Grading: every call (checked, warm-up, timed) gets fresh inputs in fresh buffers and is verified,
+    // inputs are checksummed around each call, and timing also waits for the whole device and is
+    // cross-checked against the host clock. Slower; makes caching, input tampering and hidden work visible.
+    bool strict = false;
 };
 
 struct Job {
