@@ -6,13 +6,33 @@
 #include "cli.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
+#include "sandbox/policy_json.hpp"
 
 #include <csignal>
 #include <iostream>
 
+namespace kreg::app {
+// `runner __worker [--sandbox POLICY_JSON]`: the worker process (see worker/session.hpp).
+int worker_main(int argc, char** argv) {
+    std::optional<SandboxPolicy> sandbox;
+    if (argc == 4 && std::string(argv[2]) == "--sandbox") {
+        try {
+            sandbox = nlohmann::json::parse(argv[3]).get<SandboxPolicy>();
+        } catch (const std::exception& e) {
+            std::cerr << "kreg worker: bad --sandbox policy: " << e.what() << "\n";
+            return 2;
+        }
+    } else if (argc != 2) {
+        std::cerr << "kreg worker: unexpected arguments\n";
+        return 2;
+    }
+    return run_worker(3, 4, sandbox);
+}
+}  // namespace kreg::app
+
 int main(int argc, char** argv) {
     // Hidden subcommand: the runner re-executes itself as a worker process (see worker/session.hpp).
-    if (argc == 2 && std::string(argv[1]) == "__worker") return kreg::run_worker(3, 4);
+    if (argc >= 2 && std::string(argv[1]) == "__worker") return kreg::app::worker_main(argc, argv);
 
     std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
     kreg::app::CommandLine cl;

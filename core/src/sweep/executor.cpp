@@ -1,5 +1,7 @@
 #include "sweep/executor.hpp"
 
+#include "sandbox/policy_json.hpp"
+
 #include <iostream>
 
 namespace kreg {
@@ -39,7 +41,9 @@ Executor::~Executor() {
 
 std::unique_ptr<Executor::Worker> Executor::start_worker(std::string& error) {
     try {
-        auto w = std::make_unique<Worker>(Worker{WorkerProcess::start(options_.runner_exe, {"__worker"}), ""});
+        std::vector<std::string> args{"__worker"};
+        if (options_.sandbox) args.insert(args.end(), {"--sandbox", nlohmann::json(*options_.sandbox).dump()});
+        auto w = std::make_unique<Worker>(Worker{WorkerProcess::start(options_.runner_exe, args), ""});
         const auto hello = w->process.exchange(nullptr, options_.load_timeout_s);
         if (hello.outcome != WorkerProcess::Outcome::reply || hello.message.value("op", "") != "hello") {
             error = "worker did not start: " + explain_worker_end(hello.exit, w->process.stderr_tail());
@@ -50,6 +54,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(std::string& error) {
                     ", runner expects " + std::to_string(kWorkerProtocolVersion);
             return nullptr;
         }
+        if (hello.message.contains("sandbox")) last_sandbox_ = hello.message["sandbox"];
         return w;
     } catch (const std::exception& e) {
         error = e.what();
@@ -114,6 +119,8 @@ Record Executor::run_job(const Job& job) {
         worker_->plugin_path = job.plugin_path;
         // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
         const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", job.plugin_path}}, options_.load_timeout_s);
+        if (loaded.outcome == WorkerProcess::Outcome::reply && loaded.message.contains("sandbox"))
+            last_sandbox_ = loaded.message["sandbox"];
         if (loaded.outcome != WorkerProcess::Outcome::reply || loaded.message.value("op", "") != "loaded") {
             Record r = record_for(job, RowStatus::failed, "");
             if (loaded.outcome == WorkerProcess::Outcome::timed_out) {

@@ -5,6 +5,7 @@
 
 #include "common/job.hpp"
 #include "plugin/kernel_meta.hpp"
+#include "sandbox/sandbox.hpp"
 #include "worker/process.hpp"
 #include "worker/session.hpp"
 
@@ -25,6 +26,8 @@ struct ExecutorOptions {
     std::string runner_exe;           // the executable started as a worker (`runner __worker`)
     double load_timeout_s = 60.0;     // for starting a worker and loading its plugin
     bool echo_worker_stderr = false;  // copy what workers print to our stderr as it arrives
+    // Untrusted plugins: every worker hardens itself with this policy before loading anything.
+    std::optional<SandboxPolicy> sandbox;
 };
 
 class Executor {
@@ -49,6 +52,9 @@ public:
     // Stops the current worker, if any.
     void finish();
 
+    // What the last started worker reported of its sandbox ({"applied","unavailable"}), null if none.
+    const nlohmann::json& last_sandbox_report() const { return last_sandbox_; }
+
 private:
     struct Worker;
     std::unique_ptr<Worker> start_worker(std::string& error);
@@ -56,6 +62,7 @@ private:
     ExecutorOptions options_;
     std::unique_ptr<Worker> worker_;  // current worker, with the plugin it has loaded
     std::unique_ptr<WorkerSession> in_process_;
+    nlohmann::json last_sandbox_ = nullptr;
 };
 
 // "killed by SIGSEGV; last stderr: ..." — one line for a row's reason.

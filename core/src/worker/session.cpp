@@ -3,6 +3,8 @@
 #include "common/sha256.hpp"
 
 #ifdef KREG_HAVE_CUDA
+#include <cuda_runtime.h>
+
 #include "cuda/calibrate.hpp"
 #include "cuda/device_facts.hpp"
 #endif
@@ -12,7 +14,33 @@
 
 namespace kreg {
 
+#ifdef KREG_HAVE_CUDA
+namespace {
+// Creates the primary context of device (errors are left for the job to report).
+void warm_up_cuda_context(int device) {
+    if (cudaSetDevice(device) == cudaSuccess) (void)cudaFree(nullptr);
+    (void)cudaGetLastError();
+}
+}  // namespace
+#endif
+
+WorkerSession::WorkerSession(SandboxPolicy policy, SandboxReport report)
+    : sandbox_policy_(std::move(policy)), sandbox_report_(std::move(report)) {}
+
 WorkerSession::~WorkerSession() { destroy_instances(); }
+
+void WorkerSession::harden_after_plugin_load() {
+    if (!sandbox_policy_ || hardened_after_load_ || !plugin_) return;
+#ifdef KREG_HAVE_CUDA
+    // The CUDA runtime may start helper threads and open device files when its context is created:
+    // do that before fork/exec are forbidden, and only for plugins that need it.
+    bool uses_cuda = false;
+    for (const auto& k : plugin_->kernels()) uses_cuda = uses_cuda || k.backend == KREG_BACKEND_CUDA;
+    if (uses_cuda) warm_up_cuda_context(0);
+#endif
+    harden_after_load(*sandbox_policy_, sandbox_report_);
+    hardened_after_load_ = true;
+}
 
 void WorkerSession::destroy_instances() {
     if (plugin_)
@@ -75,6 +103,7 @@ nlohmann::json WorkerSession::run(const Job& job) {
     Record record = record_for(job, RowStatus::failed, "");
     try {
         const LoadedPlugin& plugin = plugin_for(job.plugin_path);
+        harden_after_plugin_load();
         record.plugin = plugin.descriptor().plugin_name;
         const kreg_kernel_info* info = plugin.find_kernel(job.kernel);
         if (info == nullptr) throw std::runtime_error("plugin " + job.plugin_path + " has no kernel '" + job.kernel + "'");
@@ -137,7 +166,8 @@ nlohmann::json WorkerSession::handle(const nlohmann::json& request) {
         if (op == "load") {
             try {
                 plugin_for(request.at("plugin").get<std::string>());
-                return {{"op", "loaded"}};
+                harden_after_plugin_load();
+                return {{"op", "loaded"}, {"sandbox", sandbox_report_.to_json()}};
             } catch (const PluginLoadError& e) {
                 return {{"op", "load_failed"}, {"error", e.what()}};
             }

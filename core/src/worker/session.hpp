@@ -3,7 +3,7 @@
 //
 // Requests (field "op"):
 //   {"op":"describe","plugin":PATH,"device":N} -> {"op":"described","plugin":PluginInfo}
-//   {"op":"load","plugin":PATH}                -> {"op":"loaded"} or {"op":"load_failed","error":"..."}
+//   {"op":"load","plugin":PATH}                -> {"op":"loaded","sandbox":{...}} or {"op":"load_failed","error":"..."}
 //   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
 //   {"op":"device","device":N,"calibrate":B}   -> {"op":"device","facts":{...},"ceilings":{...}} or {"op":"device","error":"..."}
 //   {"op":"exit"}                              -> {"op":"bye"}
@@ -12,6 +12,7 @@
 #pragma once
 
 #include "plugin/loader.hpp"
+#include "sandbox/sandbox.hpp"
 #include "worker/job_runner.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,10 @@ inline constexpr int kWorkerProtocolVersion = 1;
 class WorkerSession {
 public:
     WorkerSession() = default;
+    // A hardened session: the worker already applied harden_before_load (report says what took); the
+    // session applies harden_after_load once its plugin is loaded (and, for CUDA plugins, the CUDA
+    // context exists), before any plugin code runs a job.
+    WorkerSession(SandboxPolicy policy, SandboxReport report);
     WorkerSession(const WorkerSession&) = delete;
     WorkerSession& operator=(const WorkerSession&) = delete;
     ~WorkerSession();
@@ -43,11 +48,15 @@ private:
     const LoadedPlugin& plugin_for(const std::string& path);
     void* instance_for(const kreg_kernel_info& info);
     void destroy_instances();
+    void harden_after_plugin_load();
 
     // Declared first: destroyed after every instance made from it.
     std::optional<LoadedPlugin> plugin_;
     std::map<std::string, void*> instances_;  // kernel name -> instance; destroyed in ~WorkerSession
     bool finished_ = false;
+    std::optional<SandboxPolicy> sandbox_policy_;
+    SandboxReport sandbox_report_;
+    bool hardened_after_load_ = false;
 };
 
 // Availability of a kernel on this machine ("" when it can run), as seen from inside a worker.
@@ -55,6 +64,8 @@ std::string unavailable_reason(const KernelMeta& kernel, int device);
 
 // The worker process's main loop: reads requests from request_fd, writes replies to reply_fd, one JSON
 // object per line. Returns the process exit code.
-int run_worker(int request_fd, int reply_fd);
+// With a sandbox policy, the worker hardens itself before anything else (see sandbox/sandbox.hpp) and
+// reports what applied in its hello line: {"op":"hello",...,"sandbox":{"applied":[...],"unavailable":[...]}}.
+int run_worker(int request_fd, int reply_fd, const std::optional<SandboxPolicy>& sandbox = std::nullopt);
 
 }  // namespace kreg

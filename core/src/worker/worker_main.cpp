@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace kreg {
@@ -42,15 +43,30 @@ bool read_line(int fd, std::string& buffer, std::string& line) {
 
 }  // namespace
 
-int run_worker(int request_fd, int reply_fd) {
+int run_worker(int request_fd, int reply_fd, const std::optional<SandboxPolicy>& sandbox) {
     // The worker must not outlive the runner that reads its replies.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() == 1) return 2;
     // Whatever a plugin prints goes to stderr; the reply channel carries protocol lines only.
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
 
-    WorkerSession session;
-    const nlohmann::json hello = {{"op", "hello"}, {"protocol", kWorkerProtocolVersion}, {"pid", ::getpid()}};
+    std::unique_ptr<WorkerSession> session_owner;
+    nlohmann::json hello = {{"op", "hello"}, {"protocol", kWorkerProtocolVersion}, {"pid", ::getpid()}};
+    if (sandbox) {
+        SandboxReport report;
+        try {
+            report = harden_before_load(*sandbox);
+        } catch (const std::exception& e) {
+            // Refuse to run untrusted code half-hardened; the runner reports the worker's end and this.
+            std::fprintf(stderr, "kreg worker: sandbox: %s\n", e.what());
+            return 3;
+        }
+        hello["sandbox"] = report.to_json();
+        session_owner = std::make_unique<WorkerSession>(*sandbox, report);
+    } else {
+        session_owner = std::make_unique<WorkerSession>();
+    }
+    WorkerSession& session = *session_owner;
     if (!write_all(reply_fd, hello.dump() + "\n")) return 2;
     std::string buffer, line;
     while (!session.finished() && read_line(request_fd, buffer, line)) {

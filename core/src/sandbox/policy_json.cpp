@@ -1,0 +1,25 @@
+#include "sandbox/policy_json.hpp"
+
+namespace kreg {
+
+void to_json(nlohmann::json& j, const SandboxPolicy& p) {
+    j = {{"enabled", p.enabled},
+         {"cpu_seconds", p.cpu_seconds},
+         {"max_file_bytes", p.max_file_bytes},
+         {"max_open_files", p.max_open_files},
+         {"network_namespace", p.network_namespace},
+         {"seccomp", p.seccomp},
+         {"kill_on_violation", p.kill_on_violation}};
+}
+
+void from_json(const nlohmann::json& j, SandboxPolicy& p) {
+    p.enabled = j.value("enabled", p.enabled);
+    p.cpu_seconds = j.value("cpu_seconds", p.cpu_seconds);
+    p.max_file_bytes = j.value("max_file_bytes", p.max_file_bytes);
+    p.max_open_files = j.value("max_open_files", p.max_open_files);
+    p.network_namespace = j.value("network_namespace", p.network_namespace);
+    p.seccomp = j.value("seccomp", p.seccomp);
+    p.kill_on_violation = j.value("kill_on_violation", p.kill_on_violation);
+}
+
+}  // namespace kreg
