@@ -1,0 +1,97 @@
+// The gradebook: one folder holding a JSON file per graded student and a CSV derived from them.
+//
+//   <out>/students/<student>.json   the StudentResult, written atomically once the student is finished
+//   <out>/gradebook.csv             rewritten atomically from every students/*.json after each record()
+//
+// The per-student files are the truth and the CSV is only ever derived from them, so a grader killed at
+// any point loses at most the student in progress and never duplicates one; a rerun skips the students
+// that have a file (has()) unless asked to regrade them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg {
+
+// One check of a submission and what it earned.
+struct CheckResult {
+    std::string kind;  // "audit", "build", "load", "correctness", "performance"
+    std::string name;  // the rubric case or tier name, or the stage's own name
+    double points = 0, max_points = 0;
+    bool passed = false;
+    std::string summary;     // one line for people
+    nlohmann::json evidence; // what the verdict rests on: rows, ratios, the audit's findings...
+};
+
+struct StudentResult {
+    std::string student;     // the id: [A-Za-z0-9_.-], not starting with '.' (student_id_from_path)
+    std::string submission;  // the path graded
+    std::string status;      // one of student_statuses()
+    double score = 0, max_score = 0;
+    std::string summary;
+    std::vector<CheckResult> checks;
+    nlohmann::json sandbox;  // limits and how the worker ended
+    nlohmann::json meta;     // rubric, grader version, times...
+
+    // {"schema": "kreg-student-result", "schema_version": 1, "student": ..., ...}
+    nlohmann::json to_json() const;
+    // Throws std::invalid_argument saying what is missing or wrong (unknown status, a schema or major
+    // version that is not this one, wrong types).
+    static StudentResult from_json(const nlohmann::json& j);
+};
+
+// "graded", "rejected_audit", "build_failed", "load_failed", "crashed", "timeout", "error": every way the
+// grading of one submission can end, in the order totals are listed.
+const std::vector<std::string>& student_statuses();
+
+// Whether id can name a student's file: non-empty, at most 200 characters of [A-Za-z0-9_.-], and not
+// starting with '.' (hidden files are the atomic writer's temporaries and are not read back).
+bool is_valid_student_id(std::string_view id);
+
+// The id of a submission: its folder name when path is a directory (a trailing '/' is ignored), else its
+// file stem ("subs/alice.so" -> "alice"). Characters outside [A-Za-z0-9_.-] become '_', as do leading
+// dots; cut to 200 characters. std::invalid_argument when nothing is left (e.g. "").
+std::string student_id_from_path(const std::filesystem::path& submission);
+
+class Gradebook {
+public:
+    explicit Gradebook(std::filesystem::path out_dir);
+
+    const std::filesystem::path& dir() const { return out_dir_; }
+    std::filesystem::path student_file(const std::string& student) const;  // <out>/students/<student>.json
+    std::filesystem::path csv_file() const;                                 // <out>/gradebook.csv
+
+    // Whether a finished result for student is on disk: the file exists and reads back as that student's
+    // result. A corrupt file does not count, so a resumed run grades that student again and replaces it.
+    bool has(const std::string& student) const;
+
+    // Writes students/<student>.json atomically, then rewrites gradebook.csv atomically from every
+    // student file. std::invalid_argument for an invalid student id; std::runtime_error when a write fails.
+    void record(const StudentResult& result);
+
+    // Every student file, sorted by student. A file that cannot be read or parsed, or that names another
+    // student, is not dropped: it comes back as status "error" with the reason in summary and
+    // meta["corrupt_file"] = its path, so that it shows in the CSV and the console.
+    std::vector<StudentResult> all() const;
+
+    // "student,score,max,status,summary" and one row per all() entry, each line ending in "\n"; fields
+    // quoted per RFC 4180 when needed; scores with at most 4 decimals and no trailing zeros.
+    std::string csv() const;
+
+    // An aligned table (student, score, max, status, summary cut to one line) and a totals line: the number
+    // of students, the count per status in student_statuses() order (then any other status), and the
+    // mean score.
+    std::string console_summary() const;
+
+private:
+    std::filesystem::path out_dir_;
+};
+
+// 42.5 -> "42.5", 13.333333 -> "13.3333", 20 -> "20": scores as the CSV and the console print them.
+std::string format_points(double points);
+
+}  // namespace kreg

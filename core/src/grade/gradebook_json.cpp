@@ -1,0 +1,114 @@
+// StudentResult <-> JSON: the per-student file of the gradebook. Read back strictly, since a file that
+// does not say what it should is reported rather than trusted.
+#include "grade/gradebook.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kreg {
+namespace {
+constexpr const char* kSchema = "kreg-student-result";
+constexpr int kSchemaVersion = 1;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+    throw std::invalid_argument(where.empty() ? what : where + ": " + what);
+}
+
+const nlohmann::json& member(const nlohmann::json& object, const char* key, const std::string& where) {
+    const auto it = object.find(key);
+    if (it == object.end()) bad(where, std::string("missing '") + key + "'");
+    return *it;
+}
+
+std::string string_at(const nlohmann::json& object, const char* key, const std::string& where, bool required) {
+    const auto it = object.find(key);
+    if (it == object.end()) {
+        if (required) bad(where, std::string("missing '") + key + "'");
+        return {};
+    }
+    if (!it->is_string()) bad(where + "/" + key, "expected a string, found " + std::string(it->type_name()));
+    return it->get<std::string>();
+}
+
+double number_at(const nlohmann::json& object, const char* key, const std::string& where, bool required) {
+    const auto it = object.find(key);
+    if (it == object.end()) {
+        if (required) bad(where, std::string("missing '") + key + "'");
+        return 0;
+    }
+    if (!it->is_number()) bad(where + "/" + key, "expected a number, found " + std::string(it->type_name()));
+    return it->get<double>();
+}
+
+nlohmann::json any_at(const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it == object.end() ? nlohmann::json() : *it;
+}
+
+nlohmann::json check_json(const CheckResult& c) {
+    return {{"kind", c.kind},       {"name", c.name},       {"points", c.points}, {"max_points", c.max_points},
+            {"passed", c.passed},   {"summary", c.summary}, {"evidence", c.evidence}};
+}
+
+CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object()) bad(where, "expected an object, found " + std::string(j.type_name()));
+    CheckResult c;
+    c.kind = string_at(j, "kind", where, true);
+    c.name = string_at(j, "name", where, true);
+    c.points = number_at(j, "points", where, true);
+    c.max_points = number_at(j, "max_points", where, true);
+    const nlohmann::json& passed = member(j, "passed", where);
+    if (!passed.is_boolean()) bad(where + "/passed", "expected a boolean, found " + std::string(passed.type_name()));
+    c.passed = passed.get<bool>();
+    c.summary = string_at(j, "summary", where, false);
+    c.evidence = any_at(j, "evidence");
+    return c;
+}
+}  // namespace
+
+const std::vector<std::string>& student_statuses() {
+    static const std::vector<std::string> statuses{"graded",  "rejected_audit", "build_failed", "load_failed",
+                                                   "crashed", "timeout",        "error"};
+    return statuses;
+}
+
+nlohmann::json StudentResult::to_json() const {
+    nlohmann::json checks_json = nlohmann::json::array();
+    for (const auto& c : checks) checks_json.push_back(check_json(c));
+    return {{"schema", kSchema},     {"schema_version", kSchemaVersion},
+            {"student", student},    {"submission", submission},
+            {"status", status},      {"score", score},
+            {"max_score", max_score}, {"summary", summary},
+            {"checks", checks_json}, {"sandbox", sandbox},
+            {"meta", meta}};
+}
+
+StudentResult StudentResult::from_json(const nlohmann::json& j) {
+    const std::string root = "";
+    if (!j.is_object()) bad("", "expected an object, found " + std::string(j.type_name()));
+    if (string_at(j, "schema", root, true) != kSchema) bad("/schema", std::string("is not '") + kSchema + "'");
+    const nlohmann::json& version = member(j, "schema_version", root);
+    if (!version.is_number_integer() || version.get<int64_t>() != kSchemaVersion)
+        bad("/schema_version", "expected " + std::to_string(kSchemaVersion) + ", found " + version.dump());
+
+    StudentResult r;
+    r.student = string_at(j, "student", root, true);
+    if (!is_valid_student_id(r.student)) bad("/student", "'" + r.student + "' is not a valid student id");
+    r.submission = string_at(j, "submission", root, false);
+    r.status = string_at(j, "status", root, true);
+    const auto& statuses = student_statuses();
+    if (std::find(statuses.begin(), statuses.end(), r.status) == statuses.end())
+        bad("/status", "unknown status '" + r.status + "'");
+    r.score = number_at(j, "score", root, true);
+    r.max_score = number_at(j, "max_score", root, true);
+    r.summary = string_at(j, "summary", root, false);
+    if (const auto it = j.find("checks"); it != j.end()) {
+        if (!it->is_array()) bad("/checks", "expected an array, found " + std::string(it->type_name()));
+        for (std::size_t i = 0; i < it->size(); ++i) r.checks.push_back(check_from_json((*it)[i], "/checks/" + std::to_string(i)));
+    }
+    r.sandbox = any_at(j, "sandbox");
+    r.meta = any_at(j, "meta");
+    return r;
+}
+
+}  // namespace kreg

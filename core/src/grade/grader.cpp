@@ -1,0 +1,298 @@
+#include "grade/grader.hpp"
+
+#include "audit/so_audit.hpp"
+#include "common/host_info.hpp"
+#include "grade/outcome.hpp"
+#include "sweep/executor.hpp"
+
+#include <chrono>
+#include <sstream>
+
+namespace kreg {
+namespace fs = std::filesystem;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
+    nlohmann::json e = {{"kernel", r.kernel},       {"m", r.shape.m},         {"n", r.shape.n},
+                        {"k", r.shape.k},           {"seed", public_seed},    {"status", to_string(r.status)},
+                        {"outcome", classify_outcome(r)}, {"reason", r.reason}};
+    if (r.max_rel_err) e["max_rel_err"] = *r.max_rel_err;
+    if (r.tolerance) e["tolerance"] = *r.tolerance;
+    if (r.stats) e["median_ms"] = r.stats->median_ms;
+    if (r.signal) e["signal"] = *r.signal;
+    if (r.exit_code) e["exit_code"] = *r.exit_code;
+    if (r.extra.contains("anticheat")) e["anticheat"] = r.extra["anticheat"];
+    if (r.extra.contains("roofline")) e["roofline"] = r.extra["roofline"];
+    return e;
+}
+
+// A load that failed inside the worker's describe: crashed/timed out/exited, or a plain load error.
+std::string classify_load_error(const std::string& error) {
+    if (error.find("did not finish within") != std::string::npos) return "timeout";
+    if (error.find("killed by SIGSYS") != std::string::npos) return "sandbox_violation";
+    if (error.find("killed by SIGABRT") != std::string::npos) return "aborted";
+    if (error.find("worker killed by") != std::string::npos) return "crashed";
+    if (error.find("worker exited with code") != std::string::npos) return "exited";
+    return "load_failed";
+}
+
+}  // namespace
+
+Grader::Grader(GradeOptions options) : options_(std::move(options)), gradebook_(options_.out_dir) {
+    ExecutorOptions trusted;
+    trusted.runner_exe = options_.runner_exe;
+    trusted.echo_worker_stderr = options_.verbose;
+    trusted_ = std::make_unique<Executor>(trusted);
+    // The reference kernels come from trusted plugins only, never from a submission.
+    for (const auto& file : options_.reference_plugins) {
+        const PluginInfo info = trusted_->describe(file.string(), options_.device);
+        for (const auto& k : info.kernels)
+            if (!reference_path_.count(k.name)) reference_path_[k.name] = info.path;
+    }
+}
+
+Grader::~Grader() = default;
+
+Record Grader::measure_reference(const std::string& kernel, const Shape& shape) {
+    const std::string key = kernel + " " + to_string(shape);
+    if (auto it = reference_cache_.find(key); it != reference_cache_.end()) return it->second;
+    Job job;
+    job.kernel = kernel;
+    job.shape = shape;
+    job.seed = 1;
+    job.settings.warmup = options_.rubric.warmup;
+    job.settings.repeats = options_.rubric.repeats;
+    job.settings.time_budget_s = options_.rubric.time_budget_s;
+    job.settings.timeout_s = std::max(options_.rubric.limits.call_s, 60.0);
+    job.settings.device = options_.device;
+    job.settings.strict = true;  // measured exactly as the submissions are
+    Record r;
+    if (auto it = reference_path_.find(kernel); it == reference_path_.end()) {
+        r = record_for(job, RowStatus::failed, "reference kernel '" + kernel + "' is not provided by any trusted plugin");
+    } else {
+        job.plugin_path = it->second;
+        r = trusted_->run_job(job);
+        trusted_->finish();
+    }
+    reference_cache_[key] = r;
+    return r;
+}
+
+nlohmann::json Grader::run_meta() const {
+    return {{"rubric", options_.rubric.to_json()},
+            {"secret_seed_used", options_.secret != 0},
+            {"timestamp", utc_timestamp_iso8601()},
+            {"host", host_info()},
+            {"kreg_version", KREG_VERSION}};
+}
+
+StudentResult Grader::grade(const Submission& submission) {
+    const Rubric& rubric = options_.rubric;
+    const GradeLimits& limits = rubric.limits;
+    const auto start = std::chrono::steady_clock::now();
+    StudentResult result;
+    result.student = submission.student;
+    result.submission = submission.path.string();
+    result.max_score = rubric.max_points();
+    result.meta = run_meta();
+    auto finish = [&](const std::string& status, const std::string& summary) {
+        result.status = status;
+        result.summary = summary;
+        result.meta["seconds"] = seconds_since(start);
+        return result;
+    };
+
+    // 1. Build a source folder, sandboxed and time-limited.
+    fs::path plugin = submission.path;
+    if (submission.needs_build) {
+        const BuildResult b = build_submission(submission.path, options_.out_dir / "builds" / submission.student,
+                                               options_.kreg_prefix, limits.build_s, options_.sandbox);
+        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, b.ok ? "built " + b.plugin.string() : b.reason,
+                                 {{"seconds", b.seconds}, {"log_tail", b.log_tail}}});
+        if (!b.ok) return finish("build_failed", "build failed: " + b.reason);
+        plugin = b.plugin;
+    }
+
+    // 2. Static audit, before any of its code runs anywhere.
+    const AuditResult audit = audit_shared_object(plugin, default_grading_policy());
+    result.checks.push_back({"audit", "static audit of the shared object", 0, 0, audit.passed, audit.summary(), audit.to_json()});
+    if (!audit.passed) return finish("rejected_audit", "rejected by the static audit: " + audit.summary());
+
+    // 3. Load it in a hardened worker and pick the kernel to grade.
+    ExecutorOptions untrusted;
+    untrusted.runner_exe = options_.runner_exe;
+    untrusted.load_timeout_s = limits.load_s;
+    untrusted.echo_worker_stderr = options_.verbose;
+    untrusted.sandbox = options_.sandbox;
+    untrusted.sandbox->cpu_seconds = limits.total_s;
+    Executor executor(untrusted);
+    const PluginInfo info = executor.describe(plugin.string(), options_.device);
+    result.sandbox = executor.last_sandbox_report();
+    if (!info.error.empty()) {
+        result.checks.push_back({"load", "load in a hardened worker", 0, 0, false, info.error, {}});
+        return finish(classify_load_error(info.error), "could not be loaded: " + info.error);
+    }
+    std::string kernel;
+    if (rubric.kernel) {
+        for (const auto& k : info.kernels)
+            if (k.name == *rubric.kernel) kernel = k.name;
+        if (kernel.empty()) {
+            result.checks.push_back({"load", "kernel " + *rubric.kernel, 0, 0, false, "the plugin has no kernel '" + *rubric.kernel + "'", {}});
+            return finish("load_failed", "the plugin has no kernel '" + *rubric.kernel + "'");
+        }
+    } else if (info.kernels.size() != 1) {
+        const std::string why = "the plugin provides " + std::to_string(info.kernels.size()) +
+                                " kernels; the rubric names none, so it must provide exactly one";
+        result.checks.push_back({"load", "one kernel", 0, 0, false, why, {}});
+        return finish("load_failed", why);
+    } else {
+        kernel = info.kernels.front().name;
+    }
+    const KernelMeta* meta = nullptr;
+    for (const auto& k : info.kernels)
+        if (k.name == kernel) meta = &k;
+    if (rubric.backend && meta->backend != *rubric.backend) {
+        const std::string why = "kernel '" + kernel + "' is a " + std::string(to_string(meta->backend)) +
+                                " kernel; the rubric grades " + std::string(to_string(*rubric.backend)) + " kernels";
+        result.checks.push_back({"load", "backend", 0, 0, false, why, {}});
+        return finish("load_failed", why);
+    }
+    if (!meta->unavailable_reason.empty()) {
+        result.checks.push_back({"load", "can run here", 0, 0, false, meta->unavailable_reason, {}});
+        return finish("error", "cannot be run on this machine: " + meta->unavailable_reason);
+    }
+    result.checks.push_back({"load", "load in a hardened worker", 0, 0, true, "kernel '" + kernel + "' from " + info.name + " " + info.version,
+                             {{"plugin", info}}});
+
+    auto make_job = [&](const Shape& shape, uint64_t seed) {
+        Job job;
+        job.id = 0;
+        job.kernel = kernel;
+        job.plugin_path = plugin.string();
+        job.shape = shape;
+        job.seed = seed;
+        job.settings.device = options_.device;
+        job.settings.timeout_s = limits.call_s;
+        job.settings.strict = true;
+        return job;
+    };
+    auto out_of_time = [&] { return seconds_since(start) > limits.total_s; };
+    std::vector<std::string> outcomes;
+
+    // 4. Correctness: every case x seed x shape, fresh secret-mixed inputs, strict checking.
+    bool all_correct = true;
+    for (const auto& c : rubric.correctness) {
+        int passed = 0, runs = 0;
+        nlohmann::json evidence = nlohmann::json::array();
+        std::string first_failure;
+        for (uint64_t seed : c.seeds) {
+            for (const Shape& shape : c.shapes) {
+                ++runs;
+                Record r;
+                Job job = make_job(shape, mix_secret_seed(seed, options_.secret));
+                job.settings.warmup = 0;
+                job.settings.repeats = 2;  // strict mode verifies each of them too
+                job.settings.tolerance = c.tolerance;
+                if (out_of_time())
+                    r = record_for(job, RowStatus::timeout, "total time limit of " + format_points(limits.total_s) + " s exceeded");
+                else
+                    r = executor.run_job(job);
+                const std::string outcome = classify_outcome(r);
+                outcomes.push_back(outcome);
+                if (r.status == RowStatus::ok) ++passed;
+                else if (first_failure.empty())
+                    first_failure = outcome + " at " + to_string(shape) + " seed " + std::to_string(seed) + ": " + r.reason;
+                evidence.push_back(row_evidence(r, seed));
+            }
+        }
+        const bool ok = passed == runs;
+        all_correct = all_correct && ok;
+        const double points = ok ? c.points : (c.all_or_nothing ? 0.0 : c.points * passed / runs);
+        result.score += points;
+        result.checks.push_back({"correctness", c.name, points, c.points, ok,
+                                 std::to_string(passed) + "/" + std::to_string(runs) + " runs ok" +
+                                     (first_failure.empty() ? "" : "; first failure: " + first_failure),
+                                 evidence});
+    }
+    executor.finish();
+
+    // 5. Performance: against trusted references measured in this same run.
+    for (const auto& tier : rubric.performance) {
+        CheckResult check{"performance", tier.name, 0, tier.points, false, "", nlohmann::json::object()};
+        if (rubric.requires_correctness && !all_correct) {
+            check.summary = "not measured: correctness cases failed";
+        } else if (out_of_time()) {
+            check.summary = "not measured: total time limit exceeded";
+        } else {
+            Job job = make_job(tier.shape, mix_secret_seed(7, options_.secret));
+            job.settings.warmup = rubric.warmup;
+            job.settings.repeats = rubric.repeats;
+            job.settings.time_budget_s = rubric.time_budget_s;
+            const Record mine = executor.run_job(job);
+            executor.finish();
+            const Record ref = measure_reference(tier.reference, tier.shape);
+            outcomes.push_back(classify_outcome(mine));
+            check.evidence = {{"submission", row_evidence(mine, 7)}, {"reference", row_evidence(ref, 1)}};
+            const bool suspicious = mine.extra.contains("roofline") && mine.extra["roofline"].value("faster_than_floor", false);
+            if (mine.status != RowStatus::ok) {
+                check.summary = "submission " + classify_outcome(mine) + ": " + mine.reason;
+            } else if (ref.status != RowStatus::ok || !ref.stats) {
+                check.summary = "reference " + tier.reference + " could not be measured: " + ref.reason;
+            } else if (suspicious) {
+                check.summary = "faster than the roofline floor allows: flagged, no points";
+                check.evidence["flag"] = "faster_than_floor";
+            } else {
+                const double ratio = ref.stats->median_ms / mine.stats->median_ms;
+                check.evidence["ratio"] = ratio;
+                check.passed = ratio >= tier.min_ratio;
+                check.points = check.passed ? tier.points : 0;
+                std::ostringstream s;
+                s.precision(3);
+                s << "ratio " << ratio << " to " << tier.reference << " (needs " << tier.min_ratio << "): "
+                  << mine.stats->median_ms << " ms vs " << ref.stats->median_ms << " ms";
+                check.summary = s.str();
+            }
+        }
+        result.score += check.points;
+        result.checks.push_back(check);
+    }
+
+    std::ostringstream summary;
+    summary << format_points(result.score) << "/" << format_points(result.max_score);
+    for (const auto& c : result.checks)
+        if (!c.passed && (c.kind == "correctness" || c.kind == "performance")) summary << "; " << c.name << ": " << c.summary;
+    const std::string status = worst_outcome(outcomes) == "ok" ? "graded" : worst_outcome(outcomes);
+    return finish(status, summary.str());
+}
+
+void Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+    size_t index = 0;
+    for (const auto& s : submissions) {
+        ++index;
+        const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(submissions.size()) + "] ";
+        if (!options_.force && gradebook_.has(s.student)) {
+            progress(counter + s.student + ": already graded (use --force to grade again)");
+            continue;
+        }
+        StudentResult r;
+        try {
+            r = grade(s);
+        } catch (const std::exception& e) {
+            r.student = s.student;
+            r.submission = s.path.string();
+            r.max_score = options_.rubric.max_points();
+            r.status = "error";
+            r.summary = std::string("grading error: ") + e.what();
+        }
+        gradebook_.record(r);
+        progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
+                 (r.status == "graded" ? "" : " — " + r.summary));
+    }
+}
+
+}  // namespace kreg

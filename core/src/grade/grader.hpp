@@ -1,0 +1,61 @@
+// `runner grade`: every submission is built (if it is a folder), audited, loaded and run only inside
+// hardened workers, checked against the rubric's correctness cases, and timed against trusted
+// reference kernels measured in the same run. One submission's crash, hang or cheat costs only its
+// own grade. Results land in a Gradebook as each student finishes, so a killed run resumes.
+#pragma once
+
+#include "grade/gradebook.hpp"
+#include "grade/rubric.hpp"
+#include "grade/submission.hpp"
+#include "sandbox/sandbox.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg {
+
+class Executor;
+struct Record;
+
+struct GradeOptions {
+    Rubric rubric;
+    std::filesystem::path out_dir = "grades";
+    bool force = false;                          // re-grade students who already have a result
+    uint64_t secret = 0;                         // mixed into every case seed; 0: none
+    std::string runner_exe;                      // for the workers
+    std::vector<std::filesystem::path> reference_plugins;  // trusted plugins providing the reference kernels
+    std::filesystem::path kreg_prefix;           // the kreg package submissions are built against
+    int device = 0;
+    SandboxPolicy sandbox;                       // for every worker that touches a submission
+    bool verbose = false;
+};
+
+class Grader {
+public:
+    explicit Grader(GradeOptions options);
+    ~Grader();
+
+    // Grades every submission not graded yet (all with force), recording each as it finishes.
+    // progress gets one line per student and per failed check.
+    void grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
+
+    StudentResult grade(const Submission& submission);
+    Gradebook& gradebook() { return gradebook_; }
+
+private:
+    Record measure_reference(const std::string& kernel, const Shape& shape);
+    nlohmann::json run_meta() const;
+
+    GradeOptions options_;
+    Gradebook gradebook_;
+    std::unique_ptr<Executor> trusted_;                 // reference kernels: ordinary workers
+    std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
+    std::map<std::string, Record> reference_cache_;      // "kernel MxNxK" -> its measurement this run
+};
+
+}  // namespace kreg

@@ -1,0 +1,35 @@
+#include "grade/outcome.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace kreg {
+
+std::string classify_outcome(const Record& r) {
+    switch (r.status) {
+        case RowStatus::ok: return "ok";
+        case RowStatus::wrong_result: return "wrong_result";
+        case RowStatus::skipped: return "skipped";
+        case RowStatus::timeout: return "timeout";
+        case RowStatus::failed:
+            return r.reason.find("Operation not permitted") != std::string::npos ? "sandbox_violation" : "failed";
+        case RowStatus::crashed:
+            if (r.signal == "SIGSYS") return "sandbox_violation";
+            if (r.signal == "SIGABRT") return "aborted";
+            if (r.reason.find("cudaError") != std::string::npos) return "cuda_error";
+            if (r.exit_code) return "exited";
+            return "crashed";
+    }
+    return "failed";
+}
+
+std::string worst_outcome(const std::vector<std::string>& outcomes) {
+    // Most serious first: what a grader must look at before anything else.
+    static const std::array<const char*, 10> order{"sandbox_violation", "cuda_error", "crashed", "aborted", "exited",
+                                                   "timeout", "failed", "wrong_result", "skipped", "ok"};
+    for (const char* o : order)
+        if (std::find(outcomes.begin(), outcomes.end(), o) != outcomes.end()) return o;
+    return "ok";
+}
+
+}  // namespace kreg

@@ -1,0 +1,134 @@
+// The canonical JSON form of a rubric, its point total, and merging the published rubric with hidden ones.
+#include "grade/rubric.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace kreg {
+namespace {
+nlohmann::json shape_json(const Shape& s) { return {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+
+// "/correctness/<i>/name" for each entry, i counted among the entries from the same file: the entry's
+// place in the file it came from, also when the rubric is itself a merge.
+template <typename Entry>
+std::vector<std::string> name_pointers(const std::vector<Entry>& entries, const std::string& kind) {
+    std::map<std::string, std::size_t> next_index;
+    std::vector<std::string> pointers;
+    for (const auto& e : entries) pointers.push_back("/" + kind + "/" + std::to_string(next_index[e.source]++) + "/name");
+    return pointers;
+}
+
+struct NameUse {
+    std::string source, pointer;
+};
+
+template <typename Entry>
+void add_names(std::map<std::string, NameUse>& used, const std::vector<Entry>& entries, const std::string& kind) {
+    const auto pointers = name_pointers(entries, kind);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto [it, inserted] = used.emplace(entries[i].name, NameUse{entries[i].source, pointers[i]});
+        if (!inserted)
+            throw ConfigError(entries[i].source, pointers[i],
+                              "name '" + entries[i].name + "' is also used by " + it->second.source + " at " +
+                                  it->second.pointer + "; case and tier names must be unique across rubric files");
+    }
+}
+
+// How to take each scalar setting from a later rubric, by the pointer parse_rubric records.
+using Copier = std::function<void(Rubric& into, const Rubric& from)>;
+const std::map<std::string, Copier>& scalar_copiers() {
+    static const std::map<std::string, Copier> copiers{
+        {"/name", [](Rubric& a, const Rubric& b) { a.name = b.name; }},
+        {"/description", [](Rubric& a, const Rubric& b) { a.description = b.description; }},
+        {"/kernel", [](Rubric& a, const Rubric& b) { a.kernel = b.kernel; }},
+        {"/backend", [](Rubric& a, const Rubric& b) { a.backend = b.backend; }},
+        {"/limits/load_s", [](Rubric& a, const Rubric& b) { a.limits.load_s = b.limits.load_s; }},
+        {"/limits/call_s", [](Rubric& a, const Rubric& b) { a.limits.call_s = b.limits.call_s; }},
+        {"/limits/total_s", [](Rubric& a, const Rubric& b) { a.limits.total_s = b.limits.total_s; }},
+        {"/limits/build_s", [](Rubric& a, const Rubric& b) { a.limits.build_s = b.limits.build_s; }},
+        {"/measure/warmup", [](Rubric& a, const Rubric& b) { a.warmup = b.warmup; }},
+        {"/measure/repeats", [](Rubric& a, const Rubric& b) { a.repeats = b.repeats; }},
+        {"/measure/time_budget_s", [](Rubric& a, const Rubric& b) { a.time_budget_s = b.time_budget_s; }},
+        {"/requires_correctness", [](Rubric& a, const Rubric& b) { a.requires_correctness = b.requires_correctness; }},
+    };
+    return copiers;
+}
+}  // namespace
+
+double Rubric::max_points() const {
+    double total = 0;
+    for (const auto& c : correctness) total += c.points;
+    for (const auto& t : performance) total += t.points;
+    return total;
+}
+
+nlohmann::json Rubric::to_json() const {
+    nlohmann::json cases = nlohmann::json::array();
+    for (const auto& c : correctness) {
+        nlohmann::json shapes_json = nlohmann::json::array();
+        for (const auto& s : c.shapes) shapes_json.push_back(shape_json(s));
+        nlohmann::json j = {{"name", c.name},     {"points", c.points},
+                            {"shapes", shapes_json}, {"seeds", c.seeds},
+                            {"all_or_nothing", c.all_or_nothing}, {"source", c.source}};
+        if (c.tolerance) j["tolerance"] = *c.tolerance;
+        cases.push_back(std::move(j));
+    }
+    nlohmann::json tiers = nlohmann::json::array();
+    for (const auto& t : performance)
+        tiers.push_back({{"name", t.name},
+                         {"points", t.points},
+                         {"shape", shape_json(t.shape)},
+                         {"reference", t.reference},
+                         {"min_ratio", t.min_ratio},
+                         {"source", t.source}});
+
+    nlohmann::json j = {{"sources", sources},
+                        {"name", name},
+                        {"description", description},
+                        {"limits",
+                         {{"load_s", limits.load_s},
+                          {"call_s", limits.call_s},
+                          {"total_s", limits.total_s},
+                          {"build_s", limits.build_s}}},
+                        {"correctness", cases},
+                        {"measure", {{"warmup", warmup}, {"repeats", repeats}}},
+                        {"requires_correctness", requires_correctness}};
+    // Unset optionals are left out rather than written as null, so the result parses back; an empty
+    // "performance" would not (a present list must be non-empty).
+    if (kernel) j["kernel"] = *kernel;
+    if (backend) j["backend"] = std::string(kreg::to_string(*backend));
+    if (!tiers.empty()) j["performance"] = tiers;
+    if (time_budget_s) j["measure"]["time_budget_s"] = *time_budget_s;
+    return j;
+}
+
+Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
+    if (rubrics.empty()) throw std::invalid_argument("merge_rubrics: no rubric to merge");
+    Rubric merged = rubrics.front();
+    std::map<std::string, NameUse> used;
+    add_names(used, merged.correctness, "correctness");
+    add_names(used, merged.performance, "performance");
+
+    for (std::size_t r = 1; r < rubrics.size(); ++r) {
+        const Rubric& later = rubrics[r];
+        add_names(used, later.correctness, "correctness");
+        add_names(used, later.performance, "performance");
+        merged.correctness.insert(merged.correctness.end(), later.correctness.begin(), later.correctness.end());
+        merged.performance.insert(merged.performance.end(), later.performance.begin(), later.performance.end());
+        for (const auto& pointer : later.explicitly_set) {
+            const auto copier = scalar_copiers().find(pointer);
+            if (copier == scalar_copiers().end())
+                throw std::logic_error("merge_rubrics: no rule for the setting " + pointer);
+            copier->second(merged, later);
+            if (std::find(merged.explicitly_set.begin(), merged.explicitly_set.end(), pointer) == merged.explicitly_set.end())
+                merged.explicitly_set.push_back(pointer);
+        }
+        merged.sources.insert(merged.sources.end(), later.sources.begin(), later.sources.end());
+    }
+    return merged;
+}
+
+}  // namespace kreg

@@ -1,0 +1,181 @@
+// parse_rubric: one pass over the document, each key checked where it is read, with the sweep config's
+// Node (file + JSON pointer in every error) and shape specs.
+#include "grade/rubric.hpp"
+
+#include "common/suggest.hpp"
+#include "config/json_node.hpp"
+#include "config/shape_spec.hpp"
+
+#include <filesystem>
+#include <limits>
+#include <map>
+
+namespace kreg {
+using config_detail::Node;
+
+namespace {
+const std::vector<std::string> kCaseKeys{"name", "points", "shapes", "seeds", "all_or_nothing", "tolerance"};
+const std::vector<std::string> kTierKeys{"name", "points", "shape", "reference", "min_ratio"};
+const std::vector<std::string> kLimitKeys{"load_s", "call_s", "total_s", "build_s"};
+const std::vector<std::string> kMeasureKeys{"warmup", "repeats", "time_budget_s"};
+const std::vector<std::string> kBackendNames{"cpu", "cuda"};
+
+std::string default_name(const std::string& source) {
+    if (!source.empty() && source.front() == '<') return "rubric";
+    const std::string stem = std::filesystem::path(source).stem().string();
+    return stem.empty() ? "rubric" : stem;
+}
+
+Node require(const Node& object, const char* key) {
+    auto node = object.find(key);
+    if (!node) object.fail(std::string("missing required key '") + key + "'");
+    return *node;
+}
+
+// Names are unique across correctness cases and performance tiers: checks and reports key on them.
+class NameRegistry {
+public:
+    std::string take(const Node& name_node) {
+        std::string name = name_node.as_non_empty_string();
+        const auto [it, inserted] = first_use_.emplace(name, name_node.path());
+        if (!inserted) name_node.fail("duplicate name '" + name + "' (already used at " + it->second + ")");
+        return name;
+    }
+
+private:
+    std::map<std::string, std::string> first_use_;
+};
+
+std::vector<Shape> parse_case_shapes(const Node& node) {
+    node.expect_non_empty_array("shape specs");
+    std::vector<Shape> shapes;
+    for (std::size_t i = 0; i < node.value().size(); ++i) {
+        config_detail::append_unique(shapes, config_detail::expand_shape_spec(node.element(i)));
+        if (shapes.size() > kMaxSweepShapes)
+            node.fail("the case has more than " + std::to_string(kMaxSweepShapes) + " distinct shapes");
+    }
+    return shapes;
+}
+
+std::vector<uint64_t> parse_seeds(const Node& node) {
+    node.expect_non_empty_array("seeds (integers >= 0)");
+    std::vector<uint64_t> seeds;
+    for (std::size_t i = 0; i < node.value().size(); ++i) {
+        const uint64_t seed = node.element(i).as_uint64("seed");
+        bool seen = false;
+        for (uint64_t s : seeds) seen = seen || s == seed;
+        if (!seen) seeds.push_back(seed);
+    }
+    return seeds;
+}
+
+CorrectnessCase parse_case(const Node& node, NameRegistry& names) {
+    node.expect_object_with_keys(kCaseKeys);
+    CorrectnessCase c;
+    c.source = node.file();
+    c.name = names.take(require(node, "name"));
+    c.points = require(node, "points").as_positive_number("points");
+    c.shapes = parse_case_shapes(require(node, "shapes"));
+    c.seeds = parse_seeds(require(node, "seeds"));
+    if (const auto n = node.find("all_or_nothing")) c.all_or_nothing = n->as_bool();
+    if (const auto n = node.find("tolerance")) c.tolerance = n->as_positive_number("tolerance");
+    return c;
+}
+
+PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::optional<std::string>& kernel) {
+    node.expect_object_with_keys(kTierKeys);
+    PerformanceTier t;
+    t.source = node.file();
+    t.name = names.take(require(node, "name"));
+    t.points = require(node, "points").as_positive_number("points");
+    const Node shape = require(node, "shape");
+    const std::vector<Shape> shapes = config_detail::expand_shape_spec(shape);
+    if (shapes.size() != 1) {
+        std::string listed;
+        for (std::size_t i = 0; i < shapes.size() && i < 4; ++i) listed += (i ? ", " : "") + to_string(shapes[i]);
+        if (shapes.size() > 4) listed += ", ...";
+        shape.fail("a performance tier's shape must expand to exactly one shape, got " + std::to_string(shapes.size()) +
+                   " (" + listed + ")");
+    }
+    t.shape = shapes.front();
+    const Node reference = require(node, "reference");
+    t.reference = reference.as_non_empty_string();
+    if (kernel && *kernel == t.reference)
+        reference.fail("the reference '" + t.reference + "' is the graded kernel itself");
+    t.min_ratio = require(node, "min_ratio").as_positive_number("min_ratio");
+    return t;
+}
+
+Backend parse_backend_node(const Node& node) {
+    const std::string text = node.as_string();
+    const auto backend = parse_backend(text);
+    if (!backend)
+        node.fail("unknown backend '" + text + "'" + did_you_mean(text, kBackendNames) + "; expected 'cpu' or 'cuda'");
+    return *backend;
+}
+}  // namespace
+
+const std::vector<std::string>& rubric_keys() {
+    static const std::vector<std::string> keys{"$schema", "name",        "description", "kernel",
+                                               "backend", "limits",      "correctness", "performance",
+                                               "measure", "requires_correctness"};
+    return keys;
+}
+
+Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
+    const Node root(doc, source, "");
+    if (!doc.is_object()) root.fail_type("a JSON object at the top level");
+    root.expect_object_with_keys(rubric_keys());
+
+    Rubric r;
+    r.sources = {source};
+    r.name = default_name(source);
+    // find + remember that the file set it, for merge_rubrics.
+    const auto setting = [&](const Node& parent, const char* key) {
+        auto node = parent.find(key);
+        if (node) r.explicitly_set.push_back(node->path());
+        return node;
+    };
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+    if (const auto n = root.find("$schema")) n->as_string();  // for editors only
+    if (const auto n = setting(root, "name")) r.name = n->as_non_empty_string();
+    if (const auto n = setting(root, "description")) r.description = n->as_string();
+    if (const auto n = setting(root, "kernel")) r.kernel = n->as_non_empty_string();
+    if (const auto n = setting(root, "backend")) r.backend = parse_backend_node(*n);
+    if (const auto limits = root.find("limits")) {
+        limits->expect_object_with_keys(kLimitKeys);
+        if (const auto n = setting(*limits, "load_s")) r.limits.load_s = n->as_positive_number("load_s");
+        if (const auto n = setting(*limits, "call_s")) r.limits.call_s = n->as_positive_number("call_s");
+        if (const auto n = setting(*limits, "total_s")) r.limits.total_s = n->as_positive_number("total_s");
+        if (const auto n = setting(*limits, "build_s")) r.limits.build_s = n->as_positive_number("build_s");
+    }
+
+    NameRegistry names;
+    const auto correctness = root.find("correctness");
+    const auto performance = root.find("performance");
+    if (!correctness && !performance)
+        root.fail("a rubric needs 'correctness' cases, 'performance' tiers or both; it has neither");
+    if (correctness) {
+        // Without tiers an empty list would grade nothing; with tiers it is the same as leaving it out.
+        if (!performance || !correctness->value().is_array()) correctness->expect_non_empty_array("correctness cases");
+        for (std::size_t i = 0; i < correctness->value().size(); ++i)
+            r.correctness.push_back(parse_case(correctness->element(i), names));
+    }
+    if (performance) {
+        performance->expect_non_empty_array("performance tiers");
+        for (std::size_t i = 0; i < performance->value().size(); ++i)
+            r.performance.push_back(parse_tier(performance->element(i), names, r.kernel));
+    }
+
+    if (const auto measure = root.find("measure")) {
+        measure->expect_object_with_keys(kMeasureKeys);
+        if (const auto n = setting(*measure, "warmup")) r.warmup = int(n->as_int("warmup", 0, kIntMax));
+        if (const auto n = setting(*measure, "repeats")) r.repeats = int(n->as_int("repeats", 1, kIntMax));
+        if (const auto n = setting(*measure, "time_budget_s")) r.time_budget_s = n->as_positive_number("time_budget_s");
+    }
+    if (const auto n = setting(root, "requires_correctness")) r.requires_correctness = n->as_bool();
+    return r;
+}
+
+}  // namespace kreg

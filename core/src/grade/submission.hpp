@@ -1,0 +1,44 @@
+// What a grading run is given: submission .so files, or one folder per student whose CMakeLists.txt
+// is built against the installed kreg SDK — inside the sandbox, with a time limit, because a build
+// runs the student's own CMake code.
+#pragma once
+
+#include "sandbox/sandbox.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg {
+
+struct Submission {
+    std::string student;                           // from the file stem or folder name
+    std::filesystem::path path;                    // the .so, or the source folder
+    bool needs_build = false;
+};
+
+// --submission FILE (repeatable) and --submissions DIR. In DIR: every *.so is a submission, every
+// folder with a CMakeLists.txt is one to build; anything else is reported in `ignored`. Sorted by
+// student; two submissions with one student id are an error (std::runtime_error naming both).
+std::vector<Submission> find_submissions(const std::vector<std::filesystem::path>& files,
+                                         const std::optional<std::filesystem::path>& directory,
+                                         std::vector<std::string>& ignored);
+
+struct BuildResult {
+    bool ok = false;
+    std::filesystem::path plugin;  // the built .so
+    std::string reason;            // why not, when !ok
+    std::string log_tail;          // the last lines of the build's output
+    double seconds = 0;
+};
+
+// Configures and builds source_dir into build_dir against the kreg package at kreg_prefix, each
+// step a sandboxed child (network namespace, rlimits, seccomp stage 1; fork/exec stay allowed) in its
+// own process group, killed when timeout_s (for both steps together) runs out. The log goes to
+// build_dir/../<name>.build.log. The plugin is the one .so the build produced that exports the kreg
+// entry point's name.
+BuildResult build_submission(const std::filesystem::path& source_dir, const std::filesystem::path& build_dir,
+                             const std::filesystem::path& kreg_prefix, double timeout_s, const SandboxPolicy& policy);
+
+}  // namespace kreg
