@@ -31,9 +31,26 @@ private:
     long long start_ns_ = 0;
 };
 
-// Hooks run around each timed call but outside the timed region (e.g. flush L2, re-poison output).
+// Which call of a job a hook is about. The checked call is made by the runner itself, before sample();
+// it has a CallSite too, so every call of a job can be named the same way in a row's reason.
+struct CallSite {
+    enum class Role { checked, warmup, timed };
+    Role role = Role::timed;
+    int index = 0;  // 0-based within its role
+
+    // "first call", "warm-up call 2", "timed call 4" (1-based, for people).
+    std::string label() const;
+};
+
+// Hooks run around each sampled call (warm-up and timed) but outside the timed region. Every hook may
+// be empty; a hook that throws aborts sampling and the exception propagates.
 struct SampleHooks {
-    std::function<void()> before_each;  // may be empty
+    std::function<void()> before_each;  // e.g. flush L2, re-poison output
+    // After before_each, right before the call (and before timer.start() on a timed call).
+    std::function<void(const CallSite&)> before_call;
+    // Right after the call: on a timed call after timer.stop_ms() (whose result is ms), on a warm-up
+    // call immediately (ms = 0). Grading inspects every output here.
+    std::function<void(const CallSite&, double ms)> after_call;
 };
 
 // Runs settings.warmup untimed calls, then timed calls: settings.repeats of them, or fewer if

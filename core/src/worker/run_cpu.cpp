@@ -4,15 +4,24 @@
 // timing), every timed call gets a freshly poisoned C outside the timed region (so a call that writes
 // nothing cannot reuse an earlier correct output), and the last timed output is checked again (a
 // kernel that takes a shortcut only when called repeatedly must fail too).
+//
+// settings.strict (grading) replaces that loop with run_strict below: every call gets fresh inputs in
+// a rotated buffer set, C is copied out the instant the call returns and verified, A and B are
+// compared with what was written, and threads the call left running are counted (measure/anticheat.hpp).
 #include "worker/job_runner.hpp"
 
+#include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/verify_gemm.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +59,169 @@ std::string shape_constraint_violation(const kreg_kernel_info& info, const Shape
         if (!why.empty()) return "shape " + to_string(s) + ": " + why;
     }
     return "";
+}
+
+// Strict mode's host memory: kStrictBufferSets sets of operands that calls rotate through, the pristine
+// inputs of the current call (what A and B must still hold afterwards, and what the reference uses),
+// and the copy of C taken the moment a call returns.
+struct StrictOperands {
+    struct Set {
+        std::vector<float> a, b, c;
+    };
+    std::vector<Set> sets;
+    std::vector<float> a_ref, b_ref, c_snapshot;
+
+    StrictOperands(int64_t m, int64_t n, int64_t k) : sets(size_t(kStrictBufferSets)) {
+        for (Set& set : sets) {
+            set.a.resize(size_t(m * k));
+            set.b.resize(size_t(k * n));
+            set.c.resize(size_t(m * n));
+        }
+        a_ref.resize(size_t(m * k));
+        b_ref.resize(size_t(k * n));
+        c_snapshot.resize(size_t(m * n));
+    }
+};
+
+// The strict calls of one job; leaves the outcome in record and what it saw in evidence.
+void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instance, StrictOperands& ops, Record& record,
+                      StrictEvidence& evidence) {
+    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
+    // Identical for every call but for the three pointers: the plugin cannot tell the calls apart.
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.lda = k;
+    args.ldb = n;
+    args.ldc = n;
+    args.alpha = 1.0;
+    args.beta = 0.0;
+    args.dtype = KREG_DTYPE_FP32;
+    args.stream = nullptr;
+
+    char error[1024];
+    auto call = [&] {
+        error[0] = '\0';
+        const kreg_status status = info.run_gemm(instance, &args, error, sizeof error);
+        if (status != KREG_STATUS_OK) {
+            error[sizeof error - 1] = '\0';
+            throw KernelFailed{std::string("kernel returned ") + status_name(status) + ": " +
+                               (error[0] != '\0' ? error : "(no message)")};
+        }
+    };
+
+    // Grading always verifies, whatever settings.verify says.
+    const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    record.tolerance = tolerance;
+    const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
+
+    uint64_t call_number = 0;  // 0: the checked call, then warm-ups, then timed calls
+    CallSite current{CallSite::Role::checked, 0};
+    StrictOperands::Set* set = nullptr;
+    int threads_before = -1;
+
+    // Outside the timed region: fresh A and B (a stream no other call draws) into the next buffer set,
+    // C poisoned, so neither a cache keyed on pointers nor one keyed on contents can answer the call.
+    auto prepare = [&](const CallSite& site) {
+        current = site;
+        set = &ops.sets[size_t(call_number % kStrictBufferSets)];
+        fill_uniform(ops.a_ref.data(), ops.a_ref.size(), job.seed, strict_input_stream(job.id, call_number, 0));
+        fill_uniform(ops.b_ref.data(), ops.b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+        std::memcpy(set->a.data(), ops.a_ref.data(), ops.a_ref.size() * sizeof(float));
+        std::memcpy(set->b.data(), ops.b_ref.data(), ops.b_ref.size() * sizeof(float));
+        poison_nan(set->c.data(), set->c.size());
+        args.a = set->a.data();
+        args.b = set->b.data();
+        args.c = set->c.data();
+        threads_before = count_threads();
+    };
+    // Right after the call: C is copied before anything else, so work a thread finishes after the
+    // call returned is not seen; then the inputs are compared and the copy verified.
+    auto inspect = [&](const CallSite& site) {
+        std::memcpy(ops.c_snapshot.data(), set->c.data(), ops.c_snapshot.size() * sizeof(float));
+        const int threads_after = count_threads();
+        const uint64_t number = call_number++;
+        ++evidence.calls;
+        if (threads_before >= 0 && threads_after > threads_before) {
+            evidence.threads_left_running = true;
+            evidence.max_threads_left = std::max(evidence.max_threads_left, threads_after - threads_before);
+        }
+        const struct {
+            const char* name;
+            const std::vector<float>& expected;
+            const std::vector<float>& got;
+            int64_t cols;
+        } inputs[] = {{"A", ops.a_ref, set->a, k}, {"B", ops.b_ref, set->b, n}};
+        for (const auto& input : inputs) {
+            const std::string change = describe_input_change(input.name, input.expected.data(), input.got.data(),
+                                                             input.expected.size(), sizeof(float), input.cols);
+            if (!change.empty()) throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
+        }
+        const VerifyResult v = verify_gemm(ops.a_ref.data(), ops.b_ref.data(), ops.c_snapshot.data(), m, n, k, k, n, n,
+                                           tolerance, verify_seed + number);
+        ++evidence.calls_verified;
+        if (std::isfinite(v.max_rel_err))
+            record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
+        if (v.sampled) record.extra["verify_sampled"] = true;
+        if (!v.passed) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + v.reason};
+    };
+
+    try {
+        const CallSite checked{CallSite::Role::checked, 0};
+        prepare(checked);
+        call();
+        inspect(checked);
+
+        SampleHooks hooks;
+        hooks.before_call = prepare;
+        hooks.after_call = [&](const CallSite& site, double) { inspect(site); };
+        HostTimer timer;
+        record.samples_ms = sample(job.settings, timer, call, hooks);
+    } catch (const KernelFailed& e) {
+        evidence.failed_at = current.label();
+        record.status = RowStatus::failed;
+        record.reason = current.label() + ": " + e.message;
+        return;
+    } catch (const StrictViolation& v) {
+        evidence.failed_at = current.label();
+        record.status = v.status;
+        record.reason = v.reason;
+        return;
+    }
+
+    record.stats = compute_stats(record.samples_ms);
+    if (record.stats->median_ms > 0) record.gflops = job.shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
+    if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, KREG_DTYPE_FP32);
+    record.status = RowStatus::ok;
+    record.reason.clear();
+}
+
+// settings.strict: the grading run of one job (pre-checks already passed).
+Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, Record record) {
+    std::optional<StrictOperands> ops;
+    try {
+        ops.emplace(job.shape.m, job.shape.n, job.shape.k);
+    } catch (const std::bad_alloc&) {
+        record.reason = "out of host memory for the strict operands of " + to_string(job.shape);
+        return record;
+    }
+    StrictEvidence evidence;
+    evidence.threads_left_running = false;
+    const int threads_at_start = count_threads();
+    run_strict_calls(job, info, instance, *ops, record, evidence);
+    // A thread the kernel left running may still write into these buffers: give it a moment to end
+    // before they are freed (a legitimate thread pool just outlasts the wait).
+    if (threads_at_start >= 0 && count_threads() > threads_at_start)
+        wait_for_threads(threads_at_start, std::chrono::milliseconds(500));
+    ops.reset();
+    record.extra["anticheat"] = evidence.to_json();
+    if (record.status != RowStatus::ok) {
+        record.stats.reset();
+        record.gflops.reset();
+    }
+    return record;
 }
 
 }  // namespace
@@ -91,6 +263,8 @@ Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
         record.reason = why;
         return record;
     }
+
+    if (job.settings.strict) return run_strict(job, *info, kernel.instance, std::move(record));
 
     const int64_t m = shape.m, n = shape.n, k = shape.k;
     std::vector<float> a, b, c;
