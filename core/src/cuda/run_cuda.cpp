@@ -10,12 +10,16 @@
 //     is waited for (and its faults surface) before the output is checked;
 //   - the reference is the fp64 one of verify_gemm (full up to 2^31 multiply-adds, sampled above), on
 //     the inputs exactly as the kernel sees them: bf16/fp16 operands are rounded on the host first.
+// settings.strict (grading) runs run_strict instead of that loop: fresh inputs in a rotated buffer set
+// before every call, a device-wide wait and a check of C, A and B after every call, and each timed call
+// cross-checked against the host clock (measure/anticheat.hpp).
 #include "worker/job_runner.hpp"
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/event_timer.hpp"
 #include "cuda/host_convert.hpp"
 #include "cuda/resources.hpp"
+#include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
 #include "verify/random_fill.hpp"
@@ -28,7 +32,9 @@
 #include <algorithm>
 #include <functional>
 #include <cmath>
+#include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -150,6 +156,206 @@ void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_ge
                            {"binary_version", attr.binaryVersion}};
 }
 
+// One call of the plugin's run_gemm. A non-OK status fails the row, or ends the worker if the
+// kernel's fault broke the context.
+void call_kernel(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, cudaStream_t s,
+                 const std::string& who) {
+    char error[1024];
+    error[0] = '\0';
+    const kreg_status status = info.run_gemm(instance, &args, error, sizeof error);
+    if (status != KREG_STATUS_OK) {
+        error[sizeof error - 1] = '\0';
+        const std::string message = std::string("kernel returned ") + status_name(status) + ": " +
+                                    (error[0] != '\0' ? error : "(no message)");
+        // A kernel that reports a fault it caught (an illegal address, say) still leaves the
+        // context broken: that is the worker's end, not only this row's.
+        const cudaError_t e = cudaStreamSynchronize(s);
+        (void)cudaGetLastError();
+        if (is_sticky(e)) throw WorkerFatal(cuda_error_text(e) + " (" + who + ": " + message + ")");
+        throw KernelFailed{message};
+    }
+}
+
+// host fp32 operand values -> the bytes the kernel gets for dtype. 16-bit types round `values` in
+// place, so the reference sees what the kernel sees.
+void to_device_bytes(std::vector<float>& values, DType dtype, std::vector<unsigned char>& bytes) {
+    if (dtype == DType::bf16 || dtype == DType::fp16) {
+        const std::vector<uint16_t> bits = dtype == DType::bf16 ? round_to_bf16(values.data(), values.size())
+                                                                : round_to_fp16(values.data(), values.size());
+        bytes.resize(bits.size() * sizeof(uint16_t));
+        std::memcpy(bytes.data(), bits.data(), bytes.size());
+    } else {
+        bytes.resize(values.size() * sizeof(float));
+        std::memcpy(bytes.data(), values.data(), bytes.size());
+    }
+}
+
+// settings.strict: the grading run of one job on the harness stream s. Leaves the outcome in record;
+// what it saw goes to evidence. Throws like run_checked (CudaError, WorkerFatal).
+void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record, cudaStream_t s, int l2_bytes,
+                      StrictEvidence& evidence) {
+    const kreg_kernel_info& info = *kernel.info;
+    const RunSettings& settings = job.settings;
+    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
+    const std::string who = record.kernel;
+    const size_t esize = element_bytes(job.dtype);
+
+    // kStrictBufferSets device sets, so no call gets the previous call's pointers.
+    struct DeviceOperands {
+        DeviceBuffer a, b, c;
+    };
+    std::vector<DeviceOperands> sets;
+    for (int i = 0; i < kStrictBufferSets; ++i)
+        sets.push_back({DeviceBuffer(size_t(m * k) * esize), DeviceBuffer(size_t(k * n) * esize),
+                        DeviceBuffer(size_t(m * n) * sizeof(float))});
+    const DeviceBuffer flush(settings.warm_cache ? 0 : std::max<size_t>(2 * size_t(l2_bytes), size_t(1) << 20));
+    // Host side: this call's inputs as fp32 (the reference's view) and as uploaded, and what came back.
+    std::vector<float> a_ref(size_t(m * k)), b_ref(size_t(k * n)), c_out(size_t(m * n));
+    std::vector<unsigned char> a_bytes, b_bytes, a_back(a_ref.size() * esize), b_back(b_ref.size() * esize);
+
+    // Identical for every call but for the three pointers: the plugin cannot tell the calls apart.
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.lda = k;
+    args.ldb = n;
+    args.ldc = n;
+    args.alpha = 1.0;
+    args.beta = 0.0;
+    args.dtype = static_cast<kreg_dtype>(job.dtype);
+    args.a = sets[0].a.get();
+    args.b = sets[0].b.get();
+    args.c = sets[0].c.get();
+    args.stream = s;
+
+    describe_launch(info, kernel.instance, args, record.extra);
+    if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, args.dtype);
+
+    // Grading always verifies, whatever settings.verify says.
+    const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype));
+    record.tolerance = tolerance;
+    const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
+
+    uint64_t call_number = 0;  // 0: the checked call, then warm-ups, then timed calls
+    CallSite current{CallSite::Role::checked, 0};
+    DeviceOperands* set = nullptr;
+    unsigned char flush_value = 0;
+
+    // Outside the timed region: fresh A and B (a stream no other call draws) uploaded into the next
+    // buffer set, C poisoned, L2 flushed (sampled calls, unless warm_cache), then the device idle.
+    auto prepare = [&](const CallSite& site) {
+        current = site;
+        set = &sets[size_t(call_number % kStrictBufferSets)];
+        fill_uniform(a_ref.data(), a_ref.size(), job.seed, strict_input_stream(job.id, call_number, 0));
+        fill_uniform(b_ref.data(), b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+        to_device_bytes(a_ref, job.dtype, a_bytes);
+        to_device_bytes(b_ref, job.dtype, b_bytes);
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set->a.get(), a_bytes.data(), a_bytes.size(), cudaMemcpyHostToDevice, s));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set->b.get(), b_bytes.data(), b_bytes.size(), cudaMemcpyHostToDevice, s));
+        poison_device(set->c.as<float>(), c_out.size(), s);
+        if (site.role != CallSite::Role::checked && !settings.warm_cache)
+            KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush.get(), flush_value++, flush.bytes(), s));
+        settle_device("preparing the " + site.label() + " of " + who);
+        args.a = set->a.get();
+        args.b = set->b.get();
+        args.c = set->c.get();
+    };
+    // After the call and a device-wide wait (so hidden work is finished and its faults surface): the
+    // inputs must be as uploaded, and C must match the reference on them.
+    auto inspect = [&](const CallSite& site) {
+        settle_device("after the " + site.label() + " of " + who + ", whole device");
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_out.data(), set->c.get(), set->c.bytes(), cudaMemcpyDeviceToHost, s));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(a_back.data(), set->a.get(), set->a.bytes(), cudaMemcpyDeviceToHost, s));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(b_back.data(), set->b.get(), set->b.bytes(), cudaMemcpyDeviceToHost, s));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(s));
+        const uint64_t number = call_number++;
+        ++evidence.calls;
+        const struct {
+            const char* name;
+            const std::vector<unsigned char>& expected;
+            const std::vector<unsigned char>& got;
+            int64_t cols;
+        } inputs[] = {{"A", a_bytes, a_back, k}, {"B", b_bytes, b_back, n}};
+        for (const auto& input : inputs) {
+            const std::string change = describe_input_change(input.name, input.expected.data(), input.got.data(),
+                                                             input.expected.size() / esize, esize, input.cols);
+            if (!change.empty()) throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
+        }
+        const VerifyResult v =
+            verify_gemm(a_ref.data(), b_ref.data(), c_out.data(), m, n, k, k, n, n, tolerance, verify_seed + number);
+        ++evidence.calls_verified;
+        if (std::isfinite(v.max_rel_err))
+            record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
+        if (v.sampled) record.extra["verify_sampled"] = true;
+        if (!v.passed) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + v.reason};
+    };
+    auto call = [&] { call_kernel(info, kernel.instance, args, s, who); };
+
+    evidence.device_wide_sync = true;
+    evidence.timing.emplace();
+    try {
+        const CallSite checked{CallSite::Role::checked, 0};
+        prepare(checked);
+        call();
+        inspect(checked);
+
+        // Persisting L2 lines an earlier job set aside would make this one's inputs look cached.
+        const cudaError_t reset = cudaCtxResetPersistingL2Cache();
+        if (reset != cudaSuccess && reset != cudaErrorNotSupported) KREG_RUNNER_CUDA_CHECK(reset);
+        (void)cudaGetLastError();
+
+        CudaEventTimer timer(s, CudaEventTimer::Wait::device);
+        SampleHooks hooks;
+        hooks.before_call = prepare;
+        hooks.after_call = [&](const CallSite& site, double ms) {
+            if (site.role == CallSite::Role::timed) evidence.timing->add(ms, timer.last_wall_ms());
+            inspect(site);
+        };
+        const std::function<void()> timed_call = settings.profile ? std::function<void()>([&] {
+            nvtxRangePushA(job.kernel.c_str());
+            call();
+            nvtxRangePop();
+        })
+                                                                  : std::function<void()>(call);
+        record.samples_ms = sample(settings, timer, timed_call, hooks);
+    } catch (const KernelFailed& e) {
+        evidence.failed_at = current.label();
+        record.status = RowStatus::failed;
+        record.reason = current.label() + ": " + e.message;
+        return;
+    } catch (const StrictViolation& v) {
+        evidence.failed_at = current.label();
+        record.status = v.status;
+        record.reason = v.reason;
+        return;
+    }
+    record.extra["warm_cache"] = settings.warm_cache;
+    if (!settings.warm_cache) record.extra["l2_flush_bytes"] = flush.bytes();
+    if (evidence.timing->escaped()) {
+        record.status = RowStatus::failed;
+        record.reason = evidence.timing->reason();
+        return;
+    }
+    record.stats = compute_stats(record.samples_ms);
+    if (record.stats->median_ms > 0) record.gflops = job.shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
+    record.status = RowStatus::ok;
+    record.reason.clear();
+}
+
+// settings.strict: run_strict_calls, with its evidence in extra["anticheat"] on every way out.
+void run_strict(const Job& job, const LoadedKernel& kernel, Record& record, cudaStream_t s, int l2_bytes) {
+    StrictEvidence evidence;
+    try {
+        run_strict_calls(job, kernel, record, s, l2_bytes, evidence);
+    } catch (...) {
+        record.extra["anticheat"] = evidence.to_json();
+        throw;
+    }
+    record.extra["anticheat"] = evidence.to_json();
+}
+
 // Everything after the pre-checks; throws CudaError / CublasError / KernelFailed / WorkerFatal.
 void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     const kreg_kernel_info& info = *kernel.info;
@@ -164,6 +370,10 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
 
     Stream stream;
     const cudaStream_t s = stream.get();
+    if (settings.strict) {
+        run_strict(job, kernel, record, s, l2_bytes);
+        return;
+    }
 
     // Inputs: the same streams of the same generator as the CPU runner, so a job's A and B do not depend
     // on the backend it runs on.
@@ -195,22 +405,7 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     describe_launch(info, kernel.instance, args, record.extra);
     if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, args.dtype);
 
-    char error[1024];
-    auto call = [&] {
-        error[0] = '\0';
-        const kreg_status status = info.run_gemm(kernel.instance, &args, error, sizeof error);
-        if (status != KREG_STATUS_OK) {
-            error[sizeof error - 1] = '\0';
-            const std::string message = std::string("kernel returned ") + status_name(status) + ": " +
-                                        (error[0] != '\0' ? error : "(no message)");
-            // A kernel that reports a fault it caught (an illegal address, say) still leaves the
-            // context broken: that is the worker's end, not only this row's.
-            const cudaError_t e = cudaStreamSynchronize(s);
-            (void)cudaGetLastError();
-            if (is_sticky(e)) throw WorkerFatal(cuda_error_text(e) + " (" + who + ": " + message + ")");
-            throw KernelFailed{message};
-        }
-    };
+    auto call = [&] { call_kernel(info, kernel.instance, args, s, who); };
 
     const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype));
     const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
