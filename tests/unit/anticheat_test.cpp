@@ -1,0 +1,388 @@
+// Strict (grading) mode on the CPU: each cheating fixture of tests/fixtures/anticheat becomes the row it
+// deserves, with the call it was caught at in the reason; honest plugins stay ok; and what a plugin sees
+// call after call (fresh pointers, fresh inputs, identical arguments) is checked from the plugin's side
+// by a spy kernel. Without strict, cheat_caches passes, which is why strict exists.
+#include "measure/anticheat.hpp"
+#include "measure/sampler.hpp"
+#include "verify/random_fill.hpp"
+#include "worker/job_runner.hpp"
+#include "worker/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+std::string plugin(const std::string& name) { return std::string(KREG_PLUGIN_DIR) + "/" + name + ".so"; }
+
+Job strict_job(const std::string& path, const std::string& kernel, bool strict = true) {
+    Job job;
+    job.id = 7;
+    job.seed = 1234;
+    job.kernel = kernel;
+    job.plugin_path = path;
+    job.shape = {33, 20, 17};
+    job.settings.warmup = 2;
+    job.settings.repeats = 5;
+    job.settings.strict = strict;
+    return job;
+}
+
+Record run(const Job& job) {
+    WorkerSession session;
+    const auto reply = session.handle({{"op", "run"}, {"job", job}});
+    return reply.at("record").get<Record>();
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+// ---- The cheat corpus, strict -------------------------------------------------------------------------
+
+struct Expected {
+    const char* cheat;
+    RowStatus status;
+    const char* reason_prefix;  // the call it is caught at, then what was wrong
+};
+
+TEST(StrictCpu, EveryCheatIsCaughtAtTheCallItCheats) {
+    // Calls, in order: first call, warm-up call 1, warm-up call 2, timed call 1..5.
+    const Expected expected[] = {
+        {"cheat_never_writes", RowStatus::wrong_result, "first call: unwritten element at (0, 0)"},
+        {"cheat_constant", RowStatus::wrong_result, "first call: error"},
+        {"cheat_partial", RowStatus::wrong_result, "first call: unwritten element at (16, 0)"},
+        // Right on the first call; the second call's inputs are new, so its replayed result is wrong.
+        {"cheat_caches", RowStatus::wrong_result, "warm-up call 1: error"},
+        {"cheat_modifies_input", RowStatus::failed, "first call: kernel modified its input A: element (0, 0)"},
+        // Right for three calls (first, warm-ups 1 and 2); the fourth is the first timed call.
+        {"cheat_nth_call", RowStatus::wrong_result, "timed call 1: unwritten element"},
+        // Returns before its thread writes C: the copy taken on return is still poison.
+        {"cheat_thread_after_return", RowStatus::wrong_result, "first call: unwritten element"},
+    };
+    for (const Expected& e : expected) {
+        const Record r = run(strict_job(fixture(e.cheat), e.cheat));
+        EXPECT_EQ(r.status, e.status) << e.cheat << ": " << r.reason;
+        EXPECT_TRUE(starts_with(r.reason, e.reason_prefix)) << e.cheat << ": " << r.reason;
+        EXPECT_FALSE(r.stats.has_value()) << e.cheat << ": a failed row must carry no timing to read";
+        ASSERT_TRUE(r.extra.contains("anticheat")) << e.cheat;
+        EXPECT_EQ(r.extra["anticheat"]["strict"], true) << e.cheat;
+        // Every call up to the one that cheated had its output checked (for a changed input, the input
+        // check ends the row before the output is).
+        if (e.status == RowStatus::wrong_result)
+            EXPECT_EQ(r.extra["anticheat"]["calls_verified"], r.extra["anticheat"]["calls"]) << e.cheat;
+        EXPECT_FALSE(r.extra["anticheat"]["failed_at"].get<std::string>().empty()) << e.cheat;
+    }
+}
+
+TEST(StrictCpu, ModifiedInputNamesTheElementAndHowManyChanged) {
+    const Record r = run(strict_job(fixture("cheat_modifies_input"), "cheat_modifies_input"));
+    ASSERT_EQ(r.status, RowStatus::failed) << r.reason;
+    // The fixture zeroes the first row of A: k = 17 elements (none of the inputs is exactly zero).
+    EXPECT_NE(r.reason.find(", now 0 (17 of 561 elements changed)"), std::string::npos) << r.reason;
+    EXPECT_EQ(r.extra["anticheat"]["calls_verified"], 0) << "the inputs are checked before the output";
+}
+
+TEST(StrictCpu, ThreadLeftRunningIsRecorded) {
+    const Record r = run(strict_job(fixture("cheat_thread_after_return"), "cheat_thread_after_return"));
+    ASSERT_TRUE(r.extra.contains("anticheat"));
+    EXPECT_EQ(r.extra["anticheat"]["threads_left_running"], true) << r.extra.dump();
+    EXPECT_GE(r.extra["anticheat"]["max_threads_left"].get<int>(), 1);
+}
+
+TEST(StrictCpu, NthCallCheatNeedsEveryCallChecked) {
+    // Without strict the same plugin is caught too, but only by the last timed output, which cannot say
+    // which call went wrong; strict names the first bad call.
+    const Record lax = run(strict_job(fixture("cheat_nth_call"), "cheat_nth_call", false));
+    EXPECT_EQ(lax.status, RowStatus::wrong_result) << lax.reason;
+    EXPECT_TRUE(starts_with(lax.reason, "last timed call")) << lax.reason;
+    const Record strict = run(strict_job(fixture("cheat_nth_call"), "cheat_nth_call"));
+    EXPECT_TRUE(starts_with(strict.reason, "timed call 1: ")) << strict.reason;
+    EXPECT_EQ(strict.extra["anticheat"]["calls"], 4);
+    EXPECT_EQ(strict.extra["anticheat"]["failed_at"], "timed call 1");
+}
+
+TEST(StrictCpu, WithoutStrictTheCachingCheatPasses) {
+    // Why strict exists: the ordinary run checks the first and the last timed output, and both are right
+    // because every call sees the same inputs; the timed calls are a memcpy.
+    const Record lax = run(strict_job(fixture("cheat_caches"), "cheat_caches", false));
+    EXPECT_EQ(lax.status, RowStatus::ok) << lax.reason;
+    EXPECT_FALSE(lax.extra.contains("anticheat"));
+    const Record strict = run(strict_job(fixture("cheat_caches"), "cheat_caches"));
+    EXPECT_EQ(strict.status, RowStatus::wrong_result) << strict.reason;
+}
+
+TEST(StrictCpu, StrictVerifiesEvenWhenVerifyIsOff) {
+    Job job = strict_job(fixture("cheat_constant"), "cheat_constant");
+    job.settings.verify = false;
+    EXPECT_EQ(run(job).status, RowStatus::wrong_result);
+}
+
+TEST(StrictCpu, KernelErrorNamesTheCall) {
+    const Record r = run(strict_job(fixture("fixture_throw_in_run"), "fixture_throw_in_run"));
+    EXPECT_EQ(r.status, RowStatus::failed);
+    EXPECT_TRUE(starts_with(r.reason, "first call: kernel returned ")) << r.reason;
+    EXPECT_NE(r.reason.find("fixture: run_gemm throws"), std::string::npos) << r.reason;
+}
+
+// ---- Honest plugins stay ok ---------------------------------------------------------------------------
+
+TEST(StrictCpu, HonestPluginsAreOkAndEveryCallIsVerified) {
+    for (const auto& [path, kernel] : std::vector<std::pair<std::string, std::string>>{
+             {fixture("fixture_good"), "fixture_good"}, {plugin("cpu_naive"), "cpu_naive"}, {plugin("cpu_blocked"), "cpu_blocked"}}) {
+        const Record r = run(strict_job(path, kernel));
+        EXPECT_EQ(r.status, RowStatus::ok) << kernel << ": " << r.reason;
+        EXPECT_EQ(r.samples_ms.size(), 5u) << kernel;
+        EXPECT_TRUE(r.stats.has_value()) << kernel;
+        ASSERT_TRUE(r.max_rel_err.has_value()) << kernel;
+        EXPECT_LE(*r.max_rel_err, *r.tolerance) << kernel;
+        const nlohmann::json& ac = r.extra.at("anticheat");
+        EXPECT_EQ(ac["strict"], true);
+        EXPECT_EQ(ac["calls"], 1 + 2 + 5) << kernel;
+        EXPECT_EQ(ac["calls_verified"], 1 + 2 + 5) << kernel;
+        EXPECT_EQ(ac["every_call_verified"], true) << kernel;
+        EXPECT_EQ(ac["fresh_inputs"], true);
+        EXPECT_EQ(ac["input_checksums"], true);
+        EXPECT_EQ(ac["buffer_sets"], kStrictBufferSets);
+        EXPECT_TRUE(ac.contains("threads_left_running")) << kernel;
+        EXPECT_FALSE(ac.contains("failed_at")) << kernel;
+    }
+}
+
+TEST(StrictCpu, StrictOffKeepsTheOrdinaryRow) {
+    const Record r = run(strict_job(fixture("fixture_good"), "fixture_good", false));
+    EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
+    EXPECT_FALSE(r.extra.contains("anticheat"));
+    EXPECT_EQ(r.samples_ms.size(), 5u);
+}
+
+// ---- What the plugin sees, from its side --------------------------------------------------------------
+
+// A correct kernel that records every call's arguments and input contents.
+struct SpyCall {
+    kreg_gemm_args args{};
+    std::vector<float> a, b;
+    bool c_poisoned = true;
+};
+std::vector<SpyCall> g_spy_calls;
+
+kreg_status spy_run_gemm(void*, const kreg_gemm_args* args, char*, size_t) {
+    SpyCall call;
+    call.args = *args;
+    const auto* a = static_cast<const float*>(args->a);
+    const auto* b = static_cast<const float*>(args->b);
+    auto* c = static_cast<float*>(args->c);
+    call.a.assign(a, a + args->m * args->k);
+    call.b.assign(b, b + args->k * args->n);
+    for (int64_t i = 0; i < args->m * args->n; ++i) call.c_poisoned = call.c_poisoned && is_poison(c[i]);
+    for (int64_t i = 0; i < args->m; ++i)
+        for (int64_t j = 0; j < args->n; ++j) {
+            float sum = 0;
+            for (int64_t p = 0; p < args->k; ++p) sum += a[i * args->lda + p] * b[p * args->ldb + j];
+            c[i * args->ldc + j] = sum;
+        }
+    g_spy_calls.push_back(std::move(call));
+    return KREG_STATUS_OK;
+}
+
+LoadedKernel spy_kernel(kreg_kernel_info& info) {
+    info = kreg_kernel_info{};
+    info.struct_size = sizeof(kreg_kernel_info);
+    info.name = "spy";
+    info.backend = KREG_BACKEND_CPU;
+    info.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
+    info.run_gemm = spy_run_gemm;
+    return LoadedKernel{&info, nullptr, "spy", ""};
+}
+
+TEST(StrictCpu, EveryCallGetsNewPointersNewInputsAndTheSameArguments) {
+    kreg_kernel_info info;
+    g_spy_calls.clear();
+    const Job job = strict_job("", "spy");
+    const Record r = run_cpu_gemm_job(job, spy_kernel(info));
+    ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
+    ASSERT_EQ(g_spy_calls.size(), 8u);
+
+    // The checked call sees the job's ordinary inputs, as without strict.
+    std::vector<float> ordinary_a(size_t(job.shape.m * job.shape.k));
+    fill_uniform(ordinary_a.data(), ordinary_a.size(), job.seed, 2 * job.id);
+    EXPECT_EQ(g_spy_calls[0].a, ordinary_a);
+
+    std::set<std::vector<float>> distinct_a, distinct_b;
+    for (size_t i = 0; i < g_spy_calls.size(); ++i) {
+        const SpyCall& call = g_spy_calls[i];
+        EXPECT_TRUE(call.c_poisoned) << "call " << i;
+        distinct_a.insert(call.a);
+        distinct_b.insert(call.b);
+        if (i == 0) continue;
+        const kreg_gemm_args& prev = g_spy_calls[i - 1].args;
+        EXPECT_NE(call.args.a, prev.a) << "call " << i << " reuses the previous call's A";
+        EXPECT_NE(call.args.b, prev.b) << "call " << i;
+        EXPECT_NE(call.args.c, prev.c) << "call " << i;
+        // Nothing else tells the calls apart.
+        kreg_gemm_args same = call.args, before = prev;
+        same.a = before.a = nullptr;
+        same.b = before.b = nullptr;
+        same.c = before.c = nullptr;
+        EXPECT_EQ(std::memcmp(&same, &before, sizeof same), 0) << "call " << i;
+    }
+    EXPECT_EQ(distinct_a.size(), g_spy_calls.size()) << "every call must get its own A";
+    EXPECT_EQ(distinct_b.size(), g_spy_calls.size()) << "every call must get its own B";
+}
+
+TEST(StrictCpu, WithoutStrictEveryCallSeesTheSameInputs) {
+    // The premise of cheat_caches, checked from the plugin's side.
+    kreg_kernel_info info;
+    g_spy_calls.clear();
+    const Record r = run_cpu_gemm_job(strict_job("", "spy", false), spy_kernel(info));
+    ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
+    ASSERT_EQ(g_spy_calls.size(), 8u);
+    for (const SpyCall& call : g_spy_calls) {
+        EXPECT_EQ(call.args.a, g_spy_calls[0].args.a);
+        EXPECT_EQ(call.a, g_spy_calls[0].a);
+    }
+}
+
+// ---- The pieces -------------------------------------------------------------------------------------
+
+TEST(Anticheat, StrictInputStreamsNeverRepeatAndCallZeroIsTheOrdinaryStream) {
+    EXPECT_EQ(strict_input_stream(7, 0, 0), 14u);
+    EXPECT_EQ(strict_input_stream(7, 0, 1), 15u);
+    std::set<uint64_t> streams;
+    for (uint64_t job = 0; job < 20; ++job) {
+        streams.insert(2 * job);  // every ordinary stream of a 20-job plan
+        streams.insert(2 * job + 1);
+    }
+    size_t expected = streams.size();
+    for (uint64_t job = 0; job < 20; ++job)
+        for (uint64_t call = 1; call < 50; ++call)
+            for (int which = 0; which < 2; ++which) {
+                streams.insert(strict_input_stream(job, call, which));
+                ++expected;
+            }
+    EXPECT_EQ(streams.size(), expected) << "two calls (or a call and an ordinary job) share an input stream";
+}
+
+TEST(Anticheat, DescribeInputChange) {
+    const float before[6] = {1, 2, 3, 4, 5, 6};
+    float after[6] = {1, 2, 3, 4, 5, 6};
+    EXPECT_EQ(describe_input_change("A", before, after, 6, sizeof(float), 3), "");
+    after[4] = -0.5f;
+    after[5] = 0;
+    EXPECT_EQ(describe_input_change("B", before, after, 6, sizeof(float), 3),
+              "kernel modified its input B: element (1, 1) was 5, now -0.5 (2 of 6 elements changed)");
+    const uint16_t bits_before[2] = {0x3f80, 0x4000};
+    const uint16_t bits_after[2] = {0x3f80, 0x0000};
+    EXPECT_EQ(describe_input_change("A", bits_before, bits_after, 2, sizeof(uint16_t), 2),
+              "kernel modified its input A: element (0, 1) was bits 0x4000, now bits 0x0000 (1 of 2 elements changed)");
+}
+
+TEST(Anticheat, TimingCrossCheckFlagsHiddenWorkNotLaunchOverhead) {
+    // A tiny honest kernel: 5 us on the GPU, 40 us of launch and synchronize around it.
+    EXPECT_FALSE(TimingCrossCheck::mismatched(0.005, 0.045));
+    // An honest 1 ms kernel with 30 us of overhead.
+    EXPECT_FALSE(TimingCrossCheck::mismatched(1.0, 1.03));
+    // Work on another stream: the events bracket nothing, the wall clock sees 1 ms.
+    EXPECT_TRUE(TimingCrossCheck::mismatched(0.004, 1.0));
+    // Half the work hidden is still hidden work.
+    EXPECT_TRUE(TimingCrossCheck::mismatched(0.4, 1.0));
+
+    TimingCrossCheck honest;
+    for (int i = 0; i < 9; ++i) honest.add(1.0, 1.02);
+    honest.add(1.0, 12.0);  // one call whose host thread was preempted
+    EXPECT_EQ(honest.mismatched_calls(), 1);
+    EXPECT_FALSE(honest.escaped());
+    EXPECT_EQ(honest.reason(), "");
+    EXPECT_EQ(honest.to_json()["timing_mismatch"], false);
+
+    TimingCrossCheck hidden;
+    for (int i = 0; i < 5; ++i) hidden.add(1.0, 1.02);
+    for (int i = 0; i < 5; ++i) hidden.add(0.004, 1.5);
+    EXPECT_TRUE(hidden.escaped());
+    EXPECT_EQ(hidden.reason(), "work escaped the harness stream: event time 0.004 ms vs wall time 1.5 ms (5 of 10 timed calls)");
+    EXPECT_EQ(hidden.to_json()["timing_mismatch"], true);
+    EXPECT_EQ(hidden.to_json()["mismatched_calls"], 5);
+
+    EXPECT_FALSE(TimingCrossCheck{}.escaped()) << "no timed call, no verdict";
+}
+
+TEST(Anticheat, EvidenceJson) {
+    StrictEvidence e;
+    e.calls = 3;
+    e.calls_verified = 3;
+    nlohmann::json j = e.to_json();
+    EXPECT_EQ(j["strict"], true);
+    EXPECT_EQ(j["every_call_verified"], true);
+    EXPECT_FALSE(j.contains("device_wide_sync"));
+    EXPECT_FALSE(j.contains("timing_mismatch"));
+    e.device_wide_sync = true;
+    e.timing.emplace();
+    e.timing->add(0.001, 2.0);
+    e.failed_at = "timed call 1";
+    j = e.to_json();
+    EXPECT_EQ(j["device_wide_sync"], true);
+    EXPECT_EQ(j["timing_mismatch"], true);
+    EXPECT_EQ(j["failed_at"], "timed call 1");
+}
+
+TEST(Anticheat, ThreadCountSeesAThreadUntilItEnds) {
+    const int before = count_threads();
+    ASSERT_GE(before, 1);
+    std::atomic<bool> release{false};
+    std::thread t([&] {
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    EXPECT_EQ(count_threads(), before + 1);
+    EXPECT_FALSE(wait_for_threads(before, std::chrono::milliseconds(20)));
+    release = true;
+    t.join();
+    EXPECT_TRUE(wait_for_threads(before, std::chrono::seconds(5)));
+}
+
+// ---- The sampler's per-call hooks ---------------------------------------------------------------------
+
+class CountingTimer final : public Timer {
+public:
+    void start() override { events.push_back("start"); }
+    double stop_ms() override {
+        events.push_back("stop");
+        return 1.0;
+    }
+    std::string name() const override { return "counting"; }
+    std::vector<std::string> events;
+};
+
+TEST(Sampler, PerCallHooksSeeEveryCallWithItsRoleOutsideTheTimedRegion) {
+    RunSettings settings;
+    settings.warmup = 2;
+    settings.repeats = 3;
+    CountingTimer timer;
+    std::vector<std::string>& events = timer.events;
+    SampleHooks hooks;
+    hooks.before_each = [&] { events.push_back("each"); };
+    hooks.before_call = [&](const CallSite& site) { events.push_back("before " + site.label()); };
+    hooks.after_call = [&](const CallSite& site, double ms) {
+        events.push_back("after " + site.label() + " " + std::to_string(int(ms)));
+    };
+    const auto samples = sample(settings, timer, [&] { events.push_back("call"); }, hooks);
+    EXPECT_EQ(samples.size(), 3u);
+    const std::vector<std::string> expected = {
+        "each", "before warm-up call 1", "call", "after warm-up call 1 0",
+        "each", "before warm-up call 2", "call", "after warm-up call 2 0",
+        "each", "before timed call 1", "start", "call", "stop", "after timed call 1 1",
+        "each", "before timed call 2", "start", "call", "stop", "after timed call 2 1",
+        "each", "before timed call 3", "start", "call", "stop", "after timed call 3 1",
+    };
+    EXPECT_EQ(events, expected);
+    EXPECT_EQ((CallSite{CallSite::Role::checked, 0}).label(), "first call");
+}
+
+}  // namespace
+}  // namespace kreg
