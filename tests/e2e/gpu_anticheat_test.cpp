@@ -1,0 +1,125 @@
+// On a GPU, strict (grading) mode catches the CUDA cheats of tests/fixtures/anticheat and lets honest
+// kernels through: a result replayed from a device cache is wrong on fresh inputs, work launched on a
+// stream of the plugin's own escapes the events but not the device-wide wait and the host clock, and a
+// kernel that writes A is seen when A is read back. Jobs run in-process through WorkerSession, as a
+// worker runs them (the runner's command line is not needed to set RunSettings::strict).
+#include "common/job.hpp"
+#include "cuda/device_facts.hpp"
+#include "worker/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace kreg {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+std::string plugin(const std::string& name) { return std::string(KREG_PLUGIN_DIR) + "/" + name + ".so"; }
+
+constexpr int kWarmup = 1, kRepeats = 5;
+
+// A shape big enough that the hidden naive GEMM of cheat_cuda_other_stream takes far longer than the
+// cross-check's slack (~2 GFLOP: around a millisecond even on an H200), and odd enough for edge tiles
+// elsewhere.
+Job gpu_job(const std::string& path, const std::string& kernel, Shape shape = {1024, 1024, 1024}, bool strict = true) {
+    Job job;
+    job.id = 3;
+    job.seed = 99;
+    job.kernel = kernel;
+    job.plugin_path = path;
+    job.shape = shape;
+    job.settings.warmup = kWarmup;
+    job.settings.repeats = kRepeats;
+    job.settings.timeout_s = 60;
+    job.settings.strict = strict;
+    return job;
+}
+
+Record run(const Job& job) {
+    WorkerSession session;
+    const auto reply = session.handle({{"op", "run"}, {"job", job}});
+    return reply.at("record").get<Record>();
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+#define SKIP_WITHOUT_GPU()                                            \
+    do {                                                              \
+        if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;    \
+    } while (0)
+
+TEST(GpuStrict, DeviceCacheIsWrongOnTheSecondCall) {
+    SKIP_WITHOUT_GPU();
+    const Record r = run(gpu_job(fixture("cheat_cuda_caches"), "cheat_cuda_caches"));
+    EXPECT_EQ(r.status, RowStatus::wrong_result) << r.reason;
+    EXPECT_TRUE(starts_with(r.reason, "warm-up call 1: ")) << r.reason;
+    EXPECT_EQ(r.extra["anticheat"]["failed_at"], "warm-up call 1") << r.extra.dump();
+}
+
+TEST(GpuStrict, WithoutStrictTheDeviceCachePasses) {
+    SKIP_WITHOUT_GPU();
+    // Why strict exists, on the GPU: the same inputs every call make the replayed result right.
+    const Record r = run(gpu_job(fixture("cheat_cuda_caches"), "cheat_cuda_caches", {256, 192, 160}, false));
+    EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
+}
+
+TEST(GpuStrict, WorkOnAnotherStreamEscapesAndFails) {
+    SKIP_WITHOUT_GPU();
+    const Record r = run(gpu_job(fixture("cheat_cuda_other_stream"), "cheat_cuda_other_stream"));
+    EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
+    EXPECT_NE(r.reason.find("escaped"), std::string::npos) << r.reason;
+    EXPECT_TRUE(starts_with(r.reason, "work escaped the harness stream: event time ")) << r.reason;
+    const nlohmann::json& ac = r.extra.at("anticheat");
+    EXPECT_EQ(ac["timing_mismatch"], true) << ac.dump();
+    EXPECT_EQ(ac["device_wide_sync"], true);
+    // The output itself was right every time, once the device was idle: only the timing gives it away.
+    EXPECT_EQ(ac["calls"], 1 + kWarmup + kRepeats) << ac.dump();
+    EXPECT_EQ(ac["calls_verified"], 1 + kWarmup + kRepeats) << ac.dump();
+    EXPECT_FALSE(r.stats.has_value());
+}
+
+TEST(GpuStrict, WritingIntoAFails) {
+    SKIP_WITHOUT_GPU();
+    const Record r = run(gpu_job(fixture("cheat_cuda_modifies_input"), "cheat_cuda_modifies_input", {256, 192, 160}));
+    EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
+    EXPECT_TRUE(starts_with(r.reason, "first call: kernel modified its input A: element (0, 0)")) << r.reason;
+    EXPECT_NE(r.reason.find("(160 of 40960 elements changed)"), std::string::npos) << r.reason;
+}
+
+TEST(GpuStrict, HonestKernelsAreOk) {
+    SKIP_WITHOUT_GPU();
+    struct Case {
+        std::string path, kernel;
+        Shape shape;
+        DType dtype;
+    };
+    const Case cases[] = {
+        {fixture("honest_cuda"), "honest_cuda", {1024, 1024, 1024}, DType::fp32},
+        {fixture("honest_cuda"), "honest_cuda", {257, 193, 161}, DType::fp32},  // edge tiles everywhere
+        {fixture("fixture_good_cuda"), "fixture_good_cuda", {64, 48, 40}, DType::fp32},
+        // cuBLAS: a library's own kernels on the harness stream; bf16 exercises the 16-bit uploads and
+        // the read-back comparison of their bit patterns.
+        {plugin("cublas_reference"), "cublas_sgemm", {1024, 1024, 1024}, DType::fp32},
+        {plugin("cublas_reference"), "cublas_bf16", {1024, 1024, 1024}, DType::bf16},
+    };
+    for (const Case& c : cases) {
+        Job job = gpu_job(c.path, c.kernel, c.shape);
+        job.dtype = c.dtype;
+        const Record r = run(job);
+        const std::string what = c.kernel + " " + to_string(c.shape);
+        EXPECT_EQ(r.status, RowStatus::ok) << what << ": " << r.reason;
+        EXPECT_EQ(r.samples_ms.size(), size_t(kRepeats)) << what;
+        ASSERT_TRUE(r.extra.contains("anticheat")) << what;
+        const nlohmann::json& ac = r.extra["anticheat"];
+        EXPECT_EQ(ac["timing_mismatch"], false) << what << ": " << ac.dump();
+        EXPECT_EQ(ac["every_call_verified"], true) << what << ": " << ac.dump();
+        EXPECT_EQ(ac["calls_verified"], 1 + kWarmup + kRepeats) << what;
+        EXPECT_EQ(ac["device_wide_sync"], true) << what;
+        EXPECT_EQ(ac["fresh_inputs"], true) << what;
+        EXPECT_EQ(ac["input_checksums"], true) << what;
+    }
+}
+
+}  // namespace
+}  // namespace kreg
