@@ -23,8 +23,8 @@ struct CheckResult {
     std::string name;  // the rubric case or tier name, or the stage's own name
     double points = 0, max_points = 0;
     bool passed = false;
-    std::string summary;     // one line for people
-    nlohmann::json evidence; // what the verdict rests on: rows, ratios, the audit's findings...
+    std::string summary;      // one line for people
+    nlohmann::json evidence;  // what the verdict rests on: rows, ratios, the audit's findings...
 };
 
 struct StudentResult {
@@ -63,7 +63,7 @@ public:
 
     const std::filesystem::path& dir() const { return out_dir_; }
     std::filesystem::path student_file(const std::string& student) const;  // <out>/students/<student>.json
-    std::filesystem::path csv_file() const;                                 // <out>/gradebook.csv
+    std::filesystem::path csv_file() const;                                // <out>/gradebook.csv
 
     // Whether a finished result for student is on disk: the file exists and reads back as that student's
     // result. A corrupt file does not count, so a resumed run grades that student again and replaces it.

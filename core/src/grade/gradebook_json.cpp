@@ -46,8 +46,8 @@ nlohmann::json any_at(const nlohmann::json& object, const char* key) {
 }
 
 nlohmann::json check_json(const CheckResult& c) {
-    return {{"kind", c.kind},       {"name", c.name},       {"points", c.points}, {"max_points", c.max_points},
-            {"passed", c.passed},   {"summary", c.summary}, {"evidence", c.evidence}};
+    return {{"kind", c.kind},     {"name", c.name},       {"points", c.points},    {"max_points", c.max_points},
+            {"passed", c.passed}, {"summary", c.summary}, {"evidence", c.evidence}};
 }
 
 CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
@@ -75,11 +75,16 @@ const std::vector<std::string>& student_statuses() {
 nlohmann::json StudentResult::to_json() const {
     nlohmann::json checks_json = nlohmann::json::array();
     for (const auto& c : checks) checks_json.push_back(check_json(c));
-    return {{"schema", kSchema},     {"schema_version", kSchemaVersion},
-            {"student", student},    {"submission", submission},
-            {"status", status},      {"score", score},
-            {"max_score", max_score}, {"summary", summary},
-            {"checks", checks_json}, {"sandbox", sandbox},
+    return {{"schema", kSchema},
+            {"schema_version", kSchemaVersion},
+            {"student", student},
+            {"submission", submission},
+            {"status", status},
+            {"score", score},
+            {"max_score", max_score},
+            {"summary", summary},
+            {"checks", checks_json},
+            {"sandbox", sandbox},
             {"meta", meta}};
 }
 
@@ -104,7 +109,8 @@ StudentResult StudentResult::from_json(const nlohmann::json& j) {
     r.summary = string_at(j, "summary", root, false);
     if (const auto it = j.find("checks"); it != j.end()) {
         if (!it->is_array()) bad("/checks", "expected an array, found " + std::string(it->type_name()));
-        for (std::size_t i = 0; i < it->size(); ++i) r.checks.push_back(check_from_json((*it)[i], "/checks/" + std::to_string(i)));
+        for (std::size_t i = 0; i < it->size(); ++i)
+            r.checks.push_back(check_from_json((*it)[i], "/checks/" + std::to_string(i)));
     }
     r.sandbox = any_at(j, "sandbox");
     r.meta = any_at(j, "meta");

@@ -22,8 +22,12 @@ std::string one_line(const std::string& text, std::size_t width) {
     return line;
 }
 
-std::string pad_right(const std::string& s, std::size_t width) { return s + std::string(width - std::min(width, s.size()), ' '); }
-std::string pad_left(const std::string& s, std::size_t width) { return std::string(width - std::min(width, s.size()), ' ') + s; }
+std::string pad_right(const std::string& s, std::size_t width) {
+    return s + std::string(width - std::min(width, s.size()), ' ');
+}
+std::string pad_left(const std::string& s, std::size_t width) {
+    return std::string(width - std::min(width, s.size()), ' ') + s;
+}
 }  // namespace
 
 std::string format_points(double points) {
@@ -86,7 +90,8 @@ std::string Gradebook::console_summary() const {
         totals += (totals.empty() ? "" : ", ") + std::to_string(it->second) + " " + status;
         counts.erase(it);
     }
-    for (const auto& [status, count] : counts) totals += (totals.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+    for (const auto& [status, count] : counts)
+        totals += (totals.empty() ? "" : ", ") + std::to_string(count) + " " + status;
     const double n = double(results.size());
     out += std::to_string(results.size()) + (results.size() == 1 ? " student: " : " students: ") + totals +
            "; mean score " + format_points(score_sum / n) + " of " + format_points(max_sum / n) + "\n";

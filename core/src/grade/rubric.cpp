@@ -17,7 +17,8 @@ template <typename Entry>
 std::vector<std::string> name_pointers(const std::vector<Entry>& entries, const std::string& kind) {
     std::map<std::string, std::size_t> next_index;
     std::vector<std::string> pointers;
-    for (const auto& e : entries) pointers.push_back("/" + kind + "/" + std::to_string(next_index[e.source]++) + "/name");
+    for (const auto& e : entries)
+        pointers.push_back("/" + kind + "/" + std::to_string(next_index[e.source]++) + "/name");
     return pointers;
 }
 
@@ -70,9 +71,12 @@ nlohmann::json Rubric::to_json() const {
     for (const auto& c : correctness) {
         nlohmann::json shapes_json = nlohmann::json::array();
         for (const auto& s : c.shapes) shapes_json.push_back(shape_json(s));
-        nlohmann::json j = {{"name", c.name},     {"points", c.points},
-                            {"shapes", shapes_json}, {"seeds", c.seeds},
-                            {"all_or_nothing", c.all_or_nothing}, {"source", c.source}};
+        nlohmann::json j = {{"name", c.name},
+                            {"points", c.points},
+                            {"shapes", shapes_json},
+                            {"seeds", c.seeds},
+                            {"all_or_nothing", c.all_or_nothing},
+                            {"source", c.source}};
         if (c.tolerance) j["tolerance"] = *c.tolerance;
         cases.push_back(std::move(j));
     }
@@ -123,7 +127,8 @@ Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
             if (copier == scalar_copiers().end())
                 throw std::logic_error("merge_rubrics: no rule for the setting " + pointer);
             copier->second(merged, later);
-            if (std::find(merged.explicitly_set.begin(), merged.explicitly_set.end(), pointer) == merged.explicitly_set.end())
+            if (std::find(merged.explicitly_set.begin(), merged.explicitly_set.end(), pointer) ==
+                merged.explicitly_set.end())
                 merged.explicitly_set.push_back(pointer);
         }
         merged.sources.insert(merged.sources.end(), later.sources.begin(), later.sources.end());

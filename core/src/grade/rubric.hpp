@@ -21,20 +21,20 @@ namespace kreg {
 // Correctness: the graded kernel runs every shape with every seed and is verified against the reference.
 struct CorrectnessCase {
     std::string name;
-    double points = 0;               // > 0
-    std::vector<Shape> shapes;       // expanded, de-duplicated, in order of first occurrence
-    std::vector<uint64_t> seeds;     // non-empty, repeats dropped; mixed with the secret (mix_secret_seed)
-    bool all_or_nothing = true;      // false: points * passed runs / all runs
-    std::optional<double> tolerance; // normalised error bound; default per dtype
-    std::string source;              // the rubric file this case came from
+    double points = 0;                // > 0
+    std::vector<Shape> shapes;        // expanded, de-duplicated, in order of first occurrence
+    std::vector<uint64_t> seeds;      // non-empty, repeats dropped; mixed with the secret (mix_secret_seed)
+    bool all_or_nothing = true;       // false: points * passed runs / all runs
+    std::optional<double> tolerance;  // normalised error bound; default per dtype
+    std::string source;               // the rubric file this case came from
 };
 
 // Performance: points when reference median / submission median >= min_ratio at shape, both measured in
 // the same grading run.
 struct PerformanceTier {
     std::string name;
-    double points = 0;  // > 0
-    Shape shape;        // the tier's shape spec must expand to exactly one shape
+    double points = 0;      // > 0
+    Shape shape;            // the tier's shape spec must expand to exactly one shape
     std::string reference;  // kernel name
     double min_ratio = 0;   // > 0
     std::string source;
@@ -46,9 +46,9 @@ struct GradeLimits {
 };
 
 struct Rubric {
-    std::string name, description;       // name: "name" key, default the file's stem
-    std::optional<std::string> kernel;   // default: the submission's only kernel
-    std::optional<Backend> backend;      // the graded kernel must be of this backend
+    std::string name, description;      // name: "name" key, default the file's stem
+    std::optional<std::string> kernel;  // default: the submission's only kernel
+    std::optional<Backend> backend;     // the graded kernel must be of this backend
     GradeLimits limits;
     std::vector<CorrectnessCase> correctness;
     std::vector<PerformanceTier> performance;

@@ -89,10 +89,12 @@ Rubric load_rubric(const fs::path& path) {
     } catch (const nlohmann::json::parse_error& e) {
         const std::string what = e.what();
         const auto detail_at = what.find(": ");
-        throw ConfigError(file, "", "invalid JSON at " + line_and_column(text, e.byte) + ": " +
-                                        (detail_at == std::string::npos ? what : what.substr(detail_at + 2)));
+        throw ConfigError(file, "",
+                          "invalid JSON at " + line_and_column(text, e.byte) + ": " +
+                              (detail_at == std::string::npos ? what : what.substr(detail_at + 2)));
     }
-    if (repeated.repeated()) throw ConfigError(file, *repeated.repeated(), "key given more than once in the same object");
+    if (repeated.repeated())
+        throw ConfigError(file, *repeated.repeated(), "key given more than once in the same object");
     return parse_rubric(doc, file);
 }
 

@@ -109,16 +109,21 @@ PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::opt
 Backend parse_backend_node(const Node& node) {
     const std::string text = node.as_string();
     const auto backend = parse_backend(text);
-    if (!backend)
-        node.fail("unknown backend '" + text + "'" + did_you_mean(text, kBackendNames) + "; expected 'cpu' or 'cuda'");
+    if (!backend) {
+        // "gpu" is one edit from "cpu", but whoever writes it means the CUDA backend.
+        const bool means_gpu = text == "gpu" || text == "GPU" || text == "nvidia";
+        node.fail("unknown backend '" + text + "'" +
+                  (means_gpu ? " (did you mean 'cuda'?)" : did_you_mean(text, kBackendNames)) +
+                  "; expected 'cpu' or 'cuda'");
+    }
     return *backend;
 }
 }  // namespace
 
 const std::vector<std::string>& rubric_keys() {
-    static const std::vector<std::string> keys{"$schema", "name",        "description", "kernel",
-                                               "backend", "limits",      "correctness", "performance",
-                                               "measure", "requires_correctness"};
+    static const std::vector<std::string> keys{
+        "$schema", "name",        "description", "kernel",  "backend",
+        "limits",  "correctness", "performance", "measure", "requires_correctness"};
     return keys;
 }
 

@@ -36,10 +36,14 @@ uint64_t parse_secret_seed(const std::string& text) {
     const uint64_t base = hex ? 16 : 10;
     for (char c : digits) {
         uint64_t d;
-        if (c >= '0' && c <= '9') d = uint64_t(c - '0');
-        else if (hex && c >= 'a' && c <= 'f') d = uint64_t(c - 'a' + 10);
-        else if (hex && c >= 'A' && c <= 'F') d = uint64_t(c - 'A' + 10);
-        else bad_secret("expected a decimal or 0x-prefixed hexadecimal integer (the value is not shown)");
+        if (c >= '0' && c <= '9')
+            d = uint64_t(c - '0');
+        else if (hex && c >= 'a' && c <= 'f')
+            d = uint64_t(c - 'a' + 10);
+        else if (hex && c >= 'A' && c <= 'F')
+            d = uint64_t(c - 'A' + 10);
+        else
+            bad_secret("expected a decimal or 0x-prefixed hexadecimal integer (the value is not shown)");
         if (value > (UINT64_MAX - d) / base) bad_secret("does not fit in 64 bits");
         value = value * base + d;
     }

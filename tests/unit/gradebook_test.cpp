@@ -1,0 +1,276 @@
+// The gradebook: per-student files written atomically, the CSV derived from them, resuming, corrupt files
+// reported rather than dropped, CSV quoting, the console summary, and student ids from paths.
+#include "grade/gradebook.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+
+namespace kreg {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+StudentResult result_for(const std::string& student, double score, const std::string& status = "graded",
+                         const std::string& summary = "ok") {
+    StudentResult r;
+    r.student = student;
+    r.submission = "subs/" + student + ".so";
+    r.status = status;
+    r.score = score;
+    r.max_score = 100;
+    r.summary = summary;
+    return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+class GradebookTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        static std::atomic<int> counter{0};
+        dir_ = fs::temp_directory_path() /
+               ("kreg-gradebook-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        fs::remove_all(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    fs::path dir_;
+};
+
+TEST_F(GradebookTest, RecordWritesTheStudentFileAndOneCsvRow) {
+    Gradebook book(dir_);
+    EXPECT_FALSE(book.has("alice"));
+    book.record(result_for("alice", 42.5));
+    EXPECT_TRUE(fs::is_regular_file(dir_ / "students" / "alice.json"));
+    EXPECT_EQ(book.student_file("alice"), dir_ / "students" / "alice.json");
+    EXPECT_EQ(json::parse(read_text(dir_ / "students" / "alice.json")).at("score"), 42.5);
+    const std::string csv = read_text(dir_ / "gradebook.csv");
+    EXPECT_EQ(csv, "student,score,max,status,summary\nalice,42.5,100,graded,ok\n");
+    EXPECT_EQ(csv, book.csv());
+}
+
+TEST_F(GradebookTest, RecordingAStudentAgainReplacesTheRow) {
+    Gradebook book(dir_);
+    book.record(result_for("bob", 10, "build_failed", "nvcc failed"));
+    book.record(result_for("alice", 90));
+    book.record(result_for("bob", 77, "graded", "fixed"));
+    EXPECT_EQ(read_text(dir_ / "gradebook.csv"),
+              "student,score,max,status,summary\nalice,90,100,graded,ok\nbob,77,100,graded,fixed\n");
+    const auto all = book.all();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[1].student, "bob");
+    EXPECT_EQ(all[1].score, 77);
+    EXPECT_EQ(all[1].status, "graded");
+}
+
+TEST_F(GradebookTest, RowsAreSortedByStudentWhateverTheOrderOfRecording) {
+    Gradebook book(dir_);
+    for (const char* s : {"carol", "alice", "bob"}) book.record(result_for(s, 1));
+    const auto rows = lines_of(read_text(dir_ / "gradebook.csv"));
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[1].substr(0, 6), "alice,");
+    EXPECT_EQ(rows[2].substr(0, 4), "bob,");
+    EXPECT_EQ(rows[3].substr(0, 6), "carol,");
+}
+
+TEST_F(GradebookTest, ResumeSeesFinishedStudentsAcrossInstancesAndIgnoresTemporaries) {
+    {
+        Gradebook first_run(dir_);
+        first_run.record(result_for("alice", 50));
+    }
+    // A run killed while writing bob leaves only the atomic writer's hidden temporary.
+    write_text(dir_ / "students" / ".bob.json.tmp-123-0", "{\"student\": \"bo");
+    Gradebook second_run(dir_);
+    EXPECT_TRUE(second_run.has("alice"));
+    EXPECT_FALSE(second_run.has("bob"));
+    const auto all = second_run.all();
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_EQ(all[0].student, "alice");
+    second_run.record(result_for("bob", 60));
+    EXPECT_TRUE(second_run.has("bob"));
+    EXPECT_EQ(lines_of(second_run.csv()).size(), 3u);
+}
+
+TEST_F(GradebookTest, ACorruptStudentFileIsReportedNotDropped) {
+    Gradebook book(dir_);
+    book.record(result_for("alice", 80));
+    write_text(dir_ / "students" / "bob.json", "{\"schema\": \"kreg-student-result\", \"stud");
+    // A file named for one student that holds another's result is just as wrong.
+    StudentResult dave = result_for("dave", 99);
+    write_text(dir_ / "students" / "carol.json", dave.to_json().dump());
+
+    const auto all = book.all();
+    ASSERT_EQ(all.size(), 3u);
+    EXPECT_EQ(all[1].student, "bob");
+    EXPECT_EQ(all[1].status, "error");
+    EXPECT_NE(all[1].summary.find((dir_ / "students" / "bob.json").string()), std::string::npos) << all[1].summary;
+    EXPECT_EQ(all[1].meta.at("corrupt_file"), (dir_ / "students" / "bob.json").string());
+    EXPECT_EQ(all[2].student, "carol");
+    EXPECT_EQ(all[2].status, "error");
+    EXPECT_NE(all[2].summary.find("names student 'dave'"), std::string::npos) << all[2].summary;
+
+    // Not finished: a resumed run grades them again, and recording replaces the bad file.
+    EXPECT_FALSE(book.has("bob"));
+    EXPECT_FALSE(book.has("carol"));
+    EXPECT_TRUE(book.has("alice"));
+    EXPECT_NE(book.csv().find("\nbob,0,0,error,"), std::string::npos) << book.csv();
+    EXPECT_NE(book.console_summary().find("1 graded, 2 error"), std::string::npos) << book.console_summary();
+
+    book.record(result_for("bob", 40));
+    EXPECT_TRUE(book.has("bob"));
+    EXPECT_NE(read_text(dir_ / "gradebook.csv").find("\nbob,40,100,graded,ok\n"), std::string::npos);
+}
+
+TEST_F(GradebookTest, CsvQuotesSummariesWithCommasQuotesAndNewlines) {
+    Gradebook book(dir_);
+    book.record(result_for("alice", 12.3456789, "graded", "2/3 cases, \"odd shapes\" failed"));
+    book.record(result_for("bob", 0, "crashed", "SIGSEGV\nin student_gemm"));
+    EXPECT_EQ(book.csv(),
+              "student,score,max,status,summary\n"
+              "alice,12.3457,100,graded,\"2/3 cases, \"\"odd shapes\"\" failed\"\n"
+              "bob,0,100,crashed,\"SIGSEGV\nin student_gemm\"\n");
+}
+
+TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndTotalsPerStatus) {
+    Gradebook book(dir_);
+    book.record(result_for("alice", 100));
+    book.record(result_for("bob", 50));
+    book.record(result_for("a_much_longer_id", 70));
+    book.record(result_for("dan", 0, "build_failed", "nvcc: error: expected ';'\nmore compiler output"));
+    book.record(result_for("eve", 0, "timeout", std::string(200, 'x')));
+    const std::string text = book.console_summary();
+    const auto lines = lines_of(text);
+    ASSERT_EQ(lines.size(), 7u) << text;  // header, 5 students, totals
+    EXPECT_EQ(lines.back(), "5 students: 3 graded, 1 build_failed, 1 timeout; mean score 44 of 100");
+    // Every row's status column starts where the header's does.
+    const std::size_t status_at = lines[0].find("status");
+    ASSERT_NE(status_at, std::string::npos);
+    for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+        SCOPED_TRACE(lines[i]);
+        const std::string rest = lines[i].substr(status_at);
+        EXPECT_TRUE(rest.rfind("graded", 0) == 0 || rest.rfind("build_failed", 0) == 0 ||
+                    rest.rfind("timeout", 0) == 0);
+        EXPECT_LE(lines[i].size(), status_at + 12 + 2 + 60);  // summaries cut to one short line
+    }
+    EXPECT_NE(text.find("nvcc: error: expected ';'..."), std::string::npos) << text;
+    EXPECT_EQ(text.find("more compiler output"), std::string::npos);
+    EXPECT_NE(text.find(std::string(57, 'x') + "..."), std::string::npos);
+}
+
+TEST_F(GradebookTest, AnEmptyGradebook) {
+    Gradebook book(dir_);
+    EXPECT_TRUE(book.all().empty());
+    EXPECT_EQ(book.csv(), "student,score,max,status,summary\n");
+    EXPECT_NE(book.console_summary().find("no graded students"), std::string::npos);
+    EXPECT_FALSE(fs::exists(dir_));  // reading creates nothing
+}
+
+TEST_F(GradebookTest, AnInvalidStudentIdIsRefusedAndWritesNothing) {
+    Gradebook book(dir_);
+    for (const char* bad : {"", "../escape", "a/b", ".hidden", "sp ace"}) {
+        SCOPED_TRACE(bad);
+        EXPECT_THROW(book.record(result_for(bad, 1)), std::invalid_argument);
+        EXPECT_THROW(book.has(bad), std::invalid_argument);
+    }
+    EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST(StudentResult, RoundTripsThroughJson) {
+    StudentResult r = result_for("alice", 61.5, "graded", "3 of 4 checks");
+    r.checks.push_back({"correctness", "tiny and odd shapes", 20, 20, true, "10/10 runs", json{{"runs", 10}}});
+    r.checks.push_back({"performance", "half of cuBLAS", 0, 10, false, "ratio 0.31 < 0.5", json{{"ratio", 0.31}}});
+    r.sandbox = {{"network_namespace", true}};
+    r.meta = {{"rubric", "lab3"}};
+    const json j = r.to_json();
+    EXPECT_EQ(j.at("schema"), "kreg-student-result");
+    EXPECT_EQ(j.at("schema_version"), 1);
+    const StudentResult back = StudentResult::from_json(j);
+    EXPECT_EQ(back.to_json(), j);
+    ASSERT_EQ(back.checks.size(), 2u);
+    EXPECT_EQ(back.checks[1].name, "half of cuBLAS");
+    EXPECT_FALSE(back.checks[1].passed);
+    EXPECT_EQ(back.checks[1].evidence.at("ratio"), 0.31);
+}
+
+TEST(StudentResult, FromJsonSaysWhatIsWrong) {
+    const json good = result_for("alice", 1).to_json();
+    const auto message_of = [](const json& j) {
+        try {
+            StudentResult::from_json(j);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    json j = good;
+    j["status"] = "passed";
+    EXPECT_NE(message_of(j).find("unknown status 'passed'"), std::string::npos) << message_of(j);
+    j = good;
+    j.erase("student");
+    EXPECT_NE(message_of(j).find("missing 'student'"), std::string::npos) << message_of(j);
+    j = good;
+    j["schema_version"] = 2;
+    EXPECT_NE(message_of(j).find("/schema_version"), std::string::npos) << message_of(j);
+    j = good;
+    j["score"] = "lots";
+    EXPECT_NE(message_of(j).find("/score: expected a number"), std::string::npos) << message_of(j);
+    j = good;
+    j["checks"] = json::array({json{{"kind", "build"}, {"name", "build"}, {"points", 0}, {"max_points", 0}}});
+    EXPECT_NE(message_of(j).find("/checks/0: missing 'passed'"), std::string::npos) << message_of(j);
+    j = good;
+    j["student"] = "../x";
+    EXPECT_NE(message_of(j).find("not a valid student id"), std::string::npos) << message_of(j);
+    EXPECT_NE(message_of(json::array()).find("expected an object"), std::string::npos);
+}
+
+TEST(StudentIds, FromPaths) {
+    EXPECT_EQ(student_id_from_path("subs/alice.so"), "alice");
+    EXPECT_EQ(student_id_from_path("subs/libbob_gemm.so"), "libbob_gemm");
+    EXPECT_EQ(student_id_from_path("subs/J\xc3\xb6rg M\xc3\xbcller.so"), "J__rg_M__ller");
+    EXPECT_EQ(student_id_from_path("subs/..so"), "_");
+    EXPECT_EQ(student_id_from_path("subs/.hidden.so"), "_hidden");
+    EXPECT_EQ(student_id_from_path("subs/a.b-c_d.so"), "a.b-c_d");
+    EXPECT_EQ(student_id_from_path(std::string(300, 'z') + ".so").size(), 200u);
+    EXPECT_THROW(student_id_from_path(""), std::invalid_argument);
+
+    const fs::path dir = fs::temp_directory_path() / ("kreg-ids-" + std::to_string(::getpid())) / "carol.v2";
+    fs::create_directories(dir);
+    EXPECT_EQ(student_id_from_path(dir), "carol.v2");  // a folder keeps its whole name
+    EXPECT_EQ(student_id_from_path(dir.string() + "/"), "carol.v2");
+    fs::remove_all(dir.parent_path());
+    for (const char* id : {"alice", "a.b-c_d", "_hidden", "x"}) EXPECT_TRUE(is_valid_student_id(id)) << id;
+    for (const char* id : {"", ".x", "..", "a/b", "a b", "\xc3\xb6"}) EXPECT_FALSE(is_valid_student_id(id)) << id;
+    EXPECT_FALSE(is_valid_student_id(std::string(201, 'a')));
+}
+
+TEST(FormatPoints, TrimsTrailingZeros) {
+    EXPECT_EQ(format_points(20), "20");
+    EXPECT_EQ(format_points(42.5), "42.5");
+    EXPECT_EQ(format_points(40.0 / 3), "13.3333");
+    EXPECT_EQ(format_points(0), "0");
+    EXPECT_EQ(format_points(-0.00001), "0");
+    EXPECT_EQ(format_points(1e6), "1000000");
+}
+
+}  // namespace
+}  // namespace kreg
