@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <string>
 
 namespace kreg {
@@ -71,6 +72,7 @@ TEST(GpuStrict, WorkOnAnotherStreamEscapesAndFails) {
     EXPECT_NE(r.reason.find("escaped"), std::string::npos) << r.reason;
     EXPECT_TRUE(starts_with(r.reason, "work escaped the harness stream: event time ")) << r.reason;
     const nlohmann::json& ac = r.extra.at("anticheat");
+    std::cout << "cheat_cuda_other_stream: " << r.reason << "\n  " << ac.dump() << "\n";  // the margins, for the log
     EXPECT_EQ(ac["timing_mismatch"], true) << ac.dump();
     EXPECT_EQ(ac["device_wide_sync"], true);
     // The output itself was right every time, once the device was idle: only the timing gives it away.
@@ -112,6 +114,7 @@ TEST(GpuStrict, HonestKernelsAreOk) {
         EXPECT_EQ(r.samples_ms.size(), size_t(kRepeats)) << what;
         ASSERT_TRUE(r.extra.contains("anticheat")) << what;
         const nlohmann::json& ac = r.extra["anticheat"];
+        std::cout << what << ": " << ac.dump() << "\n";  // the margins, for the log
         EXPECT_EQ(ac["timing_mismatch"], false) << what << ": " << ac.dump();
         EXPECT_EQ(ac["every_call_verified"], true) << what << ": " << ac.dump();
         EXPECT_EQ(ac["calls_verified"], 1 + kWarmup + kRepeats) << what;
