@@ -4,6 +4,7 @@
 // Exit status: 0 every row ok or skipped; 1 some row wrong_result/failed/crashed/timeout;
 // 2 bad command line or config; 3 nothing to run or reports could not be written.
 #include "cli.hpp"
+#include "grade_command.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
 #include "sandbox/policy_json.hpp"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "__worker") return kreg::app::worker_main(argc, argv);
 
     std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
+    if (argc >= 2 && std::string(argv[1]) == "grade") return kreg::app::run_grade_command(argc - 1, argv + 1);
     kreg::app::CommandLine cl;
     try {
         cl = kreg::app::parse_command_line(argc, argv);

@@ -44,8 +44,10 @@ struct StudentResult {
     static StudentResult from_json(const nlohmann::json& j);
 };
 
-// "graded", "rejected_audit", "build_failed", "load_failed", "crashed", "timeout", "error": every way the
-// grading of one submission can end, in the order totals are listed.
+// Every way the grading of one submission can end, in the order totals are listed: "graded" (every
+// correctness run passed), then the run outcomes of grade/outcome.hpp (wrong_result, failed, timeout,
+// crashed, aborted, exited, cuda_error, sandbox_violation), then the stages that stop grading early
+// (rejected_audit, build_failed, load_failed) and "error".
 const std::vector<std::string>& student_statuses();
 
 // Whether id can name a student's file: non-empty, at most 200 characters of [A-Za-z0-9_.-], and not

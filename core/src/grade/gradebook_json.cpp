@@ -67,8 +67,11 @@ CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& student_statuses() {
-    static const std::vector<std::string> statuses{"graded",  "rejected_audit", "build_failed", "load_failed",
-                                                   "crashed", "timeout",        "error"};
+    // "graded": every correctness run passed. Otherwise the most serious way a run ended (see
+    // grade/outcome.hpp), or the stage that stopped grading before any run.
+    static const std::vector<std::string> statuses{
+        "graded",   "wrong_result", "failed",       "timeout",        "crashed",      "aborted",     "exited",
+        "cuda_error", "sandbox_violation", "rejected_audit", "build_failed", "load_failed", "error"};
     return statuses;
 }
 

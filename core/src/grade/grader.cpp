@@ -190,6 +190,7 @@ StudentResult Grader::grade(const Submission& submission) {
         int passed = 0, runs = 0;
         nlohmann::json evidence = nlohmann::json::array();
         std::string first_failure;
+        bool timed_out = false;  // one hang per case is enough evidence; the rest would only burn call_s each
         for (uint64_t seed : c.seeds) {
             for (const Shape& shape : c.shapes) {
                 ++runs;
@@ -200,8 +201,11 @@ StudentResult Grader::grade(const Submission& submission) {
                 job.settings.tolerance = c.tolerance;
                 if (out_of_time())
                     r = record_for(job, RowStatus::timeout, "total time limit of " + format_points(limits.total_s) + " s exceeded");
+                else if (timed_out)
+                    r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
                 else
                     r = executor.run_job(job);
+                timed_out = timed_out || r.status == RowStatus::timeout;
                 const std::string outcome = classify_outcome(r);
                 outcomes.push_back(outcome);
                 if (r.status == RowStatus::ok) ++passed;
@@ -266,7 +270,9 @@ StudentResult Grader::grade(const Submission& submission) {
     summary << format_points(result.score) << "/" << format_points(result.max_score);
     for (const auto& c : result.checks)
         if (!c.passed && (c.kind == "correctness" || c.kind == "performance")) summary << "; " << c.name << ": " << c.summary;
-    const std::string status = worst_outcome(outcomes) == "ok" ? "graded" : worst_outcome(outcomes);
+    std::string status = worst_outcome(outcomes);
+    if (status == "ok") status = "graded";
+    if (status == "skipped") status = "failed";  // a declared shape constraint the rubric's cases need
     return finish(status, summary.str());
 }
 

@@ -1,0 +1,131 @@
+#include "grade_command.hpp"
+
+#include "grade/grader.hpp"
+#include "plugin/discovery.hpp"
+
+#include <cxxopts.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+namespace kreg::app {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path runner_executable() {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path("runner") : self;
+}
+
+// Installed: <prefix>/share/kreg/configs; build tree: the source checkout's configs/.
+fs::path configs_dir(const fs::path& exe) {
+    const fs::path installed = (exe.parent_path() / ".." / "share" / "kreg" / "configs").lexically_normal();
+    std::error_code ec;
+    return fs::is_directory(installed, ec) ? installed : fs::path(KREG_SOURCE_CONFIGS_DIR);
+}
+
+}  // namespace
+
+int run_grade_command(int argc, char** argv) {
+    cxxopts::Options options("runner grade", "Grade untrusted kreg plugin submissions against a rubric.");
+    options.set_width(100);
+    // clang-format off
+    options.add_options()
+        ("h,help", "Show this help")
+        ("rubric", "Rubric (JSON); repeat to add a staff-only file of hidden cases", cxxopts::value<std::vector<std::string>>())
+        ("submission", "One submission: a .so, or a folder with a CMakeLists.txt; repeatable", cxxopts::value<std::vector<std::string>>())
+        ("submissions", "A folder of submissions: *.so files and/or one folder per student", cxxopts::value<std::string>())
+        ("out", "Folder for per-student results and gradebook.csv", cxxopts::value<std::string>()->default_value("grades"))
+        ("force", "Grade again students who already have a result")
+        ("secret-seed", "Mixed into every case seed (default: $KREG_SECRET_SEED)", cxxopts::value<std::string>())
+        ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
+        ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
+        ("no-sandbox-network", "Do not put workers in a private network namespace")
+        ("v,verbose", "Show what workers print on stderr");
+    // clang-format on
+    cxxopts::ParseResult r;
+    try {
+        r = options.parse(argc, argv);
+        if (!r.unmatched().empty()) throw std::invalid_argument("unexpected argument '" + r.unmatched().front() + "'");
+    } catch (const std::exception& e) {
+        std::cerr << "runner grade: " << e.what() << "\nTry 'runner grade --help'.\n";
+        return 2;
+    }
+    if (r.count("help")) {
+        std::cout << options.help();
+        return 0;
+    }
+    if (!r.count("rubric") || (!r.count("submission") && !r.count("submissions"))) {
+        std::cerr << "runner grade: needs --rubric and at least one --submission or --submissions\n";
+        return 2;
+    }
+
+    const fs::path exe = runner_executable();
+    GradeOptions go;
+    try {
+        std::vector<Rubric> rubrics;
+        for (const auto& path : r["rubric"].as<std::vector<std::string>>())
+            rubrics.push_back(load_rubric(resolve_config_path(path, configs_dir(exe))));
+        go.rubric = merge_rubrics(rubrics);
+        if (r.count("secret-seed")) go.secret = parse_secret_seed(r["secret-seed"].as<std::string>());
+        else go.secret = secret_seed_from_environment().value_or(0);
+    } catch (const ConfigError& e) {
+        std::cerr << "runner grade: rubric error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "runner grade: " << e.what() << "\n";
+        return 2;
+    }
+    go.out_dir = r["out"].as<std::string>();
+    go.force = r.count("force") > 0;
+    go.runner_exe = exe.string();
+    go.device = r["device"].as<int>();
+    go.verbose = r.count("verbose") > 0;
+    go.sandbox.network_namespace = r.count("no-sandbox-network") == 0;
+    go.kreg_prefix = (exe.parent_path() / "..").lexically_normal();  // lib/cmake/kreg in the build and install trees
+
+    PluginSearch trusted;
+    if (r.count("plugin-dir"))
+        for (const auto& d : r["plugin-dir"].as<std::vector<std::string>>()) trusted.directories.push_back(d);
+    else
+        trusted.directories.push_back(default_plugin_dir(exe));
+    std::vector<std::string> problems;
+    go.reference_plugins = find_plugin_files(trusted, problems);
+    for (const auto& p : problems) std::cerr << "runner grade: warning: " << p << "\n";
+
+    std::vector<Submission> submissions;
+    try {
+        std::vector<fs::path> files;
+        if (r.count("submission"))
+            for (const auto& s : r["submission"].as<std::vector<std::string>>()) files.emplace_back(s);
+        std::optional<fs::path> dir;
+        if (r.count("submissions")) dir = r["submissions"].as<std::string>();
+        std::vector<std::string> ignored;
+        submissions = find_submissions(files, dir, ignored);
+        for (const auto& i : ignored) std::cerr << "runner grade: ignored " << i << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "runner grade: " << e.what() << "\n";
+        return 2;
+    }
+    if (submissions.empty()) {
+        std::cerr << "runner grade: no submissions found\n";
+        return 3;
+    }
+    std::cerr << "runner grade: " << submissions.size() << " submission(s), rubric '" << go.rubric.name << "' ("
+              << go.rubric.max_points() << " points" << (go.secret ? ", secret seed mixed in" : "") << "), results in "
+              << go.out_dir.string() << "\n";
+    try {
+        Grader grader(go);
+        grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
+        std::cout << grader.gradebook().console_summary();
+        std::cout << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "runner grade: " << e.what() << "\n";
+        return 3;
+    }
+    return 0;
+}
+
+}  // namespace kreg::app
