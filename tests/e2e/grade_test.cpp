@@ -1,0 +1,137 @@
+// One `runner grade` run over the misbehaving corpus plus honest submissions: every bad one gets the
+// right status, every honest one is scored, and a killed run resumes without loss or duplication.
+#include "grade/gradebook.hpp"
+#include "run_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace kreg {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kRunner = KREG_RUNNER;
+const fs::path kFixtures = KREG_FIXTURE_DIR;
+const std::string kRubric = std::string(KREG_TEST_DATA_DIR) + "/grading/corpus-rubric.json";
+
+// student -> expected status
+const std::map<std::string, std::pair<std::string, std::string>> kCorpus = {
+    // student                        fixture file                     expected status
+    {"alice", {"fixture_good.so", "graded"}},
+    {"bob", {"@cpu_blocked.so", "graded"}},
+    {"crasher", {"fixture_crash_in_run.so", "crashed"}},
+    {"aborter", {"fixture_abort_in_run.so", "aborted"}},
+    {"exiter", {"fixture_exit_in_run.so", "exited"}},
+    {"thrower", {"fixture_throw_in_run.so", "failed"}},
+    {"hanger", {"fixture_hang_in_run.so", "timeout"}},
+    {"wrong", {"fixture_wrong_result.so", "wrong_result"}},
+    {"lastrow", {"fixture_skips_last_row.so", "wrong_result"}},
+    {"refuses", {"fixture_create_throws.so", "failed"}},
+    {"loadcrash", {"fixture_crash_at_load.so", "crashed"}},
+    {"loadexit", {"fixture_exit_at_load.so", "exited"}},
+    {"oldabi", {"fixture_wrong_abi.so", "load_failed"}},
+    {"noentry", {"fixture_no_entry.so", "load_failed"}},
+    {"textfile", {"not_elf.so", "rejected_audit"}},
+    {"socket", {"cheat_socket.so", "rejected_audit"}},
+    {"forker", {"cheat_fork.so", "rejected_audit"}},
+    {"execer", {"cheat_exec.so", "rejected_audit"}},
+    {"dlopener", {"cheat_dlopen.so", "rejected_audit"}},
+    {"syscaller", {"cheat_syscall.so", "rejected_audit"}},
+    {"cacher", {"cheat_caches.so", "wrong_result"}},
+    {"scribbler", {"cheat_modifies_input.so", "failed"}},
+    {"lazy", {"cheat_never_writes.so", "wrong_result"}},
+    {"constant", {"cheat_constant.so", "wrong_result"}},
+    {"halfdone", {"cheat_partial.so", "wrong_result"}},
+    {"nthcall", {"cheat_nth_call.so", "wrong_result"}},
+    {"background", {"cheat_thread_after_return.so", "wrong_result"}},
+};
+
+fs::path make_submissions(const fs::path& dir) {
+    const fs::path subs = dir / "subs";
+    fs::create_directories(subs);
+    for (const auto& [student, entry] : kCorpus) {
+        const std::string& file = entry.first;
+        const fs::path from = file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / file.substr(1) : kFixtures / file;
+        fs::copy_file(from, subs / (student + ".so"));
+    }
+    // A source folder built against the SDK (the student template), and one that does not compile.
+    fs::copy(fs::path(KREG_SOURCE_DIR) / "plugins" / "template", subs / "carol", fs::copy_options::recursive);
+    fs::copy(fs::path(KREG_SOURCE_DIR) / "plugins" / "template", subs / "dave", fs::copy_options::recursive);
+    std::ofstream(subs / "dave" / "my_gemm.cpp", std::ios::app) << "\nthis is not C++;\n";
+    return subs;
+}
+
+std::map<std::string, StudentResult> results(const fs::path& out) {
+    std::map<std::string, StudentResult> by_student;
+    for (const auto& r : Gradebook(out).all()) by_student[r.student] = r;
+    return by_student;
+}
+
+TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
+    const auto dir = test::fresh_dir("grade");
+    make_submissions(dir);
+    const std::string cmd = kRunner + " grade --rubric " + kRubric + " --submissions subs --out out";
+    const auto run = test::run_command(cmd, dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+
+    auto graded = results(dir / "out");
+    ASSERT_EQ(graded.size(), kCorpus.size() + 2) << run.err;
+    for (const auto& [student, entry] : kCorpus) {
+        const StudentResult& r = graded[student];
+        EXPECT_EQ(r.status, entry.second) << student << ": " << r.summary;
+        if (entry.second == "graded") {
+            EXPECT_GE(r.score, 80) << student << ": " << r.summary;  // every correctness point
+        } else {
+            EXPECT_EQ(r.score, 0) << student << ": " << r.summary;
+        }
+        EXPECT_EQ(r.max_score, 100) << student;
+    }
+    EXPECT_EQ(graded["carol"].status, "graded") << graded["carol"].summary;
+    EXPECT_GE(graded["carol"].score, 80) << graded["carol"].summary;
+    EXPECT_EQ(graded["dave"].status, "build_failed") << graded["dave"].summary;
+    // Evidence: the crash names its signal; the audit names the symbol; the sandbox says what applied.
+    EXPECT_NE(graded["crasher"].summary.find("SIGSEGV"), std::string::npos) << graded["crasher"].summary;
+    EXPECT_NE(graded["socket"].summary.find("socket"), std::string::npos) << graded["socket"].summary;
+    EXPECT_TRUE(graded["alice"].sandbox.contains("applied")) << graded["alice"].sandbox.dump();
+
+    // The gradebook has one row per student.
+    const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), long(kCorpus.size() + 3)) << csv;
+
+    // A second run grades nobody again and changes nothing.
+    const auto again = test::run_command(cmd, dir, dir);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(std::count(again.err.begin(), again.err.end(), '\n') > 0, true);
+    EXPECT_NE(again.err.find("already graded"), std::string::npos) << again.err;
+    EXPECT_EQ(test::slurp(dir / "out" / "gradebook.csv"), csv);
+}
+
+TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {
+    const auto dir = test::fresh_dir("grade-resume");
+    const fs::path subs = dir / "subs";
+    fs::create_directories(subs);
+    for (const char* s : {"a1", "a2", "a3"}) fs::copy_file(kFixtures / "fixture_good.so", subs / (std::string(s) + ".so"));
+    fs::copy_file(kFixtures / "fixture_hang_in_run.so", subs / "b_hangs.so");
+    for (const char* s : {"c1", "c2"}) fs::copy_file(kFixtures / "fixture_good.so", subs / (std::string(s) + ".so"));
+    const std::string grade = kRunner + " grade --rubric " + kRubric + " --submissions subs --out out";
+    // Kill the grader while it waits on the hanging submission (after a1..a3 are recorded).
+    test::run_command(grade + " & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
+                              "[ -f out/students/a3.json ] && break; done; sleep 0.5; kill -9 $pid; wait $pid; true",
+                      dir, dir);
+    auto partial = results(dir / "out");
+    EXPECT_EQ(partial.count("a3"), 1u);
+    EXPECT_EQ(partial.count("c2"), 0u);
+    const auto resumed = test::run_command(grade, dir, dir);
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("a1: already graded"), std::string::npos) << resumed.err;
+    auto all = results(dir / "out");
+    ASSERT_EQ(all.size(), 6u);
+    EXPECT_EQ(all["b_hangs"].status, "timeout");
+    for (const char* s : {"a1", "a2", "a3", "c1", "c2"}) EXPECT_EQ(all[s].status, "graded") << s << ": " << all[s].summary;
+    const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
+}
+
+}  // namespace
+}  // namespace kreg
