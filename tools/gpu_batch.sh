@@ -22,6 +22,7 @@ step() { printf '\n== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 # Logs travel back as one archive (few files may come back), refreshed after every step so that a
 # call cut short still returns what ran.
 bundle() { tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs; }
+trap 'bundle; rm -rf "$LOG"' EXIT  # only the archive and the reports travel back
 
 step "machine"
 { nvidia-smi; nvcc --version; uname -a; nproc; } >"$LOG/machine.txt" 2>&1
@@ -69,6 +70,28 @@ if [[ $skip != *" default "* ]]; then
     bundle
 fi
 
+if [[ $skip != *" grade "* ]]; then
+    step "grade: the GPU half (honest kernels, GPU faults and cheats) with tests/data/grading/gpu-demo-rubric.json"
+    subs=/tmp/kreg-gpu-subs; rm -rf "$subs"; mkdir -p "$subs"
+    plugins=$build/lib/kreg/plugins fixtures=$build/tests/fixture-plugins
+    cp "$plugins/cuda_09_warptiled.so" "$subs/warptiled.so"; cp "$plugins/cuda_01_naive.so" "$subs/naive.so"
+    for f in fixture_illegal_address fixture_infinite_kernel cheat_cuda_other_stream cheat_cuda_caches \
+             cheat_cuda_modifies_input cheat_calls_cublas honest_cuda; do cp "$fixtures/$f.so" "$subs/$f.so"; done
+    timeout 400 "$build/bin/runner" grade --rubric tests/data/grading/gpu-demo-rubric.json --submissions "$subs" \
+        --out "$OUT/logs/grades" >"$LOG/grade.out" 2>"$LOG/grade.err"
+    echo "runner grade exit $?"; cat "$LOG/grade.out"; grep -E "^\[" "$LOG/grade.err" | cut -c1-220
+    bundle
+fi
+
+if [[ $skip != *" lab "* ]]; then
+    step "--stress and --profile"
+    timeout 60 "$build/bin/runner" --stress 3 --kernels cuda_09_warptiled --shape 4096x4096x4096 --no-calibrate \
+        --json "$LOG/stress.json" --csv "$LOG/stress.csv" >"$LOG/stress.out" 2>&1; echo "stress exit $?"; tail -3 "$LOG/stress.out"
+    timeout 60 "$build/bin/runner" --profile --kernels 'cuda_0[79]*' --shape 2048x2048x2048 --no-calibrate \
+        --json "$LOG/profile.json" --csv "$LOG/profile.csv" >"$LOG/profile.out" 2>&1; echo "profile exit $?"; tail -4 "$LOG/profile.out"
+    bundle
+fi
+
 if [[ $skip != *" sanitizer "* ]]; then
     step "compute-sanitizer memcheck + racecheck"
     timeout 200 ctest --test-dir "$build" -L sanitizer -j4 --output-on-failure >"$LOG/sanitizer.log" 2>&1
@@ -76,4 +99,3 @@ if [[ $skip != *" sanitizer "* ]]; then
     bundle
 fi
 
-bundle

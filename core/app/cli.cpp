@@ -56,7 +56,8 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("json", "Write the JSON report here", cxxopts::value<std::string>())
         ("csv", "Write the CSV report here", cxxopts::value<std::string>())
         ("output-dir", "Folder for reports when --json/--csv and the config name none", cxxopts::value<std::string>()->default_value("kreg-reports"))
-        ("no-calibrate", "Skip measuring the GPU's copy bandwidth and cuBLAS ceilings");
+        ("no-calibrate", "Skip measuring the GPU's copy bandwidth and cuBLAS ceilings")
+        ("strict", "Grading's measurement: fresh inputs in fresh buffers and a verified output for every call, inputs checked, device-wide sync");
     options.add_options("Lab conveniences")
         ("stress", "Keep one kernel at one shape running back to back for SECONDS (watch nvidia-smi -l 1)", cxxopts::value<double>())
         ("profile", "Run each selected kernel once, inside an NVTX range named after it (for ncu/nsys)");
@@ -84,6 +85,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     cl.verbose = r.count("verbose") > 0;
     cl.calibrate = r.count("no-calibrate") == 0;
     cl.profile = r.count("profile") > 0;
+    cl.strict = r.count("strict") > 0;
     if (r.count("stress")) {
         cl.stress_s = r["stress"].as<double>();
         if (!(*cl.stress_s > 0)) throw std::invalid_argument("--stress must be a number of seconds > 0");

@@ -188,6 +188,7 @@ int run_command(const CommandLine& cl) {
 
     // Lab conveniences reshape how each job is measured.
     for (auto& part : parts) {
+        part.settings.strict = cl.strict;
         if (cl.profile) {
             part.settings.warmup = 0;
             part.settings.repeats = 1;
