@@ -25,11 +25,12 @@ bundle() { tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs; }
 trap 'bundle; rm -rf "$LOG"' EXIT  # only the archive and the reports travel back
 
 step "machine"
-{ nvidia-smi; nvcc --version; uname -a; nproc; } >"$LOG/machine.txt" 2>&1
+{ nvidia-smi; nvcc --version; uname -a; nproc; env | grep -iE "flags|^CC=|^CXX=" ; command -v g++ c++;
+  ls /opt/gcc/lib64 2>/dev/null | grep -E "stdc" ; } >"$LOG/machine.txt" 2>&1
 head -20 "$LOG/machine.txt"
 
 step "configure + build"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_path[@]}" \
+env -u LDFLAGS cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_path[@]}" \
     >"$LOG/configure.log" 2>&1 || { tail -30 "$LOG/configure.log"; exit 1; }
 # Keep going past a target that fails: the rest can still be tested.
 cmake --build "$build" -j"$(nproc)" -- -k 0 >"$LOG/build.log" 2>&1 || grep -E "error|FAILED" -A5 "$LOG/build.log" | head -60
@@ -37,7 +38,7 @@ echo "build finished"
 
 if [[ $skip != *" tests "* ]]; then
     step "GPU tests (ctest -L gpu -LE sanitizer)"
-    timeout 150 ctest --test-dir "$build" -L gpu -LE sanitizer -j4 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
+    timeout 150 ctest --test-dir "$build" -L gpu -LE sanitizer -R "${KREG_CTEST_FILTER:-.}" -j4 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
     tail -5 "$LOG/ctest-gpu.log"
     grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu.log" | head -30
     bundle
