@@ -70,7 +70,10 @@ Record Grader::measure_reference(const std::string& kernel, const Shape& shape) 
     job.settings.time_budget_s = options_.rubric.time_budget_s;
     job.settings.timeout_s = std::max(options_.rubric.limits.call_s, 60.0);
     job.settings.device = options_.device;
-    job.settings.strict = true;  // measured exactly as the submissions are
+    // Trusted code: no cheat to catch, and strict's host-clock cross-check can misfire on library
+    // kernels with host-side work per call (cuBLAS bf16 at 1024^3 on the H200: event 0.01 ms, wall 2.4 ms).
+    // The kernel time itself is measured the same way (CUDA events around the launch) either way.
+    job.settings.strict = false;
     Record r;
     if (auto it = reference_path_.find(kernel); it == reference_path_.end()) {
         r = record_for(job, RowStatus::failed, "reference kernel '" + kernel + "' is not provided by any trusted plugin");
