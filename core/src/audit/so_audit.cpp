@@ -182,6 +182,7 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         const std::string name = printable(raw);
         result.imported_symbols.push_back(name);
         result.imports.push_back({name, printable(symbol.version), printable(symbol.version_library), symbol.weak});
+        if (carries_libstdcxx && first_match(policy.tolerated_with_static_libstdcxx, raw)) continue;
         if (const std::string* rule = first_match(policy.denied_symbols, raw))
             result.findings.push_back(
                 {"symbol", name, *rule, "imports " + name + " (denied: " + *rule + ")" + static_runtime_note});

@@ -25,6 +25,11 @@ namespace kreg {
 struct AuditPolicy {
     std::vector<std::string> allowed_libraries;  // glob patterns on DT_NEEDED (and DT_AUXILIARY/DT_FILTER) names
     std::vector<std::string> denied_symbols;     // glob patterns on imported (and interposable exported) symbols
+    // Imports tolerated only in a plugin that carries a static copy of libstdc++, whose own code imports
+    // them (futexes, random_device). Empty by default: opt in where the toolchain links libstdc++
+    // statically (the GPU image's does), and rely on the worker's seccomp filter for what a direct call
+    // could do.
+    std::vector<std::string> tolerated_with_static_libstdcxx;
 };
 
 // The policy the grader applies to student plugins; each denied pattern's reason is in so_audit_policy.cpp.

@@ -32,6 +32,7 @@ struct GradeOptions {
     std::filesystem::path kreg_prefix;           // the kreg package submissions are built against
     int device = 0;
     SandboxPolicy sandbox;                       // for every worker that touches a submission
+    bool tolerate_static_libstdcxx = false;      // see AuditPolicy::tolerated_with_static_libstdcxx
     bool verbose = false;
 };
 
