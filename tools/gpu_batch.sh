@@ -84,7 +84,7 @@ if [[ $skip != *" grade "* ]]; then
     for f in fixture_illegal_address fixture_infinite_kernel cheat_cuda_other_stream cheat_cuda_caches \
              cheat_cuda_modifies_input cheat_calls_cublas honest_cuda; do cp "$fixtures/$f.so" "$subs/$f.so"; done
     timeout 400 "$build/bin/runner" grade --rubric tests/data/grading/gpu-demo-rubric.json --submissions "$subs" \
-        --out "$OUT/logs/grades" --allow-static-libstdc++ >"$LOG/grade.out" 2>"$LOG/grade.err"
+        --out "$OUT/logs/grades" --allow-static-libstdcxx >"$LOG/grade.out" 2>"$LOG/grade.err"
     echo "runner grade exit $?"; cat "$LOG/grade.out"; grep -E "^\[" "$LOG/grade.err" | cut -c1-220
     bundle
 fi

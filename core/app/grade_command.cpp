@@ -43,7 +43,7 @@ int run_grade_command(int argc, char** argv) {
         ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
         ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
         ("no-sandbox-network", "Do not put workers in a private network namespace")
-        ("allow-static-libstdc++", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
+        ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
     cxxopts::ParseResult r;
@@ -85,7 +85,7 @@ int run_grade_command(int argc, char** argv) {
     go.device = r["device"].as<int>();
     go.verbose = r.count("verbose") > 0;
     go.sandbox.network_namespace = r.count("no-sandbox-network") == 0;
-    go.tolerate_static_libstdcxx = r.count("allow-static-libstdc++") > 0;
+    go.tolerate_static_libstdcxx = r.count("allow-static-libstdcxx") > 0;
     go.kreg_prefix = (exe.parent_path() / "..").lexically_normal();  // lib/cmake/kreg in the build and install trees
 
     PluginSearch trusted;
