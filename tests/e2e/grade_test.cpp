@@ -107,6 +107,20 @@ TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
     EXPECT_EQ(test::slurp(dir / "out" / "gradebook.csv"), csv);
 }
 
+TEST(Grade, CommandLineProblemsAreClearAndExitWithTwo) {
+    const auto dir = test::fresh_dir("grade-cli");
+    const auto help = test::run_command(kRunner + " grade --help", dir, dir);
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    EXPECT_NE(help.out.find("--allow-static-libstdcxx"), std::string::npos) << help.out;
+    const auto none = test::run_command(kRunner + " grade --rubric " + kRubric, dir, dir);
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("--submission"), std::string::npos) << none.err;
+    std::ofstream(dir / "bad.json") << R"({"name": "x", "correctness": [{"name": "a", "point": 1}]})";
+    const auto bad = test::run_command(kRunner + " grade --rubric bad.json --submission x.so", dir, dir);
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("/correctness/0/point"), std::string::npos) << bad.err;
+}
+
 TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {
     const auto dir = test::fresh_dir("grade-resume");
     const fs::path subs = dir / "subs";

@@ -3,6 +3,7 @@
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
 #include "grade/outcome.hpp"
+#include "measure/roofline.hpp"
 #include "sweep/executor.hpp"
 
 #include <chrono>
@@ -242,8 +243,13 @@ StudentResult Grader::grade(const Submission& submission) {
             job.settings.warmup = rubric.warmup;
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
-            const Record mine = executor.run_job(job);
+            Record mine = executor.run_job(job);
             executor.finish();
+            // The physics check: a CUDA time below the roofline floor from this GPU's measured ceilings.
+            if (mine.status == RowStatus::ok && meta->backend == Backend::cuda) {
+                if (!gpu_) gpu_ = trusted_->device_info(options_.device, true, 300.0);
+                if (!gpu_->contains("error")) annotate_roofline(mine, (*gpu_)["facts"], (*gpu_)["ceilings"]);
+            }
             const Record ref = measure_reference(tier.reference, tier.shape);
             outcomes.push_back(classify_outcome(mine));
             check.evidence = {{"submission", row_evidence(mine, 7)}, {"reference", row_evidence(ref, 1)}};

@@ -57,6 +57,7 @@ private:
     std::unique_ptr<Executor> trusted_;                 // reference kernels: ordinary workers
     std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
     std::map<std::string, Record> reference_cache_;      // "kernel MxNxK" -> its measurement this run
+    std::optional<nlohmann::json> gpu_;                  // facts and measured ceilings, once per run
 };
 
 }  // namespace kreg
