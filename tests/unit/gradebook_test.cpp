@@ -161,7 +161,7 @@ TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndTotalsPerStatus) {
     const std::string text = book.console_summary();
     const auto lines = lines_of(text);
     ASSERT_EQ(lines.size(), 7u) << text;  // header, 5 students, totals
-    EXPECT_EQ(lines.back(), "5 students: 3 graded, 1 build_failed, 1 timeout; mean score 44 of 100");
+    EXPECT_EQ(lines.back(), "5 students: 3 graded, 1 timeout, 1 build_failed; mean score 44 of 100");
     // Every row's status column starts where the header's does.
     const std::size_t status_at = lines[0].find("status");
     ASSERT_NE(status_at, std::string::npos);
