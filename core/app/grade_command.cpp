@@ -1,6 +1,7 @@
 #include "grade_command.hpp"
 
 #include "grade/grader.hpp"
+#include "paths.hpp"
 #include "plugin/discovery.hpp"
 
 #include <cxxopts.hpp>
@@ -10,23 +11,7 @@
 #include <iostream>
 
 namespace kreg::app {
-namespace {
 namespace fs = std::filesystem;
-
-fs::path runner_executable() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path("runner") : self;
-}
-
-// Installed: <prefix>/share/kreg/configs; build tree: the source checkout's configs/.
-fs::path configs_dir(const fs::path& exe) {
-    const fs::path installed = (exe.parent_path() / ".." / "share" / "kreg" / "configs").lexically_normal();
-    std::error_code ec;
-    return fs::is_directory(installed, ec) ? installed : fs::path(KREG_SOURCE_CONFIGS_DIR);
-}
-
-}  // namespace
 
 int run_grade_command(int argc, char** argv) {
     cxxopts::Options options("runner grade", "Grade untrusted kreg plugin submissions against a rubric.");

@@ -1,7 +1,7 @@
 #include "sweep_command.hpp"
 
-#include "common/host_info.hpp"
 #include "measure/roofline.hpp"
+#include "paths.hpp"
 #include "plugin/discovery.hpp"
 #include "plugin/registry.hpp"
 #include "report/console.hpp"
@@ -9,7 +9,6 @@
 #include "report/report_writer.hpp"
 #include "sweep/plan.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,20 +20,6 @@ namespace kreg::app {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path runner_executable() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path("runner") : self;
-}
-
-// Installed: <prefix>/share/kreg/configs; build tree: the source checkout's configs/.
-fs::path configs_dir(const fs::path& exe) {
-    const fs::path installed = (exe.parent_path() / ".." / "share" / "kreg" / "configs").lexically_normal();
-    std::error_code ec;
-    if (fs::is_directory(installed, ec)) return installed;
-    return fs::path(KREG_SOURCE_CONFIGS_DIR);
-}
 
 Registry build_registry(const CommandLine& cl, const fs::path& exe, Executor& executor, int device) {
     PluginSearch search;

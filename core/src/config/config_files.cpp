@@ -13,9 +13,9 @@ namespace kreg {
 namespace fs = std::filesystem;
 
 namespace {
-std::string read_file(const fs::path& path) {
+std::string read_file(const fs::path& path, const std::string& kind) {
     std::error_code ec;
-    if (fs::is_directory(path, ec)) throw ConfigError(path.string(), "", "is a directory, not a config file");
+    if (fs::is_directory(path, ec)) throw ConfigError(path.string(), "", "is a directory, not a " + kind + " file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path.string(), "", std::string("cannot open: ") + std::strerror(errno));
     std::ostringstream text;
@@ -88,9 +88,10 @@ private:
 };
 }  // namespace
 
-SweepConfig load_sweep_config(const fs::path& path) {
+namespace config_detail {
+nlohmann::json read_json_document(const fs::path& path, const std::string& kind) {
     const std::string file = path.string();
-    const std::string text = read_file(path);
+    const std::string text = read_file(path, kind);
     DuplicateKeyFinder duplicates;
     nlohmann::json doc;
     try {
@@ -102,7 +103,12 @@ SweepConfig load_sweep_config(const fs::path& path) {
     }
     if (duplicates.duplicate())
         throw ConfigError(file, *duplicates.duplicate(), "key given more than once in the same object");
-    return parse_sweep_config(doc, file);
+    return doc;
+}
+}  // namespace config_detail
+
+SweepConfig load_sweep_config(const fs::path& path) {
+    return parse_sweep_config(config_detail::read_json_document(path, "config"), path.string());
 }
 
 fs::path resolve_config_path(const std::string& arg, const fs::path& configs_dir) {

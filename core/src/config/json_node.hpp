@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,11 @@ namespace kreg::config_detail {
 std::string type_name(const nlohmann::json& value);
 // RFC 6901 escaping of one reference token ('~' -> "~0", '/' -> "~1").
 std::string escape_pointer_token(std::string_view token);
+
+// Reads a JSON file for a config-like document (kind: "config", "rubric"): a missing or unreadable file,
+// a directory, a syntax error (with line and column) and a key given twice in one object all throw
+// ConfigError naming the file.
+nlohmann::json read_json_document(const std::filesystem::path& path, const std::string& kind);
 
 class Node {
 public:
