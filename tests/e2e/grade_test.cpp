@@ -28,6 +28,8 @@ const std::map<std::string, std::pair<std::string, std::string>> kCorpus = {
     {"wrong", {"fixture_wrong_result.so", "wrong_result"}},
     {"lastrow", {"fixture_skips_last_row.so", "wrong_result"}},
     {"refuses", {"fixture_create_throws.so", "failed"}},
+    {"createcrash", {"fixture_crash_in_create.so", "crashed"}},
+    {"overrun", {"fixture_writes_past_c.so", "failed"}},
     {"loadcrash", {"fixture_crash_at_load.so", "crashed"}},
     {"loadexit", {"fixture_exit_at_load.so", "exited"}},
     {"oldabi", {"fixture_wrong_abi.so", "load_failed"}},

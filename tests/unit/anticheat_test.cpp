@@ -386,3 +386,25 @@ TEST(Sampler, PerCallHooksSeeEveryCallWithItsRoleOutsideTheTimedRegion) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+// One row too many: the result is right, only the guard band after C tells.
+TEST(StrictCpuGuardBands, AWritePastTheEndOfCIsCaught) {
+    const Record r = run(strict_job(fixture("fixture_writes_past_c"), "fixture_writes_past_c"));
+    EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
+    EXPECT_EQ(r.reason, "first call: kernel wrote outside C: element 0 past the end of C (20 of 2048 guard elements changed)");
+    // (Not run without strict here: the overrun would land in this test process's heap.)
+}
+
+TEST(StrictCpuGuardBands, HonestKernelsLeaveThemIntact) {
+    for (const char* name : {"cpu_naive", "cpu_blocked"}) {
+        const Record r = run(strict_job(plugin(name), name));
+        EXPECT_EQ(r.status, RowStatus::ok) << name << ": " << r.reason;
+        EXPECT_EQ(r.extra["anticheat"]["guard_band_elements"], 1024) << name;
+    }
+}
+
+}  // namespace
+}  // namespace kreg

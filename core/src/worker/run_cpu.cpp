@@ -64,9 +64,16 @@ std::string shape_constraint_violation(const kreg_kernel_info& info, const Shape
 // Strict mode's host memory: kStrictBufferSets sets of operands that calls rotate through, the pristine
 // inputs of the current call (what A and B must still hold afterwards, and what the reference uses),
 // and the copy of C taken the moment a call returns.
+// Guard bands: C sits between two runs of kGuardFloats sentinel values (a NaN pattern no kernel
+// produces by arithmetic), checked after every call, so a write past either end of C is caught.
+constexpr size_t kGuardFloats = 1024;
+constexpr uint32_t kGuardBits = 0x7fa5a5a5;
+
 struct StrictOperands {
     struct Set {
-        std::vector<float> a, b, c;
+        std::vector<float> a, b;
+        std::vector<float> c_with_guards;  // kGuardFloats + M*N + kGuardFloats
+        float* c() { return c_with_guards.data() + kGuardFloats; }
     };
     std::vector<Set> sets;
     std::vector<float> a_ref, b_ref, c_snapshot;
@@ -75,13 +82,31 @@ struct StrictOperands {
         for (Set& set : sets) {
             set.a.resize(size_t(m * k));
             set.b.resize(size_t(k * n));
-            set.c.resize(size_t(m * n));
+            set.c_with_guards.resize(size_t(m * n) + 2 * kGuardFloats);
         }
         a_ref.resize(size_t(m * k));
         b_ref.resize(size_t(k * n));
         c_snapshot.resize(size_t(m * n));
     }
 };
+
+// "" when both guard bands around C are intact, else what was written where.
+std::string describe_guard_damage(StrictOperands::Set& set, size_t c_elements) {
+    const auto* words = reinterpret_cast<const uint32_t*>(set.c_with_guards.data());
+    size_t changed = 0;
+    std::string first;
+    for (size_t i = 0; i < kGuardFloats; ++i) {
+        if (words[i] != kGuardBits) {
+            if (changed++ == 0) first = std::to_string(kGuardFloats - i) + " element(s) before the start of C";
+        }
+        if (words[kGuardFloats + c_elements + i] != kGuardBits) {
+            if (changed++ == 0) first = "element " + std::to_string(i) + " past the end of C";
+        }
+    }
+    if (changed == 0) return "";
+    return "kernel wrote outside C: " + first + " (" + std::to_string(changed) + " of " +
+           std::to_string(2 * kGuardFloats) + " guard elements changed)";
+}
 
 // The strict calls of one job; leaves the outcome in record and what it saw in evidence.
 void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instance, StrictOperands& ops, Record& record,
@@ -131,16 +156,19 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
         fill_uniform(ops.b_ref.data(), ops.b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
         std::memcpy(set->a.data(), ops.a_ref.data(), ops.a_ref.size() * sizeof(float));
         std::memcpy(set->b.data(), ops.b_ref.data(), ops.b_ref.size() * sizeof(float));
-        poison_nan(set->c.data(), set->c.size());
+        float guard;
+        std::memcpy(&guard, &kGuardBits, sizeof guard);
+        std::fill(set->c_with_guards.begin(), set->c_with_guards.end(), guard);
+        poison_nan(set->c(), size_t(m * n));
         args.a = set->a.data();
         args.b = set->b.data();
-        args.c = set->c.data();
+        args.c = set->c();
         threads_before = count_threads();
     };
     // Right after the call: C is copied before anything else, so work a thread finishes after the
     // call returned is not seen; then the inputs are compared and the copy verified.
     auto inspect = [&](const CallSite& site) {
-        std::memcpy(ops.c_snapshot.data(), set->c.data(), ops.c_snapshot.size() * sizeof(float));
+        std::memcpy(ops.c_snapshot.data(), set->c(), ops.c_snapshot.size() * sizeof(float));
         const int threads_after = count_threads();
         const uint64_t number = call_number++;
         ++evidence.calls;
@@ -159,6 +187,8 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
                                                              input.expected.size(), sizeof(float), input.cols);
             if (!change.empty()) throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
         }
+        if (const std::string oob = describe_guard_damage(*set, size_t(m * n)); !oob.empty())
+            throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
         const VerifyResult v = verify_gemm(ops.a_ref.data(), ops.b_ref.data(), ops.c_snapshot.data(), m, n, k, k, n, n,
                                            tolerance, verify_seed + number);
         ++evidence.calls_verified;
@@ -217,6 +247,7 @@ Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, 
         wait_for_threads(threads_at_start, std::chrono::milliseconds(500));
     ops.reset();
     record.extra["anticheat"] = evidence.to_json();
+    record.extra["anticheat"]["guard_band_elements"] = kGuardFloats;  // each side of C
     if (record.status != RowStatus::ok) {
         record.stats.reset();
         record.gflops.reset();
