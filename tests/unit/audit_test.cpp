@@ -203,6 +203,17 @@ TEST(Audit, TheCublasCheatFailsOnItsLibraryAndItsSymbol) {
 #endif
 }
 
+TEST(Audit, ThePersistingL2CheatIsRefusedNamingBothCalls) {
+#ifndef KREG_HAVE_CUDA
+    GTEST_SKIP() << "built without CUDA: cheat_pins_l2 is not built";
+#else
+    const AuditResult r = audit_shared_object(fixture("cheat_pins_l2"), default_grading_policy());
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(has_finding(r, "symbol", "cudaStreamSetAttribute")) << r.summary();
+    EXPECT_TRUE(has_finding(r, "symbol", "cudaDeviceSetLimit")) << r.summary();
+#endif
+}
+
 TEST(Audit, LibrariesOutsideTheAllowedListAreFindings) {
     AuditPolicy policy = default_grading_policy();
     policy.allowed_libraries = {"libc.so.*"};
