@@ -96,6 +96,16 @@ TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
     EXPECT_NE(graded["crasher"].summary.find("SIGSEGV"), std::string::npos) << graded["crasher"].summary;
     EXPECT_NE(graded["socket"].summary.find("socket"), std::string::npos) << graded["socket"].summary;
     EXPECT_TRUE(graded["alice"].sandbox.contains("applied")) << graded["alice"].sandbox.dump();
+    // Correctness verdicts come from the grader's own check of every call's exported output.
+    int trusted_runs = 0;
+    for (const auto& check : graded["alice"].checks)
+        if (check.kind == "correctness")
+            for (const auto& run : check.evidence) {
+                EXPECT_EQ(run["trusted_check"]["calls_checked"], 3) << run.dump();
+                EXPECT_EQ(run["trusted_check"]["passed"], true) << run.dump();
+                ++trusted_runs;
+            }
+    EXPECT_EQ(trusted_runs, 5);  // 2 shapes x 2 seeds + 1 shape x 1 seed
 
     // The gradebook has one row per student.
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");

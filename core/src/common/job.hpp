@@ -28,6 +28,9 @@ struct RunSettings {
     // inputs are checksummed around each call, and timing also waits for the whole device and is
     // cross-checked against the host clock. Slower; makes caching, input tampering and hidden work visible.
     bool strict = false;
+    // Strict only: write every call's output to this folder (measure/output_export.hpp) and leave the
+    // check of C to the caller; the worker computes no reference. Empty: the worker checks C itself.
+    std::string export_outputs_dir;
 };
 
 struct Job {

@@ -3,6 +3,7 @@
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
 #include "grade/outcome.hpp"
+#include "measure/output_export.hpp"
 #include "measure/roofline.hpp"
 #include "sweep/executor.hpp"
 
@@ -28,6 +29,7 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     if (r.signal) e["signal"] = *r.signal;
     if (r.exit_code) e["exit_code"] = *r.exit_code;
     if (r.extra.contains("anticheat")) e["anticheat"] = r.extra["anticheat"];
+    if (r.extra.contains("trusted_check")) e["trusted_check"] = r.extra["trusted_check"];
     if (r.extra.contains("roofline")) e["roofline"] = r.extra["roofline"];
     return e;
 }
@@ -203,14 +205,31 @@ StudentResult Grader::grade(const Submission& submission) {
                 Record r;
                 Job job = make_job(shape, mix_secret_seed(seed, options_.secret));
                 job.settings.warmup = 0;
-                job.settings.repeats = 2;  // strict mode verifies each of them too
+                job.settings.repeats = 2;  // every call's output is checked, here
                 job.settings.tolerance = c.tolerance;
+                // The worker writes each call's C here and computes no reference: the verdict is this
+                // process's, and the expected output never exists where the submission runs.
+                const fs::path outputs = fs::absolute(options_.out_dir / "outputs" / submission.student);
+                std::error_code ec;
+                fs::remove_all(outputs, ec);
+                fs::create_directories(outputs);
+                job.settings.export_outputs_dir = outputs.string();
                 if (out_of_time())
                     r = record_for(job, RowStatus::timeout, "total time limit of " + format_points(limits.total_s) + " s exceeded");
                 else if (timed_out)
                     r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
                 else
                     r = executor.run_job(job);
+                if (r.status == RowStatus::ok) {
+                    const TrustedCheck trusted = check_exported_outputs(job, outputs.string(), 1 + job.settings.repeats);
+                    r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}};
+                    r.max_rel_err = trusted.max_rel_err;
+                    if (!trusted.passed) {
+                        r.status = RowStatus::wrong_result;
+                        r.reason = trusted.reason;
+                    }
+                }
+                fs::remove_all(outputs, ec);
                 timed_out = timed_out || r.status == RowStatus::timeout;
                 const std::string outcome = classify_outcome(r);
                 outcomes.push_back(outcome);

@@ -1,0 +1,28 @@
+// Grading's trusted re-check: a strict worker writes the output of every call it makes (the copy of C
+// taken when the call returned) to a folder the grader names, and does not compute a reference itself;
+// the grader, outside the submission's process, regenerates that call's inputs from the job and checks
+// each output. The expected result never exists in the process that ran the submission.
+#pragma once
+
+#include "common/job.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace kreg {
+
+// Writes count floats as <dir>/call-<n>.f32 (raw, native byte order). Throws std::runtime_error.
+void export_call_output(const std::string& dir, uint64_t call_number, const float* c, size_t count);
+
+struct TrustedCheck {
+    bool passed = false;
+    int calls_checked = 0;
+    double max_rel_err = 0;
+    std::string reason;  // why not, naming the call
+};
+
+// Checks every exported output of job (fp32, strict inputs) against an fp64 reference computed here.
+// expected_calls: how many calls the worker should have made; fewer files is a failure.
+TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int expected_calls);
+
+}  // namespace kreg
