@@ -49,6 +49,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("no-verify", "Do not verify results")
         ("tolerance", "Normalised error tolerance (default per dtype)", cxxopts::value<double>())
         ("timeout", "Seconds one row may take before its worker is killed", cxxopts::value<double>())
+        ("call-timeout", "Seconds a single call of a CPU kernel may take (the worker ends; the row is timeout)", cxxopts::value<double>())
         ("seed", "Seed of the random inputs", cxxopts::value<uint64_t>())
         ("baseline", "Kernel that speed-ups are relative to", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>())
@@ -126,6 +127,10 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("no-verify")) o.verify = false;
     if (r.count("tolerance")) o.tolerance = r["tolerance"].as<double>();
     if (r.count("timeout")) o.timeout_s = r["timeout"].as<double>();
+    if (r.count("call-timeout")) {
+        cl.call_timeout_s = r["call-timeout"].as<double>();
+        if (!(*cl.call_timeout_s > 0)) throw std::invalid_argument("--call-timeout must be a number of seconds > 0");
+    }
     if (r.count("seed")) o.seed = r["seed"].as<uint64_t>();
     if (r.count("baseline")) o.baseline = r["baseline"].as<std::string>();
     if (r.count("device")) o.device = r["device"].as<int>();

@@ -174,6 +174,7 @@ int run_command(const CommandLine& cl) {
     // Lab conveniences reshape how each job is measured.
     for (auto& part : parts) {
         part.settings.strict = cl.strict;
+        if (cl.call_timeout_s) part.settings.call_timeout_s = cl.call_timeout_s;
         if (cl.profile) {
             part.settings.warmup = 0;
             part.settings.repeats = 1;

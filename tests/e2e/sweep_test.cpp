@@ -89,6 +89,20 @@ TEST(EndToEnd, CrashesAndHangsBecomeRowsAndTheSweepGoesOn) {
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 8) << csv;
 }
 
+TEST(EndToEnd, APerCallLimitEndsAHungCallLongBeforeTheRowLimit) {
+    const auto dir = fresh_dir("call-timeout");
+    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_hang_in_run") + " --plugin " +
+                            fixture("fixture_good") + " --kernels fixture_hang_in_run,fixture_good --shape 9x7x5" +
+                            " --repeat 2 --warmup 0 --timeout 120 --call-timeout 1 --json out.json --csv out.csv";
+    const auto r = run_command(cmd, dir, dir);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    auto rows = rows_by_kernel(dir / "out.json");
+    EXPECT_EQ(rows["fixture_hang_in_run"].status, RowStatus::timeout) << rows["fixture_hang_in_run"].reason;
+    EXPECT_NE(rows["fixture_hang_in_run"].reason.find("per-call time limit of 1"), std::string::npos)
+        << rows["fixture_hang_in_run"].reason;
+    EXPECT_EQ(rows["fixture_good"].status, RowStatus::ok) << rows["fixture_good"].reason;
+}
+
 TEST(EndToEnd, InProcessIsolationRunsTheSameKernels) {
     const auto dir = fresh_dir("inproc");
     const auto r = run_command(kRunner + " --isolation none --kernels cpu_naive,cpu_blocked --sizes 33 --json o.json --csv o.csv", dir, dir);

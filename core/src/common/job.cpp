@@ -27,6 +27,7 @@ void to_json(nlohmann::json& j, const RunSettings& s) {
          {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict}, {"export_outputs_dir", s.export_outputs_dir}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
+    put_optional(j, "call_timeout_s", s.call_timeout_s);
 }
 void from_json(const nlohmann::json& j, RunSettings& s) {
     j.at("warmup").get_to(s.warmup);
@@ -40,6 +41,7 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     s.export_outputs_dir = j.value("export_outputs_dir", std::string());
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);
+    get_optional(j, "call_timeout_s", s.call_timeout_s);
 }
 
 void to_json(nlohmann::json& j, const Shape& s) { j = {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }

@@ -185,7 +185,8 @@ StudentResult Grader::grade(const Submission& submission) {
         job.shape = shape;
         job.seed = seed;
         job.settings.device = options_.device;
-        job.settings.timeout_s = limits.call_s;
+        job.settings.call_timeout_s = limits.call_s;  // each call (CPU kernels: enforced in the worker)
+        job.settings.timeout_s = limits.call_s;       // the run as a whole: set once its calls are known
         job.settings.strict = true;
         return job;
     };
@@ -206,6 +207,7 @@ StudentResult Grader::grade(const Submission& submission) {
                 Job job = make_job(shape, mix_secret_seed(seed, options_.secret));
                 job.settings.warmup = 0;
                 job.settings.repeats = 2;  // every call's output is checked, here
+                job.settings.timeout_s = limits.call_s * (1 + job.settings.repeats) + 5;
                 job.settings.tolerance = c.tolerance;
                 // The worker writes each call's C here and computes no reference: the verdict is this
                 // process's, and the expected output never exists where the submission runs.
@@ -262,6 +264,7 @@ StudentResult Grader::grade(const Submission& submission) {
             job.settings.warmup = rubric.warmup;
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
+            job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
             Record mine = executor.run_job(job);
             executor.finish();
             // The physics check: a CUDA time below the roofline floor from this GPU's measured ceilings.

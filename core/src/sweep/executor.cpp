@@ -1,6 +1,7 @@
 #include "sweep/executor.hpp"
 
 #include "sandbox/policy_json.hpp"
+#include "worker/call_watchdog.hpp"
 
 #include <iostream>
 
@@ -147,6 +148,15 @@ Record Executor::run_job(const Job& job) {
                               "exceeded the time limit of " + std::to_string(job.settings.timeout_s) +
                                   " s; worker process group killed");
         r.signal = reply.exit.signal;
+        return r;
+    }
+    if (reply.outcome == WorkerProcess::Outcome::ended && reply.exit.exit_code == kCallTimeoutExitCode &&
+        job.settings.call_timeout_s) {
+        worker_.reset();
+        Record r = record_for(job, RowStatus::timeout,
+                              "a single call exceeded the per-call time limit of " +
+                                  std::to_string(*job.settings.call_timeout_s) + " s; worker ended");
+        r.exit_code = reply.exit.exit_code;
         return r;
     }
     if (reply.outcome == WorkerProcess::Outcome::ended) {

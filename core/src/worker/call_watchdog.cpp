@@ -1,0 +1,71 @@
+#include "worker/call_watchdog.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace kreg {
+namespace {
+
+class Watchdog {
+public:
+    void arm(double seconds, const std::string& what) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+        deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                             std::chrono::duration<double>(seconds));
+        seconds_ = seconds;
+        what_ = what;
+        changed_.notify_all();
+    }
+    void disarm() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        deadline_.reset();
+        changed_.notify_all();
+    }
+
+private:
+    [[noreturn]] void expire() {
+        char line[512];
+        const int n = std::snprintf(line, sizeof line, "kreg worker: %s exceeded the per-call time limit of %g s\n",
+                                    what_.c_str(), seconds_);
+        if (n > 0) (void)!::write(STDERR_FILENO, line, size_t(n) < sizeof line ? size_t(n) : sizeof line - 1);
+        ::_exit(kCallTimeoutExitCode);
+    }
+    void watch() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            if (!deadline_) {
+                changed_.wait(lock);
+                continue;
+            }
+            if (changed_.wait_until(lock, *deadline_) == std::cv_status::timeout && deadline_ &&
+                std::chrono::steady_clock::now() >= *deadline_)
+                expire();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
+    double seconds_ = 0;
+    std::string what_;
+    std::thread thread_;  // detached at exit: the process ends with it
+};
+
+Watchdog& watchdog() {
+    static Watchdog* instance = new Watchdog();  // never destroyed: its thread lives as long as the worker
+    return *instance;
+}
+
+}  // namespace
+
+void arm_call_watchdog(double seconds, const std::string& what) { watchdog().arm(seconds, what); }
+void disarm_call_watchdog() { watchdog().disarm(); }
+
+}  // namespace kreg
