@@ -481,27 +481,11 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
 }  // namespace
 
 Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel) {
-    Record record = record_for(job, RowStatus::failed, "");
-    record.backend = Backend::cuda;
-    record.plugin = kernel.plugin_name;
-    if (!kernel.plugin_path.empty()) record.plugin_path = kernel.plugin_path;
-    record.timer = "cuda_event";
-
+    JobStart start = start_job(job, kernel, Backend::cuda, "cuda_event");
+    if (!start.usable) return start.record;
+    Record record = std::move(start.record);
     const kreg_kernel_info* info = kernel.info;
-    if (info == nullptr || info->run_gemm == nullptr) {
-        record.reason = "internal: the kernel is not loaded";
-        return record;
-    }
-    if (info->name != nullptr) record.kernel = info->name;
-    if (info->backend != KREG_BACKEND_CUDA) {
-        record.reason = "internal: " + record.kernel + " is not a CUDA kernel";
-        return record;
-    }
     const Shape shape = job.shape;
-    if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
-        record.reason = "invalid shape " + to_string(shape) + ": every dimension must be >= 1";
-        return record;
-    }
     if ((info->dtypes & KREG_DTYPE_BIT(static_cast<unsigned>(job.dtype))) == 0) {
         record.status = RowStatus::skipped;
         record.reason = record.kernel + " does not declare " + std::string(to_string(job.dtype));

@@ -26,6 +26,15 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The row every job runner starts from (names, backend, timer) after the checks all runners share: the
+// kernel is loaded, of this backend, and the shape is valid. When a check fails, `record` already holds
+// the row's verdict and `usable` is false.
+struct JobStart {
+    Record record;
+    bool usable = false;
+};
+JobStart start_job(const Job& job, const LoadedKernel& kernel, Backend backend, const char* timer);
+
 // Runs job on a CPU kernel: fresh seeded inputs, NaN-poisoned output, one checked call, verification
 // against the fp64 reference, then warm-up and timed calls with the host timer. Returns a complete
 // Record with status ok, wrong_result or failed (kernel error status, with its message).

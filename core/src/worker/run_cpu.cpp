@@ -263,27 +263,11 @@ Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, 
 }  // namespace
 
 Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
-    Record record = record_for(job, RowStatus::failed, "");
-    record.backend = Backend::cpu;
-    record.plugin = kernel.plugin_name;
-    if (!kernel.plugin_path.empty()) record.plugin_path = kernel.plugin_path;
-    record.timer = "host";
-
+    JobStart start = start_job(job, kernel, Backend::cpu, "host");
+    if (!start.usable) return start.record;
+    Record record = std::move(start.record);
     const kreg_kernel_info* info = kernel.info;
-    if (info == nullptr || info->run_gemm == nullptr) {
-        record.reason = "internal: the kernel is not loaded";
-        return record;
-    }
-    if (info->name != nullptr) record.kernel = info->name;
-    if (info->backend != KREG_BACKEND_CPU) {
-        record.reason = "internal: " + record.kernel + " is not a CPU kernel";
-        return record;
-    }
     const Shape shape = job.shape;
-    if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
-        record.reason = "invalid shape " + to_string(shape) + ": every dimension must be >= 1";
-        return record;
-    }
     if (job.dtype != DType::fp32) {
         record.status = RowStatus::skipped;
         record.reason = "the CPU runner only runs fp32; " + std::string(to_string(job.dtype)) + " was requested";
