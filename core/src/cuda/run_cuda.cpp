@@ -42,18 +42,6 @@
 namespace kreg {
 namespace {
 
-const char* status_name(kreg_status status) {
-    switch (status) {
-        case KREG_STATUS_OK: return "OK";
-        case KREG_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-        case KREG_STATUS_UNSUPPORTED: return "UNSUPPORTED";
-        case KREG_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-        case KREG_STATUS_RUNTIME_ERROR: return "RUNTIME_ERROR";
-        case KREG_STATUS_INTERNAL_ERROR: return "INTERNAL_ERROR";
-    }
-    return "UNKNOWN_STATUS";
-}
-
 // A failure of this row only (kernel status, non-sticky CUDA error), carried out of the sampling loop.
 struct KernelFailed {
     std::string message;
@@ -484,13 +472,6 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel) {
     JobStart start = start_job(job, kernel, Backend::cuda, "cuda_event");
     if (!start.usable) return start.record;
     Record record = std::move(start.record);
-    const kreg_kernel_info* info = kernel.info;
-    const Shape shape = job.shape;
-    if ((info->dtypes & KREG_DTYPE_BIT(static_cast<unsigned>(job.dtype))) == 0) {
-        record.status = RowStatus::skipped;
-        record.reason = record.kernel + " does not declare " + std::string(to_string(job.dtype));
-        return record;
-    }
 
     try {
         run_checked(job, kernel, record);
@@ -506,7 +487,7 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel) {
         record.reason = e.what();
     } catch (const std::bad_alloc&) {
         record.status = RowStatus::failed;
-        record.reason = "out of host memory for the operands of " + to_string(shape);
+        record.reason = "out of host memory for the operands of " + to_string(job.shape);
     }
     if (record.status != RowStatus::ok) {
         // Timings of a row that did not end ok must not be read as a result.

@@ -118,8 +118,9 @@ const kreg_kernel_info* LoadedPlugin::find_kernel(const std::string& name) const
 
 KernelMeta to_kernel_meta(const kreg_kernel_info& k) {
     KernelMeta m;
-    m.name = k.name;
-    m.description = k.description;
+    // The loader validated these for plugins it loaded; kernel infos built by hand (tests) may leave them null.
+    m.name = k.name != nullptr ? k.name : "";
+    m.description = k.description != nullptr ? k.description : "";
     m.operation = "gemm";
     m.backend = static_cast<Backend>(k.backend);
     for (DType d : all_dtypes())

@@ -1,6 +1,20 @@
 #include "worker/job_runner.hpp"
 
+#include "plugin/loader.hpp"
+
 namespace kreg {
+
+const char* status_name(kreg_status status) {
+    switch (status) {
+        case KREG_STATUS_OK: return "OK";
+        case KREG_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+        case KREG_STATUS_UNSUPPORTED: return "UNSUPPORTED";
+        case KREG_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+        case KREG_STATUS_RUNTIME_ERROR: return "RUNTIME_ERROR";
+        case KREG_STATUS_INTERNAL_ERROR: return "INTERNAL_ERROR";
+    }
+    return "UNKNOWN_STATUS";
+}
 
 JobStart start_job(const Job& job, const LoadedKernel& kernel, Backend backend, const char* timer) {
     JobStart start{record_for(job, RowStatus::failed, ""), false};
@@ -23,6 +37,11 @@ JobStart start_job(const Job& job, const LoadedKernel& kernel, Backend backend, 
     const Shape& shape = job.shape;
     if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
         record.reason = "invalid shape " + to_string(shape) + ": every dimension must be >= 1";
+        return start;
+    }
+    if (auto why = why_unsupported(to_kernel_meta(*info), shape, job.dtype)) {
+        record.status = RowStatus::skipped;
+        record.reason = *why;
         return start;
     }
     start.usable = true;

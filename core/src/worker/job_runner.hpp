@@ -26,9 +26,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// "RUNTIME_ERROR" for KREG_STATUS_RUNTIME_ERROR, and so on.
+const char* status_name(kreg_status status);
+
 // The row every job runner starts from (names, backend, timer) after the checks all runners share: the
-// kernel is loaded, of this backend, and the shape is valid. When a check fails, `record` already holds
-// the row's verdict and `usable` is false.
+// kernel is loaded, of this backend, the shape is valid, and the kernel declares this dtype and shape
+// (else the row is skipped with the reason). When a check fails, `record` already holds the row's
+// verdict and `usable` is false.
 struct JobStart {
     Record record;
     bool usable = false;

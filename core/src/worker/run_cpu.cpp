@@ -29,38 +29,10 @@
 namespace kreg {
 namespace {
 
-const char* status_name(kreg_status status) {
-    switch (status) {
-        case KREG_STATUS_OK: return "OK";
-        case KREG_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-        case KREG_STATUS_UNSUPPORTED: return "UNSUPPORTED";
-        case KREG_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-        case KREG_STATUS_RUNTIME_ERROR: return "RUNTIME_ERROR";
-        case KREG_STATUS_INTERNAL_ERROR: return "INTERNAL_ERROR";
-    }
-    return "UNKNOWN_STATUS";
-}
-
 // A non-OK status from the kernel, carried out of the sampling loop.
 struct KernelFailed {
     std::string message;
 };
-
-// Why the kernel's declared constraints rule this shape out, or "" if they do not.
-std::string shape_constraint_violation(const kreg_kernel_info& info, const Shape& s) {
-    auto check = [](const char* dim, int64_t value, int64_t multiple, int64_t max) -> std::string {
-        if (multiple > 1 && value % multiple != 0)
-            return std::string(dim) + "=" + std::to_string(value) + " is not a multiple of " + std::to_string(multiple);
-        if (max > 0 && value > max)
-            return std::string(dim) + "=" + std::to_string(value) + " exceeds the kernel's maximum " + std::to_string(max);
-        return "";
-    };
-    for (const auto& why : {check("m", s.m, info.m_multiple, info.max_m), check("n", s.n, info.n_multiple, info.max_n),
-                            check("k", s.k, info.k_multiple, info.max_k)}) {
-        if (!why.empty()) return "shape " + to_string(s) + ": " + why;
-    }
-    return "";
-}
 
 // Strict mode's host memory: kStrictBufferSets sets of operands that calls rotate through, the pristine
 // inputs of the current call (what A and B must still hold afterwards, and what the reference uses),
@@ -271,16 +243,6 @@ Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
     if (job.dtype != DType::fp32) {
         record.status = RowStatus::skipped;
         record.reason = "the CPU runner only runs fp32; " + std::string(to_string(job.dtype)) + " was requested";
-        return record;
-    }
-    if ((info->dtypes & KREG_DTYPE_BIT(KREG_DTYPE_FP32)) == 0) {
-        record.status = RowStatus::skipped;
-        record.reason = record.kernel + " does not declare fp32";
-        return record;
-    }
-    if (auto why = shape_constraint_violation(*info, shape); !why.empty()) {
-        record.status = RowStatus::skipped;
-        record.reason = why;
         return record;
     }
 
