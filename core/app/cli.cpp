@@ -49,7 +49,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("no-verify", "Do not verify results")
         ("tolerance", "Normalised error tolerance (default per dtype)", cxxopts::value<double>())
         ("timeout", "Seconds one row may take before its worker is killed", cxxopts::value<double>())
-        ("call-timeout", "Seconds a single call of a CPU kernel may take (the worker ends; the row is timeout)", cxxopts::value<double>())
+        ("call-timeout", "Seconds a single kernel call may take, CUDA launches until they finish (the worker ends; the row is timeout)", cxxopts::value<double>())
         ("seed", "Seed of the random inputs", cxxopts::value<uint64_t>())
         ("baseline", "Kernel that speed-ups are relative to", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>())

@@ -19,7 +19,7 @@ struct CommandLine {
     bool calibrate = true;
     bool profile = false;                   // --profile: each kernel once, in an NVTX range
     bool strict = false;                    // --strict: grading's measurement mode for every row
-    std::optional<double> call_timeout_s;   // --call-timeout: per single call of a CPU kernel
+    std::optional<double> call_timeout_s;   // --call-timeout: per single kernel call
     std::optional<double> stress_s;         // --stress: one kernel back to back for this long
     std::string format = "table";           // --list output: table or json
     std::optional<std::string> config;      // --config

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 
 namespace kreg {
@@ -32,6 +33,27 @@ TEST(GpuFaults, IllegalAddressAndHungKernelsBecomeRowsAndTheNextKernelRuns) {
         << rows["fixture_illegal_address"].reason;
     EXPECT_EQ(rows["fixture_infinite_kernel"].status, RowStatus::timeout) << rows["fixture_infinite_kernel"].reason;
     EXPECT_EQ(rows["fixture_good_cuda"].status, RowStatus::ok) << rows["fixture_good_cuda"].reason;
+}
+
+TEST(GpuFaults, AHungKernelIsEndedByThePerCallLimitLongBeforeTheJobLimit) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const auto dir = test::fresh_dir("gpu-call-limit");
+    const std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 2" +
+                            " --timeout 120 --call-timeout 2 --plugin " + fixture("fixture_infinite_kernel") +
+                            " --plugin " + fixture("fixture_good_cuda") + " --json out.json --csv out.csv";
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = test::run_command(cmd, dir, dir);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    std::map<std::string, Record> rows;
+    for (const auto& rec : read_records_json(dir / "out.json")) rows[rec.kernel] = rec;
+    ASSERT_EQ(rows.size(), 2u) << r.err;
+    const Record& hung = rows["fixture_infinite_kernel"];
+    EXPECT_EQ(hung.status, RowStatus::timeout) << hung.reason;
+    EXPECT_NE(hung.reason.find("per-call time limit"), std::string::npos) << hung.reason;
+    EXPECT_EQ(rows["fixture_good_cuda"].status, RowStatus::ok) << rows["fixture_good_cuda"].reason;
+    // Not a timing assertion on the kernels: only that the 120 s job limit was not what ended it.
+    EXPECT_LT(seconds, 100) << "the job limit, not the call limit, ended the hung kernel";
 }
 
 }  // namespace

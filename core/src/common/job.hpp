@@ -21,7 +21,7 @@ struct RunSettings {
     bool verify = true;
     std::optional<double> tolerance;      // normalised error bound; default per dtype
     double timeout_s = 300.0;             // wall-clock limit for the job in its worker
-    std::optional<double> call_timeout_s; // CPU kernels: limit on each single call (the worker ends)
+    std::optional<double> call_timeout_s; // limit on each single call, launch to finish (the worker ends)
     bool warm_cache = false;              // CUDA: skip the L2 flush between timed launches
     int device = 0;                       // CUDA device ordinal
     bool profile = false;                 // CUDA: wrap each timed launch in an NVTX range named after the kernel

@@ -25,6 +25,7 @@
 #include "measure/stats.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/verify_gemm.hpp"
+#include "worker/call_watchdog.hpp"
 
 #include <cuda.h>  // types of cuMemsetD32Async only; the function is fetched through the runtime
 #include <cuda_runtime.h>
@@ -92,6 +93,38 @@ void poison_device(float* data, size_t count, cudaStream_t stream) {
     }
     KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
 }
+
+// settings.call_timeout_s on a CUDA kernel. A launch returns at once, so the limit is armed before a
+// launch and disarmed once the wait for that launch has returned; a kernel that never ends keeps the
+// wait blocked until the watchdog ends the worker (worker/call_watchdog.hpp), and the parent records a
+// timeout. Disarmed on every way out of the job by the destructor, so an early exit never leaves it
+// armed for the next job.
+// Strict mode's guard band on each side of C: 1 MiB, more than a whole 64-row tile past the end of a
+// C with 4096 columns, the kind of write a kernel without bounds checks makes on a ragged shape.
+constexpr size_t kCudaGuardFloats = size_t(1) << 18;
+
+class CallLimit {
+public:
+    explicit CallLimit(const Job& job)
+        : seconds_(job.settings.call_timeout_s), what_("a call of " + job.kernel + " at " + to_string(job.shape)) {}
+    ~CallLimit() { disarm(); }
+    CallLimit(const CallLimit&) = delete;
+    CallLimit& operator=(const CallLimit&) = delete;
+
+    void arm() {
+        if (seconds_) arm_call_watchdog(*seconds_, what_);
+        armed_ = bool(seconds_);
+    }
+    void disarm() {
+        if (armed_) disarm_call_watchdog();
+        armed_ = false;
+    }
+
+private:
+    std::optional<double> seconds_;
+    std::string what_;
+    bool armed_ = false;
+};
 
 size_t element_bytes(DType dtype) { return dtype == DType::bf16 || dtype == DType::fp16 ? 2 : 4; }
 
@@ -189,14 +222,30 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
     const std::string who = record.kernel;
     const size_t esize = element_bytes(job.dtype);
 
-    // kStrictBufferSets device sets, so no call gets the previous call's pointers.
+    // kStrictBufferSets device sets, so no call gets the previous call's pointers. Each C lies between
+    // two guard bands of kCudaGuardFloats words, written once here: a write into one ends the job, so
+    // they never need rewriting.
     struct DeviceOperands {
-        DeviceBuffer a, b, c;
+        DeviceBuffer a, b, c_with_guards;
+        float* c() const { return c_with_guards.as<float>() + kCudaGuardFloats; }
+        float* guard_after(size_t c_elements) const { return c() + c_elements; }
     };
+    const size_t c_elements = size_t(m * n);
+    const std::vector<uint32_t> guard_words(kCudaGuardFloats, kGuardBits);
+    std::vector<uint32_t> guard_before(kCudaGuardFloats), guard_after(kCudaGuardFloats);
+    const size_t guard_bytes = kCudaGuardFloats * sizeof(uint32_t);
     std::vector<DeviceOperands> sets;
-    for (int i = 0; i < kStrictBufferSets; ++i)
+    for (int i = 0; i < kStrictBufferSets; ++i) {
         sets.push_back({DeviceBuffer(size_t(m * k) * esize), DeviceBuffer(size_t(k * n) * esize),
-                        DeviceBuffer(size_t(m * n) * sizeof(float))});
+                        DeviceBuffer((c_elements + 2 * kCudaGuardFloats) * sizeof(float))});
+        const DeviceOperands& set = sets.back();
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c_with_guards.get(), guard_words.data(), guard_bytes, cudaMemcpyHostToDevice, s));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(set.guard_after(c_elements), guard_words.data(), guard_bytes, cudaMemcpyHostToDevice, s));
+    }
+    KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(s));  // guard_words is read by the copies
+    evidence.guard_band_elements = kCudaGuardFloats;
+    CallLimit limit(job);
     const DeviceBuffer flush(settings.warm_cache ? 0 : std::max<size_t>(2 * size_t(l2_bytes), size_t(1) << 20));
     // Host side: this call's inputs as fp32 (the reference's view) and as uploaded, and what came back.
     std::vector<float> a_ref(size_t(m * k)), b_ref(size_t(k * n)), c_out(size_t(m * n));
@@ -216,7 +265,7 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
     args.dtype = static_cast<kreg_dtype>(job.dtype);
     args.a = sets[0].a.get();
     args.b = sets[0].b.get();
-    args.c = sets[0].c.get();
+    args.c = sets[0].c();
     args.stream = s;
 
     describe_launch(info, kernel.instance, args, record.extra);
@@ -243,19 +292,25 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
         to_device_bytes(b_ref, job.dtype, b_bytes);
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set->a.get(), a_bytes.data(), a_bytes.size(), cudaMemcpyHostToDevice, s));
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set->b.get(), b_bytes.data(), b_bytes.size(), cudaMemcpyHostToDevice, s));
-        poison_device(set->c.as<float>(), c_out.size(), s);
+        poison_device(set->c(), c_out.size(), s);
         if (site.role != CallSite::Role::checked && !settings.warm_cache)
             KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush.get(), flush_value++, flush.bytes(), s));
         settle_device("preparing the " + site.label() + " of " + who);
         args.a = set->a.get();
         args.b = set->b.get();
-        args.c = set->c.get();
+        args.c = set->c();
+        limit.arm();  // the call's limit runs from here to the end of the wait in inspect
     };
     // After the call and a device-wide wait (so hidden work is finished and its faults surface): the
     // inputs must be as uploaded, and C must match the reference on them.
     auto inspect = [&](const CallSite& site) {
         settle_device("after the " + site.label() + " of " + who + ", whole device");
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_out.data(), set->c.get(), set->c.bytes(), cudaMemcpyDeviceToHost, s));
+        limit.disarm();
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_out.data(), set->c(), c_out.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(guard_before.data(), set->c_with_guards.get(), guard_bytes, cudaMemcpyDeviceToHost, s));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(guard_after.data(), set->guard_after(c_elements), guard_bytes, cudaMemcpyDeviceToHost, s));
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(a_back.data(), set->a.get(), set->a.bytes(), cudaMemcpyDeviceToHost, s));
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(b_back.data(), set->b.get(), set->b.bytes(), cudaMemcpyDeviceToHost, s));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -272,8 +327,12 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
                                                              input.expected.size() / esize, esize, input.cols);
             if (!change.empty()) throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
         }
+        if (const std::string oob = describe_guard_damage(guard_before.data(), guard_after.data(), kCudaGuardFloats);
+            !oob.empty())
+            throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
         if (!job.settings.export_outputs_dir.empty()) {  // the caller checks C, outside this process
             export_call_output(job.settings.export_outputs_dir, number, c_out.data(), c_out.size());
+            ++evidence.calls_exported;
             return;
         }
         const VerifyResult v =
@@ -418,10 +477,13 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     };
 
     // The checked call.
+    CallLimit limit(job);
     poison_device(dc.as<float>(), c.size(), s);
     settle_stream(s, "poisoning C before the first call");
+    limit.arm();
     call();
     settle_stream(s, "after the first call of " + who);
+    limit.disarm();
     if (settings.verify) {
         record.tolerance = tolerance;
         if (!check("first call")) return;
@@ -441,6 +503,12 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
         // memset from being a no-op a clever driver could skip.
         if (!settings.warm_cache)
             KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush.get(), flush_value++, flush.bytes(), s));
+        limit.arm();
+    };
+    // A timed call's wait is the timer's stop; a warm-up call is waited for by the next call's stop
+    // (still armed: each arm restarts the limit).
+    hooks.after_call = [&](const CallSite& site, double) {
+        if (site.role == CallSite::Role::timed) limit.disarm();
     };
     CudaEventTimer timer(s);
     // --profile: one NVTX range per timed launch, named after the kernel, for ncu/nsys to target.
@@ -455,7 +523,9 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     } catch (const KernelFailed& e) {
         throw KernelFailed{e.message + " (while timing)"};
     }
+    limit.arm();
     settle_device("after the timed calls of " + who + ", whole device");
+    limit.disarm();
     if (settings.verify && !check("last timed call")) return;
 
     record.stats = compute_stats(record.samples_ms);

@@ -108,6 +108,19 @@ std::string TimingCrossCheck::reason() const {
            " timed calls)";
 }
 
+std::string describe_guard_damage(const uint32_t* before, const uint32_t* after, size_t elements) {
+    size_t changed = 0;
+    std::string nearest;  // the changed element nearest C: bands are scanned outwards from C
+    for (size_t i = 0; i < elements; ++i) {
+        if (before[elements - 1 - i] != kGuardBits && changed++ == 0)
+            nearest = std::to_string(i + 1) + " element(s) before the start of C";
+        if (after[i] != kGuardBits && changed++ == 0) nearest = "element " + std::to_string(i) + " past the end of C";
+    }
+    if (changed == 0) return "";
+    return "kernel wrote outside C: " + nearest + " (" + std::to_string(changed) + " of " + std::to_string(2 * elements) +
+           " guard elements changed)";
+}
+
 nlohmann::json TimingCrossCheck::to_json() const {
     return {{"timing_mismatch", escaped()},
             {"mismatched_calls", mismatched_},
@@ -120,7 +133,8 @@ nlohmann::json StrictEvidence::to_json() const {
     nlohmann::json j = {{"strict", true},
                         {"calls", calls},
                         {"calls_verified", calls_verified},
-                        {"every_call_verified", calls > 0 && calls_verified == calls},
+                        {"calls_exported", calls_exported},
+                        {"every_call_checked", calls > 0 && calls_verified + calls_exported == calls},
                         {"fresh_inputs", true},
                         {"fresh_buffers", true},
                         {"buffer_sets", kStrictBufferSets},
@@ -131,6 +145,7 @@ nlohmann::json StrictEvidence::to_json() const {
         j["threads_left_running"] = *threads_left_running;
         j["max_threads_left"] = max_threads_left;
     }
+    if (guard_band_elements > 0) j["guard_band_elements"] = guard_band_elements;
     if (timing) j.update(timing->to_json());
     return j;
 }

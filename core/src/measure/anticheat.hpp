@@ -28,6 +28,17 @@ namespace kreg {
 // Buffer sets strict mode rotates through: consecutive calls never share an A, B or C pointer.
 inline constexpr int kStrictBufferSets = 3;
 
+// Guard bands: strict runs place C between two bands of this sentinel word (a NaN pattern no kernel
+// produces by arithmetic) and check both after every call, so a write past either end of C is caught
+// even when it lands in memory the process owns. The CPU and CUDA runners choose the band length.
+inline constexpr uint32_t kGuardBits = 0x7fa5a5a5;
+
+// "" when every word of both bands is kGuardBits. Otherwise "kernel wrote outside C: <where> (<n> of
+// <2 * elements> guard elements changed)", where names the changed element nearest C: "element 3 past
+// the end of C" or "2 element(s) before the start of C". before ends where C starts; after starts where
+// C ends; each holds `elements` words.
+std::string describe_guard_damage(const uint32_t* before, const uint32_t* after, size_t elements);
+
 // Ends a strict job from inside the sampling loop (a hook throws it); the runner turns it into the
 // row's status and reason.
 struct StrictViolation {
@@ -90,14 +101,17 @@ private:
 struct StrictEvidence {
     int calls = 0;           // calls made (checked + warm-up + timed)
     int calls_verified = 0;  // outputs checked against the reference (including a failing one)
+    int calls_exported = 0;  // outputs written for the grader to check outside this process
+    size_t guard_band_elements = 0;  // each side of C; 0: no guard bands
     std::string failed_at;   // the call a violation was found at ("timed call 4"), "" if none
     std::optional<bool> device_wide_sync;      // CUDA: the timer's stop waited for the whole device
     std::optional<bool> threads_left_running;  // CPU: some call returned with more threads than it began with
     int max_threads_left = 0;                  // CPU: the most threads one call left behind
     std::optional<TimingCrossCheck> timing;    // CUDA timed calls
 
-    // {"strict": true, "calls", "calls_verified", "fresh_inputs": true, "fresh_buffers": true,
-    //  "buffer_sets", "input_checksums": true, "every_call_verified", ...optional facts above}
+    // {"strict": true, "calls", "calls_verified", "calls_exported", "fresh_inputs": true,
+    //  "fresh_buffers": true, "buffer_sets", "input_checksums": true, "every_call_checked", ...optional
+    //  facts above}. every_call_checked: every call's output was either verified here or exported.
     nlohmann::json to_json() const;
 };
 

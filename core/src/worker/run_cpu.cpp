@@ -37,10 +37,8 @@ struct KernelFailed {
 // Strict mode's host memory: kStrictBufferSets sets of operands that calls rotate through, the pristine
 // inputs of the current call (what A and B must still hold afterwards, and what the reference uses),
 // and the copy of C taken the moment a call returns.
-// Guard bands: C sits between two runs of kGuardFloats sentinel values (a NaN pattern no kernel
-// produces by arithmetic), checked after every call, so a write past either end of C is caught.
+// C sits between two guard bands of kGuardFloats words each (measure/anticheat.hpp).
 constexpr size_t kGuardFloats = 1024;
-constexpr uint32_t kGuardBits = 0x7fa5a5a5;
 
 struct StrictOperands {
     struct Set {
@@ -66,19 +64,7 @@ struct StrictOperands {
 // "" when both guard bands around C are intact, else what was written where.
 std::string describe_guard_damage(StrictOperands::Set& set, size_t c_elements) {
     const auto* words = reinterpret_cast<const uint32_t*>(set.c_with_guards.data());
-    size_t changed = 0;
-    std::string first;
-    for (size_t i = 0; i < kGuardFloats; ++i) {
-        if (words[i] != kGuardBits) {
-            if (changed++ == 0) first = std::to_string(kGuardFloats - i) + " element(s) before the start of C";
-        }
-        if (words[kGuardFloats + c_elements + i] != kGuardBits) {
-            if (changed++ == 0) first = "element " + std::to_string(i) + " past the end of C";
-        }
-    }
-    if (changed == 0) return "";
-    return "kernel wrote outside C: " + first + " (" + std::to_string(changed) + " of " +
-           std::to_string(2 * kGuardFloats) + " guard elements changed)";
+    return kreg::describe_guard_damage(words, words + kGuardFloats + c_elements, kGuardFloats);
 }
 
 // The strict calls of one job; leaves the outcome in record and what it saw in evidence.
@@ -164,6 +150,7 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
             throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
         if (!job.settings.export_outputs_dir.empty()) {  // the caller checks C, outside this process
             export_call_output(job.settings.export_outputs_dir, number, ops.c_snapshot.data(), ops.c_snapshot.size());
+            ++evidence.calls_exported;
             return;
         }
         const VerifyResult v = verify_gemm(ops.a_ref.data(), ops.b_ref.data(), ops.c_snapshot.data(), m, n, k, k, n, n,
@@ -216,6 +203,7 @@ Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, 
     }
     StrictEvidence evidence;
     evidence.threads_left_running = false;
+    evidence.guard_band_elements = kGuardFloats;
     const int threads_at_start = count_threads();
     run_strict_calls(job, info, instance, *ops, record, evidence);
     // A thread the kernel left running may still write into these buffers: give it a moment to end
@@ -224,7 +212,6 @@ Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, 
         wait_for_threads(threads_at_start, std::chrono::milliseconds(500));
     ops.reset();
     record.extra["anticheat"] = evidence.to_json();
-    record.extra["anticheat"]["guard_band_elements"] = kGuardFloats;  // each side of C
     if (record.status != RowStatus::ok) {
         record.stats.reset();
         record.gflops.reset();
