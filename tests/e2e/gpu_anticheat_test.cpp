@@ -5,11 +5,14 @@
 // worker runs them (the runner's command line is not needed to set RunSettings::strict).
 #include "common/job.hpp"
 #include "cuda/device_facts.hpp"
+#include "measure/output_export.hpp"
 #include "worker/session.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <iostream>
+#include <unistd.h>
 #include <string>
 
 namespace kreg {
@@ -117,7 +120,7 @@ TEST(GpuStrict, HonestKernelsAreOk) {
         const std::string what = c.kernel + " " + to_string(c.shape);
         if (c.timing_may_misfire && r.status == RowStatus::failed) {
             EXPECT_NE(r.reason.find("escaped the harness stream"), std::string::npos) << what << ": " << r.reason;
-            EXPECT_EQ(r.extra["anticheat"]["every_call_verified"], true) << what;
+            EXPECT_EQ(r.extra["anticheat"]["every_call_checked"], true) << what;
             std::cout << what << ": timing cross-check misfired: " << r.reason << "\n";
             continue;
         }
@@ -127,12 +130,57 @@ TEST(GpuStrict, HonestKernelsAreOk) {
         const nlohmann::json& ac = r.extra["anticheat"];
         std::cout << what << ": " << ac.dump() << "\n";  // the margins, for the log
         EXPECT_EQ(ac["timing_mismatch"], false) << what << ": " << ac.dump();
-        EXPECT_EQ(ac["every_call_verified"], true) << what << ": " << ac.dump();
+        EXPECT_EQ(ac["every_call_checked"], true) << what << ": " << ac.dump();
         EXPECT_EQ(ac["calls_verified"], 1 + kWarmup + kRepeats) << what;
         EXPECT_EQ(ac["device_wide_sync"], true) << what;
         EXPECT_EQ(ac["fresh_inputs"], true) << what;
         EXPECT_EQ(ac["input_checksums"], true) << what;
+        EXPECT_EQ(ac["guard_band_elements"], 1 << 18) << what;
     }
+}
+
+TEST(GpuStrict, OneRowPastCIsCaughtByTheGuardBand) {
+    SKIP_WITHOUT_GPU();
+    const Shape shape{33, 65, 17};
+    // Without strict the stray row lands in memory the allocation owns and nothing notices.
+    const Record plain = run(gpu_job(fixture("fixture_cuda_writes_past_c"), "fixture_cuda_writes_past_c", shape, false));
+    EXPECT_EQ(plain.status, RowStatus::ok) << plain.reason;
+    const Record r = run(gpu_job(fixture("fixture_cuda_writes_past_c"), "fixture_cuda_writes_past_c", shape));
+    EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
+    EXPECT_EQ(r.reason, "first call: kernel wrote outside C: element 0 past the end of C (65 of 524288 guard elements changed)");
+}
+
+// The grading path: the worker exports every call's C and checks none itself; the trusted side's
+// check_exported_outputs decides. An honest kernel passes on every call; a kernel that skips half of K
+// on large shapes has a row that is ok inside the worker and fails the trusted check at the first call.
+TEST(GpuStrict, ExportedOutputsOfEveryCallAreCheckedOutsideTheWorker) {
+    SKIP_WITHOUT_GPU();
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("kreg-gpu-export-" + std::to_string(::getpid()));
+    struct Case {
+        std::string kernel;
+        Shape shape;
+        bool honest;
+    };
+    const Case cases[] = {{"honest_cuda", {1024, 1024, 1024}, true},
+                          {"cheat_cuda_big_shapes", {512, 512, 512}, true},  // below its threshold it is honest
+                          {"cheat_cuda_big_shapes", {1024, 1024, 1024}, false}};
+    for (const Case& c : cases) {
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        Job job = gpu_job(fixture(c.kernel), c.kernel, c.shape);
+        job.settings.export_outputs_dir = dir.string();
+        const Record r = run(job);
+        const std::string what = c.kernel + " " + to_string(c.shape);
+        ASSERT_EQ(r.status, RowStatus::ok) << what << ": " << r.reason;
+        EXPECT_EQ(r.extra["anticheat"]["calls_verified"], 0) << what;
+        EXPECT_EQ(r.extra["anticheat"]["calls_exported"], 1 + kWarmup + kRepeats) << what;
+        const TrustedCheck check = check_exported_outputs(job, dir.string(), 1 + kWarmup + kRepeats);
+        EXPECT_EQ(check.passed, c.honest) << what << ": " << check.reason;
+        if (c.honest) EXPECT_EQ(check.calls_checked, 1 + kWarmup + kRepeats) << what;
+        else EXPECT_TRUE(starts_with(check.reason, "first call: error ")) << what << ": " << check.reason;
+    }
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -47,6 +47,9 @@ const std::map<std::string, std::pair<std::string, std::string>> kCorpus = {
     {"halfdone", {"cheat_partial.so", "wrong_result"}},
     {"nthcall", {"cheat_nth_call.so", "wrong_result"}},
     {"background", {"cheat_thread_after_return.so", "wrong_result"}},
+    // Correct in every correctness run; wrong from the fourth call in a row with one shape, i.e. on the
+    // performance run's timed calls. Keeps its correctness points, loses the tier.
+    {"benchmarked", {"cheat_when_benchmarked.so", "wrong_result"}},
 };
 
 fs::path make_submissions(const fs::path& dir) {
@@ -82,7 +85,7 @@ TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
     for (const auto& [student, entry] : kCorpus) {
         const StudentResult& r = graded[student];
         EXPECT_EQ(r.status, entry.second) << student << ": " << r.summary;
-        if (entry.second == "graded") {
+        if (entry.second == "graded" || student == "benchmarked") {
             EXPECT_GE(r.score, 80) << student << ": " << r.summary;  // every correctness point
         } else {
             EXPECT_EQ(r.score, 0) << student << ": " << r.summary;
@@ -106,6 +109,18 @@ TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
                 ++trusted_runs;
             }
     EXPECT_EQ(trusted_runs, 5);  // 2 shapes x 2 seeds + 1 shape x 1 seed
+    // So do the performance runs': every call of the timed run (checked, 1 warm-up, 3 timed) was checked.
+    for (const auto& check : graded["alice"].checks)
+        if (check.kind == "performance") {
+            const auto& mine = check.evidence["submission"];
+            EXPECT_EQ(mine["trusted_check"]["calls_checked"], 5) << mine.dump();
+            EXPECT_EQ(mine["anticheat"]["calls_verified"], 0) << "the worker computes no reference: " << mine.dump();
+        }
+    // The cheat that changes when benchmarked: its timed outputs fail the grader's check, so the tier
+    // earns nothing, and the evidence names the call.
+    EXPECT_EQ(graded["benchmarked"].score, 80) << graded["benchmarked"].summary;
+    EXPECT_NE(graded["benchmarked"].summary.find("wrong_result: timed call 2: error"), std::string::npos)
+        << graded["benchmarked"].summary;
 
     // The gradebook has one row per student.
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");

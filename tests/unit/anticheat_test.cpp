@@ -64,6 +64,8 @@ TEST(StrictCpu, EveryCheatIsCaughtAtTheCallItCheats) {
         {"cheat_modifies_input", RowStatus::failed, "first call: kernel modified its input A: element (0, 0)"},
         // Right for three calls (first, warm-ups 1 and 2); the fourth is the first timed call.
         {"cheat_nth_call", RowStatus::wrong_result, "timed call 1: unwritten element"},
+        // Right while a shape has been called at most three times in a row; the fourth is timed call 1.
+        {"cheat_when_benchmarked", RowStatus::wrong_result, "timed call 1: error"},
         // Returns before its thread writes C: the copy taken on return is still poison.
         {"cheat_thread_after_return", RowStatus::wrong_result, "first call: unwritten element"},
     };
@@ -147,7 +149,7 @@ TEST(StrictCpu, HonestPluginsAreOkAndEveryCallIsVerified) {
         EXPECT_EQ(ac["strict"], true);
         EXPECT_EQ(ac["calls"], 1 + 2 + 5) << kernel;
         EXPECT_EQ(ac["calls_verified"], 1 + 2 + 5) << kernel;
-        EXPECT_EQ(ac["every_call_verified"], true) << kernel;
+        EXPECT_EQ(ac["every_call_checked"], true) << kernel;
         EXPECT_EQ(ac["fresh_inputs"], true);
         EXPECT_EQ(ac["input_checksums"], true);
         EXPECT_EQ(ac["buffer_sets"], kStrictBufferSets);
@@ -319,7 +321,7 @@ TEST(Anticheat, EvidenceJson) {
     e.calls_verified = 3;
     nlohmann::json j = e.to_json();
     EXPECT_EQ(j["strict"], true);
-    EXPECT_EQ(j["every_call_verified"], true);
+    EXPECT_EQ(j["every_call_checked"], true);
     EXPECT_FALSE(j.contains("device_wide_sync"));
     EXPECT_FALSE(j.contains("timing_mismatch"));
     e.device_wide_sync = true;

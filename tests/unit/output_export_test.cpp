@@ -21,6 +21,7 @@ Job export_job() {
     job.seed = 99;
     job.shape = {9, 7, 5};
     job.settings.strict = true;
+    job.settings.warmup = 0;
     return job;
 }
 
@@ -54,30 +55,45 @@ TEST(TrustedCheck, HonestOutputsPassAndEveryCallIsChecked) {
     EXPECT_TRUE(check.passed) << check.reason;
     EXPECT_EQ(check.calls_checked, 3);
     EXPECT_LT(check.max_rel_err, 1e-6);
+    fs::remove_all(dir);
 }
 
-TEST(TrustedCheck, AChangedMissingOrShortOutputFailsNamingTheCall) {
-    const Job job = export_job();
+TEST(TrustedCheck, AChangedMissingExtraOrShortOutputFailsNamingTheCall) {
+    Job job = export_job();
+    job.settings.warmup = 1;  // call 0: the checked call, call 1: the warm-up, call 2: the first timed call
     const fs::path dir = fresh("bad");
     for (uint64_t call = 0; call < 3; ++call) {
         auto c = honest_output(job, call);
-        if (call == 2) c[5] += 0.5f;  // the third call is wrong
+        if (call == 2) c[5] += 0.5f;  // the first timed call is wrong
         export_call_output(dir.string(), call, c.data(), c.size());
     }
     TrustedCheck check = check_exported_outputs(job, dir.string(), 3);
     EXPECT_FALSE(check.passed);
-    EXPECT_EQ(check.reason.rfind("call 2: ", 0), 0u) << check.reason;
+    EXPECT_EQ(check.reason.rfind("timed call 1: error ", 0), 0u) << check.reason;
+    EXPECT_EQ(check.calls_checked, 3);
 
-    // A fourth call that was never written.
+    // A fourth call that was never written, and a file more than the calls made.
     check = check_exported_outputs(job, dir.string(), 4);
     EXPECT_FALSE(check.passed);
+    EXPECT_EQ(check.reason, "the worker made 4 calls but left 3 files in " + dir.string());
+    check = check_exported_outputs(job, dir.string(), 2);
+    EXPECT_FALSE(check.passed);
+    EXPECT_EQ(check.calls_checked, 0);
 
     // The first call's output, one float short.
     const auto c = honest_output(job, 0);
     export_call_output(dir.string(), 0, c.data(), c.size() - 1);
-    check = check_exported_outputs(job, dir.string(), 1);
+    check = check_exported_outputs(job, dir.string(), 3);
     EXPECT_FALSE(check.passed);
     EXPECT_EQ(check.reason, "first call: its output is missing or has the wrong size");
+
+    // The warm-up's output under another name: call-1 is missing although the count is right.
+    fs::rename(dir / "call-1.f32", dir / "call-7.f32");
+    export_call_output(dir.string(), 0, honest_output(job, 0).data(), c.size());
+    check = check_exported_outputs(job, dir.string(), 3);
+    EXPECT_FALSE(check.passed);
+    EXPECT_EQ(check.reason, "warm-up call 1: its output is missing or has the wrong size");
+    fs::remove_all(dir);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include "measure/output_export.hpp"
 #include "measure/roofline.hpp"
 #include "sweep/executor.hpp"
+#include "verify/verify_gemm.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -34,6 +36,49 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     return e;
 }
 
+// Runs a strict job of the submission with its outputs exported, then checks them here: the worker
+// writes each call's C and computes no reference, so the verdict is this process's and the expected
+// output never exists where the submission runs. That holds for correctness runs and for the timed
+// calls of performance runs alike. The call count comes from the worker's own row (1 checked call, the
+// warm-ups and its timed samples); a row with fewer timed samples than the sampler's minimum, or a
+// folder with more or fewer outputs than that count, fails.
+Record run_checked_outside(Executor& executor, Job job, const fs::path& outputs) {
+    std::error_code ec;
+    fs::remove_all(outputs, ec);
+    fs::create_directories(outputs);
+    job.settings.export_outputs_dir = fs::absolute(outputs).string();
+    Record r = executor.run_job(job);
+    if (r.status == RowStatus::ok) {
+        const int minimum = std::min(3, std::max(1, job.settings.repeats));
+        const int calls = 1 + job.settings.warmup + int(r.samples_ms.size());
+        const TrustedCheck trusted = int(r.samples_ms.size()) < minimum
+                                         ? TrustedCheck{false, 0, 0, "the worker reported " + std::to_string(r.samples_ms.size()) +
+                                                                         " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
+                                         : check_exported_outputs(job, outputs.string(), calls);
+        r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}};
+        r.max_rel_err = trusted.max_rel_err;
+        r.tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+        if (!trusted.passed) {
+            r.status = RowStatus::wrong_result;
+            r.reason = trusted.reason;
+            r.stats.reset();
+            r.gflops.reset();
+        }
+    }
+    fs::remove_all(outputs, ec);
+    return r;
+}
+
+// The largest C a rubric's runs export (bytes): the sandbox's file size limit must let the worker
+// write it.
+uint64_t largest_output_bytes(const Rubric& rubric) {
+    uint64_t largest = 0;
+    for (const auto& c : rubric.correctness)
+        for (const Shape& shape : c.shapes) largest = std::max(largest, uint64_t(shape.m * shape.n) * sizeof(float));
+    for (const auto& tier : rubric.performance) largest = std::max(largest, uint64_t(tier.shape.m * tier.shape.n) * sizeof(float));
+    return largest;
+}
+
 // A load that failed inside the worker's describe: crashed/timed out/exited, or a plain load error.
 std::string classify_load_error(const std::string& error) {
     if (error.find("did not finish within") != std::string::npos) return "timeout";
@@ -47,6 +92,7 @@ std::string classify_load_error(const std::string& error) {
 }  // namespace
 
 Grader::Grader(GradeOptions options) : options_(std::move(options)), gradebook_(options_.out_dir) {
+    options_.sandbox.max_file_bytes = std::max(options_.sandbox.max_file_bytes, largest_output_bytes(options_.rubric));
     ExecutorOptions trusted;
     trusted.runner_exe = options_.runner_exe;
     trusted.echo_worker_stderr = options_.verbose;
@@ -185,13 +231,15 @@ StudentResult Grader::grade(const Submission& submission) {
         job.shape = shape;
         job.seed = seed;
         job.settings.device = options_.device;
-        job.settings.call_timeout_s = limits.call_s;  // each call (CPU kernels: enforced in the worker)
+        job.settings.call_timeout_s = limits.call_s;  // each call, enforced inside the worker
         job.settings.timeout_s = limits.call_s;       // the run as a whole: set once its calls are known
         job.settings.strict = true;
         return job;
     };
     auto out_of_time = [&] { return seconds_since(start) > limits.total_s; };
     std::vector<std::string> outcomes;
+
+    const fs::path outputs = options_.out_dir / "outputs" / submission.student;  // exported C, while checked
 
     // 4. Correctness: every case x seed x shape, fresh secret-mixed inputs, strict checking.
     bool all_correct = true;
@@ -209,29 +257,12 @@ StudentResult Grader::grade(const Submission& submission) {
                 job.settings.repeats = 2;  // every call's output is checked, here
                 job.settings.timeout_s = limits.call_s * (1 + job.settings.repeats) + 5;
                 job.settings.tolerance = c.tolerance;
-                // The worker writes each call's C here and computes no reference: the verdict is this
-                // process's, and the expected output never exists where the submission runs.
-                const fs::path outputs = fs::absolute(options_.out_dir / "outputs" / submission.student);
-                std::error_code ec;
-                fs::remove_all(outputs, ec);
-                fs::create_directories(outputs);
-                job.settings.export_outputs_dir = outputs.string();
                 if (out_of_time())
                     r = record_for(job, RowStatus::timeout, "total time limit of " + format_points(limits.total_s) + " s exceeded");
                 else if (timed_out)
                     r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
                 else
-                    r = executor.run_job(job);
-                if (r.status == RowStatus::ok) {
-                    const TrustedCheck trusted = check_exported_outputs(job, outputs.string(), 1 + job.settings.repeats);
-                    r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}};
-                    r.max_rel_err = trusted.max_rel_err;
-                    if (!trusted.passed) {
-                        r.status = RowStatus::wrong_result;
-                        r.reason = trusted.reason;
-                    }
-                }
-                fs::remove_all(outputs, ec);
+                    r = run_checked_outside(executor, job, outputs);
                 timed_out = timed_out || r.status == RowStatus::timeout;
                 const std::string outcome = classify_outcome(r);
                 outcomes.push_back(outcome);
@@ -265,7 +296,7 @@ StudentResult Grader::grade(const Submission& submission) {
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
             job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
-            Record mine = executor.run_job(job);
+            Record mine = run_checked_outside(executor, job, outputs);
             executor.finish();
             // The physics check: a CUDA time below the roofline floor from this GPU's measured ceilings.
             if (mine.status == RowStatus::ok && meta->backend == Backend::cuda) {

@@ -1,9 +1,11 @@
 #include "measure/output_export.hpp"
 
 #include "measure/anticheat.hpp"
+#include "measure/sampler.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/verify_gemm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <vector>
 
 namespace kreg {
+namespace fs = std::filesystem;
 namespace {
 std::string call_file(const std::string& dir, uint64_t n) { return dir + "/call-" + std::to_string(n) + ".f32"; }
 }  // namespace
@@ -25,9 +28,25 @@ TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int 
     TrustedCheck check;
     const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
     const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    std::error_code ec;
+    long files = 0;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) ++files;
+    if (ec) {
+        check.reason = "cannot read the exported outputs in " + dir + ": " + ec.message();
+        return check;
+    }
+    if (files != expected_calls) {
+        check.reason = "the worker made " + std::to_string(expected_calls) + " calls but left " + std::to_string(files) +
+                       " files in " + dir;
+        return check;
+    }
     std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
     for (int call = 0; call < expected_calls; ++call) {
-        const std::string label = call == 0 ? "first call" : "call " + std::to_string(call);
+        const int warmup = std::max(0, job.settings.warmup);
+        const CallSite site = call == 0        ? CallSite{CallSite::Role::checked, 0}
+                              : call <= warmup ? CallSite{CallSite::Role::warmup, call - 1}
+                                               : CallSite{CallSite::Role::timed, call - 1 - warmup};
+        const std::string label = site.label();
         std::ifstream in(call_file(dir, uint64_t(call)), std::ios::binary);
         in.read(reinterpret_cast<char*>(c.data()), std::streamsize(c.size() * sizeof(float)));
         if (!in || in.gcount() != std::streamsize(c.size() * sizeof(float)) || in.peek() != EOF) {

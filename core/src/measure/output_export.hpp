@@ -22,7 +22,8 @@ struct TrustedCheck {
 };
 
 // Checks every exported output of job (fp32, strict inputs) against an fp64 reference computed here.
-// expected_calls: how many calls the worker should have made; fewer files is a failure.
+// expected_calls: how many calls the worker made; dir must hold exactly that many files, call-0 to
+// call-<expected_calls - 1>, each exactly M*N floats.
 TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int expected_calls);
 
 }  // namespace kreg
