@@ -81,8 +81,9 @@ if [[ $skip != *" grade "* ]]; then
     subs=/tmp/kreg-gpu-subs; rm -rf "$subs"; mkdir -p "$subs"
     plugins=$build/lib/kreg/plugins fixtures=$build/tests/fixture-plugins
     cp "$plugins/cuda_09_warptiled.so" "$subs/warptiled.so"; cp "$plugins/cuda_01_naive.so" "$subs/naive.so"
-    for f in fixture_illegal_address fixture_infinite_kernel cheat_cuda_other_stream cheat_cuda_caches \
-             cheat_cuda_modifies_input cheat_calls_cublas honest_cuda; do cp "$fixtures/$f.so" "$subs/$f.so"; done
+    for f in fixture_illegal_address fixture_infinite_kernel fixture_cuda_writes_past_c cheat_cuda_other_stream \
+             cheat_cuda_caches cheat_cuda_modifies_input cheat_cuda_big_shapes cheat_calls_cublas cheat_pins_l2 \
+             honest_cuda; do cp "$fixtures/$f.so" "$subs/$f.so"; done
     timeout 400 "$build/bin/runner" grade --rubric tests/data/grading/gpu-demo-rubric.json --submissions "$subs" \
         --out "$OUT/logs/grades" --allow-static-libstdcxx >"$LOG/grade.out" 2>"$LOG/grade.err"
     echo "runner grade exit $?"; cat "$LOG/grade.out"; grep -E "^\[" "$LOG/grade.err" | cut -c1-220
