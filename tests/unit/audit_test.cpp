@@ -214,6 +214,34 @@ TEST(Audit, ThePersistingL2CheatIsRefusedNamingBothCalls) {
 #endif
 }
 
+// A plugin carrying a static libstdc++ (cheat_static_socket: the socket cheat linked -static-libstdc++):
+// only the names that copy imports by itself get the note pointing at it, and tolerating exactly those
+// names (the grader's --allow-static-libstdcxx) still refuses the socket.
+TEST(Audit, TheStaticLibstdcxxNoteAndToleranceCoverOnlyItsOwnImports) {
+    const auto& runtime = static_libstdcxx_imports();
+    auto from_runtime = [&](const std::string& name) { return std::find(runtime.begin(), runtime.end(), name) != runtime.end(); };
+    const AuditResult r = audit_shared_object(fixture("cheat_static_socket"), default_grading_policy());
+    EXPECT_FALSE(r.passed);
+    bool socket_found = false, runtime_found = false;
+    for (const AuditFinding& f : r.findings) {
+        if (f.kind != "symbol") continue;
+        const bool noted = f.message.find("static copy of libstdc++") != std::string::npos;
+        EXPECT_EQ(noted, from_runtime(f.item)) << f.message;
+        socket_found = socket_found || f.item == "socket";
+        runtime_found = runtime_found || from_runtime(f.item);
+    }
+    EXPECT_TRUE(socket_found) << r.summary();
+    EXPECT_TRUE(runtime_found) << "the static copy imports none of " << runtime.size() << " names: " << r.summary();
+
+    AuditPolicy tolerant = default_grading_policy();
+    tolerant.tolerated_with_static_libstdcxx = runtime;
+    const AuditResult t = audit_shared_object(fixture("cheat_static_socket"), tolerant);
+    EXPECT_FALSE(t.passed);
+    ASSERT_FALSE(t.findings.empty());
+    for (const AuditFinding& f : t.findings) EXPECT_FALSE(from_runtime(f.item)) << f.message;
+    EXPECT_EQ(t.findings.front().message, "imports socket (denied: socket)") << t.summary();
+}
+
 TEST(Audit, LibrariesOutsideTheAllowedListAreFindings) {
     AuditPolicy policy = default_grading_policy();
     policy.allowed_libraries = {"libc.so.*"};

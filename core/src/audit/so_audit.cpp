@@ -183,9 +183,11 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         result.imported_symbols.push_back(name);
         result.imports.push_back({name, printable(symbol.version), printable(symbol.version_library), symbol.weak});
         if (carries_libstdcxx && first_match(policy.tolerated_with_static_libstdcxx, raw)) continue;
+        const auto& own_imports = static_libstdcxx_imports();
+        const bool from_runtime = std::find(own_imports.begin(), own_imports.end(), raw) != own_imports.end();
         if (const std::string* rule = first_match(policy.denied_symbols, raw))
-            result.findings.push_back(
-                {"symbol", name, *rule, "imports " + name + " (denied: " + *rule + ")" + static_runtime_note});
+            result.findings.push_back({"symbol", name, *rule,
+                                       "imports " + name + " (denied: " + *rule + ")" + (from_runtime ? static_runtime_note : "")});
     }
     // A default-visibility definition is looked up like an import: the loader binds the plugin's own calls
     // to an earlier definition of the same name, such as the runner's cuBLAS.

@@ -32,6 +32,11 @@ struct AuditPolicy {
     std::vector<std::string> tolerated_with_static_libstdcxx;
 };
 
+// What a static copy of libstdc++ linked into a plugin imports by itself (futexes, random_device, ...):
+// the only names for which the audit's message points at that copy, and what the grader's
+// --allow-static-libstdcxx tolerates.
+const std::vector<std::string>& static_libstdcxx_imports();
+
 // The policy the grader applies to student plugins; each denied pattern's reason is in so_audit_policy.cpp.
 AuditPolicy default_grading_policy();
 

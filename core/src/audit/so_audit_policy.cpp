@@ -15,6 +15,13 @@
 
 namespace kreg {
 
+const std::vector<std::string>& static_libstdcxx_imports() {
+    // Seen in plugins the H200 image's GCC 13.3 links (libstdc++ static): syscall (futex waits), getentropy
+    // (std::random_device), open and ioctl (random_device's /dev/urandom fallback).
+    static const std::vector<std::string> names = {"syscall", "getentropy", "open", "ioctl"};
+    return names;
+}
+
 AuditPolicy default_grading_policy() {
     AuditPolicy policy;
     // System runtime libraries plus the CUDA runtime. Not cuBLAS, cuBLASLt, cuDNN, cuTENSOR (a borrowed

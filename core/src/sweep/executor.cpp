@@ -1,11 +1,17 @@
 #include "sweep/executor.hpp"
 
+#include "report/number_format.hpp"
 #include "sandbox/policy_json.hpp"
 #include "worker/call_watchdog.hpp"
 
 #include <iostream>
 
 namespace kreg {
+namespace {
+// A limit as people write it: "20", "2.5", not "20.000000".
+std::string seconds_text(double seconds) { return detail::format_general(seconds, 6); }
+}  // namespace
+
 
 struct Executor::Worker {
     WorkerProcess process;
@@ -76,7 +82,7 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
     }
     const auto reply = w->process.exchange(request, options_.load_timeout_s);
     if (reply.outcome == WorkerProcess::Outcome::timed_out) {
-        info.error = plugin_path + ": loading did not finish within " + std::to_string(int(options_.load_timeout_s)) +
+        info.error = plugin_path + ": loading did not finish within " + seconds_text(options_.load_timeout_s) +
                      " s; worker killed";
     } else if (reply.outcome == WorkerProcess::Outcome::ended) {
         info.error = plugin_path + ": " + explain_worker_end(reply.exit, w->process.stderr_tail()) + " while loading";
@@ -126,7 +132,7 @@ Record Executor::run_job(const Job& job) {
             Record r = record_for(job, RowStatus::failed, "");
             if (loaded.outcome == WorkerProcess::Outcome::timed_out) {
                 r.status = RowStatus::timeout;
-                r.reason = "loading the plugin exceeded " + std::to_string(options_.load_timeout_s) + " s; worker killed";
+                r.reason = "loading the plugin exceeded " + seconds_text(options_.load_timeout_s) + " s; worker killed";
             } else if (loaded.outcome == WorkerProcess::Outcome::ended) {
                 r.status = RowStatus::crashed;
                 r.reason = explain_worker_end(loaded.exit, worker_->process.stderr_tail()) + " while loading the plugin";
@@ -145,7 +151,7 @@ Record Executor::run_job(const Job& job) {
     if (reply.outcome == WorkerProcess::Outcome::timed_out) {
         worker_.reset();
         Record r = record_for(job, RowStatus::timeout,
-                              "exceeded the time limit of " + std::to_string(job.settings.timeout_s) +
+                              "exceeded the time limit of " + seconds_text(job.settings.timeout_s) +
                                   " s; worker process group killed");
         r.signal = reply.exit.signal;
         return r;
@@ -155,7 +161,7 @@ Record Executor::run_job(const Job& job) {
         worker_.reset();
         Record r = record_for(job, RowStatus::timeout,
                               "a single call exceeded the per-call time limit of " +
-                                  std::to_string(*job.settings.call_timeout_s) + " s; worker ended");
+                                  seconds_text(*job.settings.call_timeout_s) + " s; worker ended");
         r.exit_code = reply.exit.exit_code;
         return r;
     }
