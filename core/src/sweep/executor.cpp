@@ -12,7 +12,6 @@ namespace {
 std::string seconds_text(double seconds) { return detail::format_general(seconds, 6); }
 }  // namespace
 
-
 struct Executor::Worker {
     WorkerProcess process;
     std::string plugin_path;  // plugin it has loaded ("" before the first job)
