@@ -1,8 +1,10 @@
 # cmake -DSOURCE_DIR=<plugin project> -DBINARY_DIR=<its build folder> -DPREFIX_PATH=<kreg prefix or build>
 #       -DEXPECTED_KREG_DIR=<where kregConfig.cmake must be found> [-DGENERATOR= -DMAKE_PROGRAM= -DCXX_COMPILER=]
-#       -P build_template.cmake
+#       [-DCUDA_COMPILER=<nvcc> -DCUDA_ARCHITECTURES=<a,b,...>] -P build_template.cmake
 # What a student does: configure the copied template against one kreg, build it, get my_gemm.so in the
 # build folder. The runner's own dependencies are switched off, so a package that asked for them fails.
+# The compilers are the kreg build's, so a CUDA template is built by the nvcc that kreg found even
+# where it is not on PATH; CUDA_ARCHITECTURES is comma-separated because a ';' would split the argument.
 cmake_minimum_required(VERSION 3.25)
 foreach(var SOURCE_DIR BINARY_DIR PREFIX_PATH EXPECTED_KREG_DIR)
   if(NOT DEFINED ${var})
@@ -23,6 +25,13 @@ if(MAKE_PROGRAM)
 endif()
 if(CXX_COMPILER)
   list(APPEND configure "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
+if(CUDA_COMPILER)
+  list(APPEND configure "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}")
+endif()
+if(CUDA_ARCHITECTURES)
+  string(REPLACE "," "\\;" cuda_architectures "${CUDA_ARCHITECTURES}")
+  list(APPEND configure "-DCMAKE_CUDA_ARCHITECTURES=${cuda_architectures}")
 endif()
 
 execute_process(COMMAND ${configure} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)

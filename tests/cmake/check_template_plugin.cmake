@@ -1,6 +1,9 @@
-# cmake -DRUNNER=<runner> -DPLUGIN_DIR=<template build folder> -DWORK_DIR=<scratch> -DSWEEP=ON|OFF -P check_template_plugin.cmake
-# The runner, given the student's build folder, lists student_gemm from it; with SWEEP, it also runs
-# student_gemm at 33^3 and 64^3 (as the template's README suggests) and every one of its rows is ok.
+# cmake -DRUNNER=<runner> -DPLUGIN_DIR=<template build folder> -DWORK_DIR=<scratch> -DSWEEP=ON|OFF
+#       [-DBACKEND=cpu|cuda] -P check_template_plugin.cmake
+# The runner, given the student's build folder, lists student_gemm from it (as a BACKEND kernel, when
+# given); with SWEEP, it also runs student_gemm at 33^3 and 64^3 (as the template's README suggests) and
+# every one of its rows is ok. Listing needs no GPU: a CUDA kernel is listed there with the reason it
+# cannot run.
 cmake_minimum_required(VERSION 3.25)
 foreach(var RUNNER PLUGIN_DIR WORK_DIR)
   if(NOT DEFINED ${var})
@@ -21,12 +24,16 @@ if(json_error)
   message(FATAL_ERROR "runner --list --format json printed no kernel list (${json_error}):\n${list_json}")
 endif()
 set(found_path "")
+set(found_backend "")
+set(unavailable "")
 if(kernel_count GREATER 0)
   math(EXPR last "${kernel_count} - 1")
   foreach(i RANGE ${last})
     string(JSON name GET "${list_json}" kernels ${i} name)
     if(name STREQUAL "student_gemm")
       string(JSON found_path GET "${list_json}" kernels ${i} plugin_path)
+      string(JSON found_backend GET "${list_json}" kernels ${i} backend)
+      string(JSON unavailable GET "${list_json}" kernels ${i} unavailable_reason)
     endif()
   endforeach()
 endif()
@@ -34,7 +41,14 @@ file(REAL_PATH "${PLUGIN_DIR}/my_gemm.so" expected_path)
 if(NOT found_path STREQUAL expected_path)
   message(FATAL_ERROR "student_gemm should be listed from ${expected_path}, got '${found_path}':\n${list_json}\n${err}")
 endif()
-message(STATUS "student_gemm listed from ${found_path}")
+if(BACKEND AND NOT found_backend STREQUAL BACKEND)
+  message(FATAL_ERROR "student_gemm should be a ${BACKEND} kernel, the listing says '${found_backend}':\n${list_json}")
+endif()
+if(unavailable)
+  message(STATUS "student_gemm (${found_backend}) listed from ${found_path}; cannot run here: ${unavailable}")
+else()
+  message(STATUS "student_gemm (${found_backend}) listed from ${found_path}")
+endif()
 
 if(NOT SWEEP)
   return()

@@ -19,7 +19,9 @@ foreach(file IN ITEMS bin/runner include/kreg/abi.h include/kreg/kernel.hpp incl
                       lib/cmake/kreg/kregConfig.cmake lib/cmake/kreg/kregConfigVersion.cmake
                       lib/cmake/kreg/kregTargets.cmake lib/cmake/kreg/KregPlugin.cmake
                       share/kreg/configs/sweeps/smoke.json share/kreg/configs/schema/sweep.schema.json
-                      share/kreg/template/CMakeLists.txt share/kreg/template/my_gemm.cpp share/kreg/template/README.md)
+                      share/kreg/template/CMakeLists.txt share/kreg/template/my_gemm.cpp share/kreg/template/README.md
+                      share/kreg/template_cuda/CMakeLists.txt share/kreg/template_cuda/my_gemm.cu
+                      share/kreg/template_cuda/README.md)
   if(NOT EXISTS "${PREFIX}/${file}")
     string(APPEND problems "  missing ${file}\n")
   endif()
