@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="tests sanitizer sweep". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="tests sweep tensor default grade lab3 lab sanitizer". A carried GoogleTest (see README,
 # "Running on a GPU machine") is used when the machine has none.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -87,6 +87,17 @@ if [[ $skip != *" grade "* ]]; then
     timeout 400 "$build/bin/runner" grade --rubric tests/data/grading/gpu-demo-rubric.json --submissions "$subs" \
         --out "$OUT/logs/grades" --allow-static-libstdcxx >"$LOG/grade.out" 2>"$LOG/grade.err"
     echo "runner grade exit $?"; cat "$LOG/grade.out"; grep -E "^\[" "$LOG/grade.err" | cut -c1-220
+    bundle
+fi
+
+if [[ $skip != *" lab3 "* ]]; then
+    step "grade: the CUDA student template as a source folder, with the published grading/lab3.json"
+    # Built by the grader inside the sandbox against this build tree, exactly as a submitted folder is.
+    subs=/tmp/kreg-lab3-subs; rm -rf "$subs"; mkdir -p "$subs"
+    cp -r plugins/template_cuda "$subs/template_cuda"
+    timeout 400 "$build/bin/runner" grade --rubric grading/lab3.json --submissions "$subs" \
+        --out "$OUT/logs/grades-lab3" --allow-static-libstdcxx >"$LOG/lab3.out" 2>"$LOG/lab3.err"
+    echo "runner grade exit $?"; cat "$LOG/lab3.out"; grep -E "^\[" "$LOG/lab3.err" | cut -c1-300
     bundle
 fi
 
