@@ -158,6 +158,17 @@ TEST(StrictCpu, HonestPluginsAreOkAndEveryCallIsVerified) {
     }
 }
 
+// Grading sets a per-call limit, whose watchdog is a thread of the worker. It must exist before the job
+// counts threads: seen in a 50-submission grading run, the first job of every worker reported a thread
+// left running by an honest kernel and then waited 500 ms for it to end.
+TEST(StrictCpu, ThePerCallWatchdogIsNotAThreadTheKernelLeftRunning) {
+    Job job = strict_job(fixture("fixture_good"), "fixture_good");
+    job.settings.call_timeout_s = 30;
+    const Record r = run(job);
+    EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
+    EXPECT_EQ(r.extra["anticheat"]["threads_left_running"], false) << r.extra.dump();
+}
+
 TEST(StrictCpu, StrictOffKeepsTheOrdinaryRow) {
     const Record r = run(strict_job(fixture("fixture_good"), "fixture_good", false));
     EXPECT_EQ(r.status, RowStatus::ok) << r.reason;

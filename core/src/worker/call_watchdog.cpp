@@ -14,6 +14,10 @@ namespace {
 
 class Watchdog {
 public:
+    void start() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+    }
     void arm(double seconds, const std::string& what) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
@@ -65,6 +69,7 @@ Watchdog& watchdog() {
 
 }  // namespace
 
+void start_call_watchdog() { watchdog().start(); }
 void arm_call_watchdog(double seconds, const std::string& what) { watchdog().arm(seconds, what); }
 void disarm_call_watchdog() { watchdog().disarm(); }
 

@@ -133,6 +133,7 @@ nlohmann::json WorkerSession::run(const Job& job) {
             record.reason = reason;
         } else {
             LoadedKernel kernel{info, instance_for(*info), plugin.descriptor().plugin_name, job.plugin_path};
+            if (job.settings.call_timeout_s) start_call_watchdog();
             if (meta.backend == Backend::cpu) {
                 kreg_kernel_info limited = *info;
                 if (job.settings.call_timeout_s) {
