@@ -1,0 +1,81 @@
+// On a GPU: one `runner grade` run over the GPU corpus (faults, a hung kernel, a write past C and the
+// CUDA cheats) plus honest CUDA plugins. Every bad one gets its status, every honest one is scored. The
+// CPU corpus and resuming are grade_test's.
+#include "cuda/device_facts.hpp"
+#include "grade/gradebook.hpp"
+#include "run_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace kreg {
+namespace {
+namespace fs = std::filesystem;
+
+// student -> {fixture file ('@': from the plugin folder), expected status, expected score (-1: >= 80),
+// whether a lower score is acceptable too}
+struct Expected {
+    std::string file, status;
+    double score;
+    bool or_less = false;
+};
+const std::map<std::string, Expected> kGpuCorpus = {
+    {"warptiled", {"@cuda_09_warptiled.so", "graded", -1}},
+    {"honest", {"honest_cuda.so", "graded", -1}},
+    {"faults", {"fixture_illegal_address.so", "cuda_error", 0}},
+    {"hangs", {"fixture_infinite_kernel.so", "timeout", 0}},
+    {"overruns", {"fixture_cuda_writes_past_c.so", "failed", 0}},
+    {"caches", {"cheat_cuda_caches.so", "wrong_result", 0}},
+    {"scribbles", {"cheat_cuda_modifies_input.so", "failed", 0}},
+    // Correct once the device is idle, so the tiny shapes usually pass (their hidden work is shorter than
+    // the cross-check's slack); at 517^3 its hidden work is caught.
+    {"hides", {"cheat_cuda_other_stream.so", "failed", 40, true}},
+    // Honest below 2^30 multiply-adds: all correctness points, then the tier's outputs fail the grader's check.
+    {"shortcuts", {"cheat_cuda_big_shapes.so", "wrong_result", 80}},
+    {"cublas", {"cheat_calls_cublas.so", "rejected_audit", 0}},
+    {"pins", {"cheat_pins_l2.so", "rejected_audit", 0}},
+};
+
+TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const auto dir = test::fresh_dir("grade-gpu");
+    fs::create_directories(dir / "subs");
+    for (const auto& [student, e] : kGpuCorpus) {
+        const fs::path from = e.file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / e.file.substr(1) : fs::path(KREG_FIXTURE_DIR) / e.file;
+        fs::copy_file(from, dir / "subs" / (student + ".so"));
+    }
+    // Toolchains that link libstdc++ statically into every plugin (the GPU image's) need the tolerance;
+    // elsewhere it changes nothing (docs/GRADING.md).
+    const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + KREG_TEST_DATA_DIR +
+                            "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx";
+    const auto run = test::run_command(cmd, dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+
+    std::map<std::string, StudentResult> graded;
+    for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
+    ASSERT_EQ(graded.size(), kGpuCorpus.size()) << run.err;
+    for (const auto& [student, e] : kGpuCorpus) {
+        const StudentResult& r = graded[student];
+        EXPECT_EQ(r.status, e.status) << student << ": " << r.summary;
+        if (e.score < 0) EXPECT_GE(r.score, 80) << student << ": " << r.summary;
+        else if (e.or_less) EXPECT_LE(r.score, e.score) << student << ": " << r.summary;
+        else EXPECT_EQ(r.score, e.score) << student << ": " << r.summary;
+    }
+    // The evidence names what was caught.
+    EXPECT_NE(graded["faults"].summary.find("cudaErrorIllegalAddress"), std::string::npos) << graded["faults"].summary;
+    EXPECT_NE(graded["hangs"].summary.find("per-call time limit of 5 s"), std::string::npos) << graded["hangs"].summary;
+    EXPECT_NE(graded["overruns"].summary.find("kernel wrote outside C"), std::string::npos) << graded["overruns"].summary;
+    EXPECT_NE(graded["hides"].summary.find("work escaped the harness stream"), std::string::npos) << graded["hides"].summary;
+    EXPECT_NE(graded["pins"].summary.find("cudaDeviceSetLimit"), std::string::npos) << graded["pins"].summary;
+    // Honest rows carry the roofline check and the grader's own check of every performance call.
+    for (const auto& check : graded["warptiled"].checks)
+        if (check.kind == "performance") {
+            const auto& mine = check.evidence["submission"];
+            EXPECT_EQ(mine["roofline"]["faster_than_floor"], false) << mine.dump();
+            EXPECT_EQ(mine["trusted_check"]["calls_checked"], 1 + 1 + 3) << mine.dump();
+        }
+}
+
+}  // namespace
+}  // namespace kreg
