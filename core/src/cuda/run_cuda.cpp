@@ -11,8 +11,9 @@
 //   - the reference is the fp64 one of verify_gemm (full up to 2^31 multiply-adds, sampled above), on
 //     the inputs exactly as the kernel sees them: bf16/fp16 operands are rounded on the host first.
 // settings.strict (grading) runs run_strict instead of that loop: fresh inputs in a rotated buffer set
-// before every call, a device-wide wait and a check of C, A and B after every call, and each timed call
-// cross-checked against the host clock (measure/anticheat.hpp).
+// before every call, a device-wide wait and a check of C, A, B and the guard bands around C after every
+// call, and each timed call cross-checked against the host clock (measure/anticheat.hpp).
+// settings.call_timeout_s limits each call from its launch until the wait for it returns (CallLimit).
 #include "worker/job_runner.hpp"
 
 #include "cuda/cuda_check.hpp"
@@ -94,15 +95,15 @@ void poison_device(float* data, size_t count, cudaStream_t stream) {
     KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
 }
 
+// Strict mode's guard band on each side of C: 1 MiB, more than a whole 64-row tile past the end of a
+// C with 4096 columns, the kind of write a kernel without bounds checks makes on a ragged shape.
+constexpr size_t kCudaGuardFloats = size_t(1) << 18;
+
 // settings.call_timeout_s on a CUDA kernel. A launch returns at once, so the limit is armed before a
 // launch and disarmed once the wait for that launch has returned; a kernel that never ends keeps the
 // wait blocked until the watchdog ends the worker (worker/call_watchdog.hpp), and the parent records a
 // timeout. Disarmed on every way out of the job by the destructor, so an early exit never leaves it
 // armed for the next job.
-// Strict mode's guard band on each side of C: 1 MiB, more than a whole 64-row tile past the end of a
-// C with 4096 columns, the kind of write a kernel without bounds checks makes on a ragged shape.
-constexpr size_t kCudaGuardFloats = size_t(1) << 18;
-
 class CallLimit {
 public:
     explicit CallLimit(const Job& job)
