@@ -41,8 +41,8 @@ TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int 
         return check;
     }
     std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+    const int warmup = std::max(0, job.settings.warmup);
     for (int call = 0; call < expected_calls; ++call) {
-        const int warmup = std::max(0, job.settings.warmup);
         const CallSite site = call == 0        ? CallSite{CallSite::Role::checked, 0}
                               : call <= warmup ? CallSite{CallSite::Role::warmup, call - 1}
                                                : CallSite{CallSite::Role::timed, call - 1 - warmup};

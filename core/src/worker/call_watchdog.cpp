@@ -16,11 +16,11 @@ class Watchdog {
 public:
     void start() {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+        start_locked();
     }
     void arm(double seconds, const std::string& what) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+        start_locked();
         deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                              std::chrono::duration<double>(seconds));
         seconds_ = seconds;
@@ -34,6 +34,9 @@ public:
     }
 
 private:
+    void start_locked() {
+        if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+    }
     [[noreturn]] void expire() {
         char line[512];
         const int n = std::snprintf(line, sizeof line, "kreg worker: %s exceeded the per-call time limit of %g s\n",
