@@ -183,13 +183,7 @@ void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_ge
 // kernel's fault broke the context.
 void call_kernel(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, cudaStream_t s,
                  const std::string& who) {
-    char error[1024];
-    error[0] = '\0';
-    const kreg_status status = info.run_gemm(instance, &args, error, sizeof error);
-    if (status != KREG_STATUS_OK) {
-        error[sizeof error - 1] = '\0';
-        const std::string message = std::string("kernel returned ") + status_name(status) + ": " +
-                                    (error[0] != '\0' ? error : "(no message)");
+    if (const std::string message = call_run_gemm(info, instance, args); !message.empty()) {
         // A kernel that reports a fault it caught (an illegal address, say) still leaves the
         // context broken: that is the worker's end, not only this row's.
         const cudaError_t e = cudaStreamSynchronize(s);
@@ -253,17 +247,7 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
     std::vector<unsigned char> a_bytes, b_bytes, a_back(a_ref.size() * esize), b_back(b_ref.size() * esize);
 
     // Identical for every call but for the three pointers: the plugin cannot tell the calls apart.
-    kreg_gemm_args args{};
-    args.struct_size = sizeof(kreg_gemm_args);
-    args.m = m;
-    args.n = n;
-    args.k = k;
-    args.lda = k;
-    args.ldb = n;
-    args.ldc = n;
-    args.alpha = 1.0;
-    args.beta = 0.0;
-    args.dtype = static_cast<kreg_dtype>(job.dtype);
+    kreg_gemm_args args = gemm_args(job.shape, static_cast<kreg_dtype>(job.dtype));
     args.a = sets[0].a.get();
     args.b = sets[0].b.get();
     args.c = sets[0].c();
@@ -439,17 +423,7 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
     // Flushing L2 means overwriting more than all of it; twice its size leaves no line of A, B or C.
     const DeviceBuffer flush(settings.warm_cache ? 0 : std::max<size_t>(2 * size_t(l2_bytes), size_t(1) << 20));
 
-    kreg_gemm_args args{};
-    args.struct_size = sizeof(kreg_gemm_args);
-    args.m = m;
-    args.n = n;
-    args.k = k;
-    args.lda = k;
-    args.ldb = n;
-    args.ldc = n;
-    args.alpha = 1.0;
-    args.beta = 0.0;
-    args.dtype = static_cast<kreg_dtype>(job.dtype);
+    kreg_gemm_args args = gemm_args(job.shape, static_cast<kreg_dtype>(job.dtype));
     args.a = da.get();
     args.b = db.get();
     args.c = dc.get();

@@ -16,6 +16,30 @@ const char* status_name(kreg_status status) {
     return "UNKNOWN_STATUS";
 }
 
+kreg_gemm_args gemm_args(const Shape& shape, kreg_dtype dtype) {
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = shape.m;
+    args.n = shape.n;
+    args.k = shape.k;
+    args.lda = shape.k;
+    args.ldb = shape.n;
+    args.ldc = shape.n;
+    args.alpha = 1.0;
+    args.beta = 0.0;
+    args.dtype = dtype;
+    return args;
+}
+
+std::string call_run_gemm(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args) {
+    char error[1024];
+    error[0] = '\0';
+    const kreg_status status = info.run_gemm(instance, &args, error, sizeof error);
+    if (status == KREG_STATUS_OK) return "";
+    error[sizeof error - 1] = '\0';
+    return std::string("kernel returned ") + status_name(status) + ": " + (error[0] != '\0' ? error : "(no message)");
+}
+
 JobStart start_job(const Job& job, const LoadedKernel& kernel, Backend backend, const char* timer) {
     JobStart start{record_for(job, RowStatus::failed, ""), false};
     Record& record = start.record;

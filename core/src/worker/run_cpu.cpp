@@ -72,28 +72,9 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
                       StrictEvidence& evidence) {
     const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
     // Identical for every call but for the three pointers: the plugin cannot tell the calls apart.
-    kreg_gemm_args args{};
-    args.struct_size = sizeof(kreg_gemm_args);
-    args.m = m;
-    args.n = n;
-    args.k = k;
-    args.lda = k;
-    args.ldb = n;
-    args.ldc = n;
-    args.alpha = 1.0;
-    args.beta = 0.0;
-    args.dtype = KREG_DTYPE_FP32;
-    args.stream = nullptr;
-
-    char error[1024];
+    kreg_gemm_args args = gemm_args(job.shape, KREG_DTYPE_FP32);
     auto call = [&] {
-        error[0] = '\0';
-        const kreg_status status = info.run_gemm(instance, &args, error, sizeof error);
-        if (status != KREG_STATUS_OK) {
-            error[sizeof error - 1] = '\0';
-            throw KernelFailed{std::string("kernel returned ") + status_name(status) + ": " +
-                               (error[0] != '\0' ? error : "(no message)")};
-        }
+        if (std::string failure = call_run_gemm(info, instance, args); !failure.empty()) throw KernelFailed{std::move(failure)};
     };
 
     // Grading always verifies, whatever settings.verify says.
@@ -250,30 +231,13 @@ Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
     fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
     poison_nan(c.data(), c.size());
 
-    kreg_gemm_args args{};
-    args.struct_size = sizeof(kreg_gemm_args);
-    args.m = m;
-    args.n = n;
-    args.k = k;
-    args.lda = k;
-    args.ldb = n;
-    args.ldc = n;
-    args.alpha = 1.0;
-    args.beta = 0.0;
-    args.dtype = KREG_DTYPE_FP32;
+    kreg_gemm_args args = gemm_args(shape, KREG_DTYPE_FP32);
     args.a = a.data();
     args.b = b.data();
     args.c = c.data();
-    args.stream = nullptr;
-
-    char error[1024];
     auto call = [&] {
-        error[0] = '\0';
-        const kreg_status status = info->run_gemm(kernel.instance, &args, error, sizeof error);
-        if (status != KREG_STATUS_OK) {
-            throw KernelFailed{std::string("kernel returned ") + status_name(status) + ": " +
-                               (error[0] != '\0' ? error : "(no message)")};
-        }
+        if (std::string failure = call_run_gemm(*info, kernel.instance, args); !failure.empty())
+            throw KernelFailed{std::move(failure)};
     };
 
     const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
