@@ -3,6 +3,7 @@
 // and schema.
 #include "common/suggest.hpp"
 #include "config/sweep_config.hpp"
+#include "bad_corpus.hpp"
 
 #include <gtest/gtest.h>
 
@@ -82,38 +83,10 @@ TEST(Suggest, PrefersTheCloserCandidateThenTheEarlierOne) {
 
 // ---- The bad-config corpus ----
 
-// Every tests/data/bad_configs/X.json has X.expect: {"json_path": ..., "message_contains": ...}.
+// Every tests/data/bad_configs/X.json has X.expect: {"json_path": ..., "message_contains": ...}, and
+// every .expect file its .json.
 TEST(BadConfigs, EachFailsWithItsExpectedPathAndMessage) {
-    int checked = 0;
-    for (const auto& entry : fs::directory_iterator(kData / "bad_configs")) {
-        const fs::path file = entry.path();
-        if (file.extension() != ".json") continue;
-        SCOPED_TRACE(file.filename().string());
-        fs::path expect_file = file;
-        expect_file.replace_extension(".expect");
-        ASSERT_TRUE(fs::exists(expect_file)) << "every bad config needs its .expect file";
-        const json expect = json::parse(read_text(expect_file));
-        try {
-            load_sweep_config(file);
-            ADD_FAILURE() << "loaded without error";
-        } catch (const ConfigError& e) {
-            EXPECT_EQ(e.file(), file.string());
-            EXPECT_EQ(e.json_path(), expect.at("json_path").get<std::string>()) << e.what();
-            EXPECT_NE(e.message().find(expect.at("message_contains").get<std::string>()), std::string::npos)
-                << e.what();
-            EXPECT_EQ(std::string(e.what()).rfind(file.string() + ": ", 0), 0u) << e.what();
-        }
-        ++checked;
-    }
-    EXPECT_GE(checked, 30);
-}
-
-TEST(BadConfigs, EveryExpectFileHasItsConfig) {
-    for (const auto& entry : fs::directory_iterator(kData / "bad_configs")) {
-        if (entry.path().extension() != ".expect") continue;
-        fs::path config = entry.path();
-        EXPECT_TRUE(fs::exists(config.replace_extension(".json"))) << entry.path();
-    }
+    EXPECT_GE(test::check_bad_corpus(kData / "bad_configs", [](const fs::path& f) { load_sweep_config(f); }), 30);
 }
 
 TEST(LoadSweepConfig, MissingFileIsAConfigErrorNamingIt) {

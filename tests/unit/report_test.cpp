@@ -9,8 +9,9 @@
 #include "report/report_writer.hpp"
 #include "report/speedup.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -32,21 +33,8 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------------
 // Helpers
 
-fs::path temp_root() { return fs::temp_directory_path() / ("kreg_report_test_" + std::to_string(getpid())); }
-
-struct RemoveTempRootAtExit {
-    ~RemoveTempRootAtExit() {
-        std::error_code ignored;
-        fs::remove_all(temp_root(), ignored);
-    }
-} remove_temp_root_at_exit;
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = temp_root() / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+const test::ScratchRoot scratch("kreg_report_test");
+fs::path fresh_dir(const std::string& name) { return scratch.fresh_dir(name); }
 
 std::string read_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);

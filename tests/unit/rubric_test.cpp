@@ -2,6 +2,7 @@
 // the canonical form, merging the published rubric with hidden files, the secret seed, and the shipped
 // rubrics, schema and README.
 #include "grade/rubric.hpp"
+#include "bad_corpus.hpp"
 
 #include <gtest/gtest.h>
 
@@ -53,38 +54,10 @@ ConfigError error_of(const std::function<void()>& action) {
 
 // ---- The bad-rubric corpus ----
 
-// Every tests/data/bad_rubrics/X.json has X.expect: {"json_path": ..., "message_contains": ...}.
+// Every tests/data/bad_rubrics/X.json has X.expect: {"json_path": ..., "message_contains": ...}, and
+// every .expect file its .json.
 TEST(BadRubrics, EachFailsWithItsExpectedPathAndMessage) {
-    int checked = 0;
-    for (const auto& entry : fs::directory_iterator(kData / "bad_rubrics")) {
-        const fs::path file = entry.path();
-        if (file.extension() != ".json") continue;
-        SCOPED_TRACE(file.filename().string());
-        fs::path expect_file = file;
-        expect_file.replace_extension(".expect");
-        ASSERT_TRUE(fs::exists(expect_file)) << "every bad rubric needs its .expect file";
-        const json expect = json::parse(read_text(expect_file));
-        try {
-            load_rubric(file);
-            ADD_FAILURE() << "loaded without error";
-        } catch (const ConfigError& e) {
-            EXPECT_EQ(e.file(), file.string());
-            EXPECT_EQ(e.json_path(), expect.at("json_path").get<std::string>()) << e.what();
-            EXPECT_NE(e.message().find(expect.at("message_contains").get<std::string>()), std::string::npos)
-                << e.what();
-            EXPECT_EQ(std::string(e.what()).rfind(file.string() + ": ", 0), 0u) << e.what();
-        }
-        ++checked;
-    }
-    EXPECT_GE(checked, 35);
-}
-
-TEST(BadRubrics, EveryExpectFileHasItsRubric) {
-    for (const auto& entry : fs::directory_iterator(kData / "bad_rubrics")) {
-        if (entry.path().extension() != ".expect") continue;
-        fs::path rubric = entry.path();
-        EXPECT_TRUE(fs::exists(rubric.replace_extension(".json"))) << entry.path();
-    }
+    EXPECT_GE(test::check_bad_corpus(kData / "bad_rubrics", [](const fs::path& f) { load_rubric(f); }), 35);
 }
 
 TEST(LoadRubric, MissingFileAndDirectoryAreConfigErrorsNamingThem) {

@@ -1,34 +1,22 @@
 // SHA-256 against the FIPS 180-2 vectors, lengths around the padding boundary, and file hashing.
 #include "common/sha256.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 
 namespace kreg {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_root() { return fs::temp_directory_path() / ("kreg_sha256_test_" + std::to_string(getpid())); }
-
-struct RemoveTempRootAtExit {
-    ~RemoveTempRootAtExit() {
-        std::error_code ignored;
-        fs::remove_all(temp_root(), ignored);
-    }
-} remove_temp_root_at_exit;
-
-fs::path fresh_dir(const std::string& name) {
-    const fs::path dir = temp_root() / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+const test::ScratchRoot scratch("kreg_sha256_test");
+fs::path fresh_dir(const std::string& name) { return scratch.fresh_dir(name); }
 
 void write_binary(const fs::path& path, const std::string& content) {
     std::ofstream out(path, std::ios::binary);
