@@ -43,7 +43,7 @@ echo "build finished"
 if [[ $skip != *" tests "* ]]; then
     step "GPU tests (ctest -L gpu -LE sanitizer)"
     # Serial: the strict-mode timing cross-check reads GPU time-slicing between test processes as escaped work.
-    timeout 150 ctest --test-dir "$build" -L gpu -LE sanitizer -R "${KREG_CTEST_FILTER:-.}" -j1 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
+    timeout 300 ctest --test-dir "$build" -L gpu -LE sanitizer -R "${KREG_CTEST_FILTER:-.}" -j1 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
     tail -5 "$LOG/ctest-gpu.log"
     grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu.log" | head -30
     bundle
