@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kreg {
 
@@ -25,5 +26,23 @@ struct TrustedCheck {
 // expected_calls: how many calls the worker made; dir must hold exactly that many files, call-0 to
 // call-<expected_calls - 1>, each exactly M*N floats.
 TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int expected_calls);
+
+// --- Checked outside, call by call (worker/job_runner.hpp's CallChannel) ---------------------------
+// The inputs of one call of a job with settings.checked_outside, drawn from the seed the checker issued
+// for that call: the worker and the checker draw them alike. a: M x K, b: K x N, row-major fp32.
+void fill_call_inputs(const Job& job, uint64_t call_seed, float* a, float* b);
+
+// One call's output as the checker holds it (its own sealed copy, mapped read-only).
+struct CallOutput {
+    uint64_t call = 0;
+    uint64_t seed = 0;
+    const float* c = nullptr;
+    size_t count = 0;
+};
+
+// Checks every call's output against an fp64 reference of the inputs drawn from its seed. outputs must
+// hold calls 0 .. expected_calls-1, in order, each of exactly M*N floats; else the check fails, naming
+// the call.
+TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& outputs, int expected_calls);
 
 }  // namespace kreg

@@ -9,7 +9,12 @@ void to_json(nlohmann::json& j, const SandboxPolicy& p) {
          {"max_open_files", p.max_open_files},
          {"network_namespace", p.network_namespace},
          {"seccomp", p.seccomp},
-         {"kill_on_violation", p.kill_on_violation}};
+         {"kill_on_violation", p.kill_on_violation},
+         {"landlock", p.landlock},
+         {"scratch_dir", p.scratch_dir},
+         {"readable_paths", p.readable_paths},
+         {"memory_bytes", p.memory_bytes},
+         {"max_processes", p.max_processes}};
 }
 
 void from_json(const nlohmann::json& j, SandboxPolicy& p) {
@@ -20,6 +25,11 @@ void from_json(const nlohmann::json& j, SandboxPolicy& p) {
     p.network_namespace = j.value("network_namespace", p.network_namespace);
     p.seccomp = j.value("seccomp", p.seccomp);
     p.kill_on_violation = j.value("kill_on_violation", p.kill_on_violation);
+    p.landlock = j.value("landlock", p.landlock);
+    p.scratch_dir = j.value("scratch_dir", p.scratch_dir);
+    p.readable_paths = j.value("readable_paths", p.readable_paths);
+    p.memory_bytes = j.value("memory_bytes", p.memory_bytes);
+    p.max_processes = j.value("max_processes", p.max_processes);
 }
 
 }  // namespace kreg

@@ -36,6 +36,18 @@ struct SandboxPolicy {
     bool network_namespace = true;            // a private network namespace with only a (down) lo
     bool seccomp = true;                      // both filter stages
     bool kill_on_violation = false;           // SIGSYS instead of EPERM for a forbidden call
+
+    // The file system (Landlock): everything the process may read is the system's folders (sandbox/
+    // landlock.hpp lists them) plus readable_paths; the only place it may write is scratch_dir, a
+    // private, empty folder the parent created for this one process and deletes after it.
+    bool landlock = true;
+    std::string scratch_dir;                  // "" : no writable folder at all
+    std::vector<std::string> readable_paths;  // files or folders, read-only (a plugin, an SDK prefix)
+
+    // Memory: a cgroup v2 memory.max (and pids.max) where one can be made, else RLIMIT_DATA
+    // (sandbox/memory_limit.hpp). 0: no limit.
+    uint64_t memory_bytes = uint64_t(4) << 30;
+    uint64_t max_processes = 64;
 };
 
 struct SandboxReport {

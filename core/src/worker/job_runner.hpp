@@ -6,6 +6,8 @@
 
 #include <kreg/abi.h>
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +26,22 @@ struct LoadedKernel {
 class WorkerFatal : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// Grading's line to the checker outside the worker (the parent, through the worker session). For a job
+// with settings.checked_outside, the runner asks for each call's input seed right before that call (the
+// checker draws it only then, so no call's inputs can be known earlier), and hands each call's output
+// over right after the call, before it does anything else (the checker's copy is sealed: nothing the
+// plugin does later can change it). The runner then computes no reference itself.
+class CallChannel {
+public:
+    virtual ~CallChannel() = default;
+    // The seed of call `call` (0: the checked call, then the warm-ups, then the timed calls), from
+    // which fill_call_inputs (measure/output_export.hpp) draws that call's A and B. Blocks.
+    virtual uint64_t seed_for_call(uint64_t call) = 0;
+    // C of call `call` (count floats, row-major M x N) and, for a timed call, the time the runner
+    // measured for it. Throws WorkerFatal when the checker cannot be reached.
+    virtual void hand_over(uint64_t call, const float* c, size_t count, std::optional<double> measured_ms) = 0;
 };
 
 // "RUNTIME_ERROR" for KREG_STATUS_RUNTIME_ERROR, and so on.
