@@ -7,7 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <cstdio>
 #include <map>
+#include <set>
+#include <vector>
 
 namespace kreg {
 namespace {
@@ -35,7 +40,40 @@ const std::map<std::string, Expected> kGpuCorpus = {
     {"shortcuts", {"cheat_cuda_big_shapes.so", "wrong_result", 80}},
     {"cublas", {"cheat_calls_cublas.so", "rejected_audit", 0}},
     {"pins", {"cheat_pins_l2.so", "rejected_audit", 0}},
+    // Attacks on the grader itself (tests/fixtures/attacks; the CPU ones are grade_attack_test's).
+    {"attack_forge", {"attack_cuda_forge.so", "protocol_violation", 0}},
+    {"attack_rewrite", {"attack_cuda_rewrite_after_return.so", "wrong_result", 0}},
+    {"attack_predict", {"attack_cuda_predict_inputs.so", "wrong_result", 0}},
+    {"attack_holds_gpu", {"attack_cuda_fork_holds_gpu.so", "graded", -1}},
 };
+
+// The pids nvidia-smi lists as compute processes.
+std::set<std::string> gpu_compute_pids() {
+    std::set<std::string> pids;
+    if (FILE* p = ::popen("nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null", "r")) {
+        char line[64];
+        while (std::fgets(line, sizeof line, p)) {
+            std::string pid = line;
+            while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+            if (!pid.empty()) pids.insert(pid);
+        }
+        ::pclose(p);
+    }
+    return pids;
+}
+
+// Pids whose /proc/<pid>/comm is name.
+std::vector<pid_t> processes_named(const std::string& name) {
+    std::vector<pid_t> pids;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string comm = test::slurp(entry.path() / "comm");
+        while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        if (comm == name) pids.push_back(pid_t(std::stol(pid)));
+    }
+    return pids;
+}
 
 TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
@@ -49,7 +87,17 @@ TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
     // elsewhere it changes nothing (docs/GRADING.md).
     const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + KREG_TEST_DATA_DIR +
                             "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx";
+    const std::set<std::string> gpu_pids_before = gpu_compute_pids();
     const auto run = test::run_command(cmd, dir, dir);
+    // Nothing the corpus started may outlive grading: no kreg-leftover process, no new compute process.
+    const std::vector<pid_t> leftovers = processes_named("kreg-leftover");
+    std::vector<std::string> new_gpu_pids;
+    for (const std::string& pid : gpu_compute_pids())
+        if (!gpu_pids_before.count(pid)) new_gpu_pids.push_back(pid);
+    for (pid_t pid : leftovers) ::kill(pid, SIGKILL);  // a run without the defences leaves them for 2 minutes
+    EXPECT_TRUE(leftovers.empty()) << leftovers.size() << " kreg-leftover processes outlived grading";
+    EXPECT_TRUE(new_gpu_pids.empty()) << "compute processes left on the GPU: " << new_gpu_pids.size() << ", first pid "
+                                      << (new_gpu_pids.empty() ? "" : new_gpu_pids.front());
     ASSERT_EQ(run.exit_code, 0) << run.err;
 
     std::map<std::string, StudentResult> graded;
