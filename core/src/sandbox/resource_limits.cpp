@@ -66,6 +66,18 @@ void apply_resource_limits(const SandboxPolicy& policy, SandboxReport& report) {
                 " bytes", report);
     lower_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", rlim_t(policy.max_open_files), rlim_t(policy.max_open_files), "",
                 report);
+    // Also where the runner made a cgroup with memory.max (memory_limit.hpp): the cgroup counts the page cache
+    // and every process, RLIMIT_DATA this process's private writable mappings (heap, anonymous mmap), never its
+    // PROT_NONE reservations. Measured on the H200 machine: a CUDA context adds ~40 MB of VmData, and
+    // cudaMallocHost's pinned buffers (mapped from the driver's device file) do not count at all. Equal to
+    // memory_bytes, so it never cuts in below the cgroup's limit for memory the process really holds.
+    if (policy.memory_bytes > 0) {
+        const rlim_t data =
+            policy.memory_bytes >= uint64_t(RLIM_INFINITY) ? RLIM_INFINITY - 1 : rlim_t(policy.memory_bytes);
+        lower_limit(RLIMIT_DATA, "RLIMIT_DATA", data, data, " bytes", report);
+    } else {
+        report.unavailable.push_back("RLIMIT_DATA: not set (memory_bytes is 0: no memory limit)");
+    }
 }
 
 }  // namespace kreg
