@@ -3,16 +3,23 @@
 // call after call (fresh pointers, fresh inputs, identical arguments) is checked from the plugin's side
 // by a spy kernel. Without strict, cheat_caches passes, which is why strict exists.
 #include "measure/anticheat.hpp"
+#include "measure/output_export.hpp"
 #include "measure/sampler.hpp"
+#include "plugin/loader.hpp"
+#include "sweep/executor.hpp"
 #include "verify/random_fill.hpp"
 #include "worker/job_runner.hpp"
 #include "worker/session.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -263,6 +270,113 @@ TEST(StrictCpu, WithoutStrictEveryCallSeesTheSameInputs) {
     }
 }
 
+// ---- Checked outside: the call channel --------------------------------------------------------------
+
+// A checker that issues a seed per call and keeps every output, logging the order things happen in.
+class RecordingChannel final : public CallChannel {
+public:
+    std::vector<std::string>* log = nullptr;
+    std::vector<std::vector<float>> c;
+    std::vector<CallOutput> outputs;
+    std::vector<std::optional<double>> measured;
+
+    uint64_t seed_for_call(uint64_t call) override {
+        if (log) log->push_back("seed " + std::to_string(call));
+        return 0x5eed0000ULL + 31 * call;
+    }
+    void hand_over(uint64_t call, const float* data, size_t count, std::optional<double> measured_ms) override {
+        if (log) log->push_back("out " + std::to_string(call));
+        c.emplace_back(data, data + count);
+        outputs.push_back({call, 0x5eed0000ULL + 31 * call, nullptr, count});
+        measured.push_back(measured_ms);
+    }
+    // outputs with their pointers set (c no longer grows).
+    std::vector<CallOutput> sealed() const {
+        std::vector<CallOutput> all = outputs;
+        for (size_t i = 0; i < all.size(); ++i) all[i].c = c[i].data();
+        return all;
+    }
+};
+
+std::vector<std::string>* g_call_log = nullptr;
+kreg_status logging_spy_run_gemm(void* instance, const kreg_gemm_args* args, char* error, size_t error_size) {
+    if (g_call_log) g_call_log->push_back("call");
+    return spy_run_gemm(instance, args, error, error_size);
+}
+
+Job checked_outside_job(const std::string& path, const std::string& kernel) {
+    Job job = strict_job(path, kernel, false);
+    job.settings.checked_outside = true;  // implies strict
+    return job;
+}
+
+TEST(CheckedOutside, EverySeedIsAskedForRightBeforeItsCallAndEveryOutputHandedOverRightAfter) {
+    kreg_kernel_info info;
+    LoadedKernel kernel = spy_kernel(info);
+    info.run_gemm = logging_spy_run_gemm;
+    std::vector<std::string> log;
+    g_call_log = &log;
+    g_spy_calls.clear();
+    RecordingChannel channel;
+    channel.log = &log;
+    const Job job = checked_outside_job("", "spy");
+    const Record r = run_cpu_gemm_job(job, kernel, &channel);
+    g_call_log = nullptr;
+    ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
+
+    std::vector<std::string> expected;
+    for (int call = 0; call < 8; ++call) {
+        expected.push_back("seed " + std::to_string(call));
+        expected.push_back("call");
+        expected.push_back("out " + std::to_string(call));
+    }
+    EXPECT_EQ(log, expected);
+
+    // Each call saw the inputs drawn from its seed, and the timed calls' samples are what was measured.
+    ASSERT_EQ(g_spy_calls.size(), 8u);
+    std::vector<float> a(size_t(job.shape.m * job.shape.k)), b(size_t(job.shape.k * job.shape.n));
+    for (uint64_t call = 0; call < 8; ++call) {
+        fill_call_inputs(job, 0x5eed0000ULL + 31 * call, a.data(), b.data());
+        EXPECT_EQ(g_spy_calls[call].a, a) << "call " << call;
+        EXPECT_EQ(g_spy_calls[call].b, b) << "call " << call;
+    }
+    ASSERT_EQ(channel.measured.size(), 8u);
+    for (int call = 0; call < 3; ++call) EXPECT_FALSE(channel.measured[size_t(call)].has_value()) << "untimed call " << call;
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(channel.measured[3 + i], r.samples_ms.at(i));
+
+    // The worker checked nothing itself; the checker's check passes.
+    EXPECT_FALSE(r.max_rel_err.has_value());
+    EXPECT_EQ(r.extra["anticheat"]["calls_verified"], 0);
+    EXPECT_EQ(r.extra["anticheat"]["calls_exported"], 8);
+    EXPECT_EQ(r.extra["anticheat"]["every_call_checked"], true);
+    const TrustedCheck check = check_call_outputs(job, channel.sealed(), 8);
+    EXPECT_TRUE(check.passed) << check.reason;
+}
+
+TEST(CheckedOutside, ACachingCheatPassesTheWorkerAndFailsTheChecker) {
+    RecordingChannel channel;
+    const Job job = checked_outside_job(fixture("cheat_caches"), "cheat_caches");
+    const LoadedPlugin plugin = LoadedPlugin::load(job.plugin_path);
+    const kreg_kernel_info* info = plugin.find_kernel(job.kernel);
+    ASSERT_NE(info, nullptr);
+    void* instance = nullptr;
+    char error[256] = {};
+    ASSERT_EQ(info->create(&instance, error, sizeof error), KREG_STATUS_OK) << error;
+    const Record r = run_cpu_gemm_job(job, LoadedKernel{info, instance, "cheat_caches", job.plugin_path}, &channel);
+    info->destroy(instance);
+    EXPECT_EQ(r.status, RowStatus::ok) << "the worker no longer judges C: " << r.reason;
+    const TrustedCheck check = check_call_outputs(job, channel.sealed(), 1 + 2 + 5);
+    EXPECT_FALSE(check.passed);
+    EXPECT_EQ(check.reason.rfind("warm-up call 1: error ", 0), 0u) << check.reason;
+}
+
+TEST(CheckedOutside, WithoutAChannelTheRowFails) {
+    kreg_kernel_info info;
+    const Record r = run_cpu_gemm_job(checked_outside_job("", "spy"), spy_kernel(info));
+    EXPECT_EQ(r.status, RowStatus::failed);
+    EXPECT_EQ(r.reason, "checked_outside needs a channel");
+}
+
 // ---- The pieces -------------------------------------------------------------------------------------
 
 TEST(Anticheat, StrictInputStreamsNeverRepeatAndCallZeroIsTheOrdinaryStream) {
@@ -403,12 +517,77 @@ TEST(Sampler, PerCallHooksSeeEveryCallWithItsRoleOutsideTheTimedRegion) {
 namespace kreg {
 namespace {
 
-// One row too many: the result is right, only the guard band after C tells.
-TEST(StrictCpuGuardBands, AWritePastTheEndOfCIsCaught) {
-    const Record r = run(strict_job(fixture("fixture_writes_past_c"), "fixture_writes_past_c"));
+// Past the end of C lies an inaccessible page: the first write past C kills the worker at the
+// instruction, and the line the worker leaves on stderr says where it went. Death tests: the crash
+// happens in a child, as it would in a worker.
+TEST(StrictCpuGuardPagesDeathTest, AWritePastTheEndOfCKillsTheWorkerNamingTheGuardPage) {
+    // One row too many: the result is right, the first float past C is already inaccessible.
+    EXPECT_EXIT(run(strict_job(fixture("fixture_writes_past_c"), "fixture_writes_past_c")),
+                ::testing::KilledBySignal(SIGSEGV),
+                "kreg: the kernel wrote past the end of C \\(guard page at \\+0 bytes\\)");
+    // 6000 bytes past the end: beyond the 1024-float band the runner used to keep after C, which a
+    // write this far jumped over unseen.
+    EXPECT_EXIT(run(strict_job(fixture("fixture_writes_far_past_c"), "fixture_writes_far_past_c")),
+                ::testing::KilledBySignal(SIGSEGV),
+                "kreg: the kernel wrote past the end of C \\(guard page at \\+6000 bytes\\)");
+}
+
+// A kernel (in this process) that computes C and then writes c[offset].
+int64_t g_stray_offset = 0;
+kreg_status stray_run_gemm(void*, const kreg_gemm_args* args, char*, size_t) {
+    const auto* a = static_cast<const float*>(args->a);
+    const auto* b = static_cast<const float*>(args->b);
+    auto* c = static_cast<float*>(args->c);
+    for (int64_t i = 0; i < args->m; ++i)
+        for (int64_t j = 0; j < args->n; ++j) {
+            float sum = 0;
+            for (int64_t p = 0; p < args->k; ++p) sum += a[i * args->lda + p] * b[p * args->ldb + j];
+            c[i * args->ldc + j] = sum;
+        }
+    c[g_stray_offset] = 0.0f;
+    return KREG_STATUS_OK;
+}
+
+LoadedKernel stray_kernel(kreg_kernel_info& info) {
+    info = kreg_kernel_info{};
+    info.struct_size = sizeof(kreg_kernel_info);
+    info.name = "stray";
+    info.backend = KREG_BACKEND_CPU;
+    info.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
+    info.run_gemm = stray_run_gemm;
+    return LoadedKernel{&info, nullptr, "stray", ""};
+}
+
+TEST(StrictCpuGuardPages, ASmallUnderrunIsReportedByTheBandBeforeC) {
+    kreg_kernel_info info;
+    g_stray_offset = -3;
+    const Record r = run_cpu_gemm_job(strict_job("", "stray"), stray_kernel(info));
     EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
-    EXPECT_EQ(r.reason, "first call: kernel wrote outside C: element 0 past the end of C (20 of 2048 guard elements changed)");
-    // (Not run without strict here: the overrun would land in this test process's heap.)
+    EXPECT_TRUE(starts_with(r.reason, "first call: kernel wrote outside C: 3 element(s) before the start of C (1 of "))
+        << r.reason;
+}
+
+TEST(StrictCpuGuardPagesDeathTest, AWriteBeforeTheBandKillsTheWorkerNamingTheGuardPage) {
+    // Past the band (at most a page and 1024 floats long) into the inaccessible region before it.
+    const int64_t bytes = int64_t(sysconf(_SC_PAGESIZE)) + 8192;
+    kreg_kernel_info info;
+    g_stray_offset = -bytes / 4;
+    EXPECT_EXIT(run_cpu_gemm_job(strict_job("", "stray"), stray_kernel(info)), ::testing::KilledBySignal(SIGSEGV),
+                "kreg: the kernel wrote before the start of C \\(guard page at -" + std::to_string(bytes) + " bytes\\)");
+}
+
+// What the grader sees: the worker's death is a crashed row whose reason carries that line.
+TEST(StrictCpuGuardPages, AWorkerKilledByTheGuardPageIsACrashedRowNamingIt) {
+    ASSERT_TRUE(std::filesystem::exists(KREG_RUNNER)) << "build the runner target: " << KREG_RUNNER;
+    ExecutorOptions options;
+    options.runner_exe = KREG_RUNNER;
+    Executor executor(options);
+    const Record r = executor.run_job(strict_job(fixture("fixture_writes_far_past_c"), "fixture_writes_far_past_c"));
+    executor.finish();
+    EXPECT_EQ(r.status, RowStatus::crashed) << r.reason;
+    EXPECT_EQ(r.signal.value_or(""), "SIGSEGV") << r.reason;
+    EXPECT_NE(r.reason.find("kreg: the kernel wrote past the end of C (guard page at +6000 bytes)"), std::string::npos)
+        << r.reason;
 }
 
 TEST(StrictCpuGuardBands, HonestKernelsLeaveThemIntact) {
@@ -416,6 +595,7 @@ TEST(StrictCpuGuardBands, HonestKernelsLeaveThemIntact) {
         const Record r = run(strict_job(plugin(name), name));
         EXPECT_EQ(r.status, RowStatus::ok) << name << ": " << r.reason;
         EXPECT_EQ(r.extra["anticheat"]["guard_band_elements"], 1024) << name;
+        EXPECT_EQ(r.extra["anticheat"]["guard_page_bytes"], 1 << 20) << name << ": max(1 MiB, 256 rows + 256 columns)";
     }
 }
 

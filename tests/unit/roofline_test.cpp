@@ -1,6 +1,11 @@
-// annotate_roofline and the computed datasheet peaks, against numbers worked out by hand.
+// annotate_roofline and the computed datasheet peaks, against numbers worked out by hand; the CPU's
+// measured ceiling (measure_host_fp32_flops, annotate_cpu_roofline).
 #include "cuda/peaks.hpp"
+#include "measure/host_ceiling.hpp"
 #include "measure/roofline.hpp"
+
+#include <chrono>
+#include <cstdio>
 
 #include <gtest/gtest.h>
 
@@ -152,6 +157,55 @@ TEST(ComputedPeaks, UnknownArchitectureGivesNullPeaks) {
     EXPECT_TRUE(p["bf16_tensor_tflops"].is_null());
     EXPECT_FALSE(p["dram_gbps"].is_null());  // bandwidth needs no table
     EXPECT_FALSE(fp32_lanes_per_sm(3, 5).has_value());
+}
+
+// ---- The CPU ceiling ---------------------------------------------------------------------------------
+
+TEST(HostCeiling, CpuRooflineAgainstNumbersWorkedOutByHand) {
+    // 2 * 1000^3 = 2e9 FLOP on a 1e11 FLOP/s host: 20 ms at peak, floor 10 ms.
+    Record fast = ok_row(1000, 1000, 1000, DType::fp32, 9.0);
+    annotate_cpu_roofline(fast, 1e11);
+    const auto& x = fast.extra["roofline"];
+    EXPECT_EQ(x["ceiling"], "host_fp32");
+    EXPECT_DOUBLE_EQ(x["flops"].get<double>(), 2e9);
+    EXPECT_DOUBLE_EQ(x["measured_peak_tflops"].get<double>(), 0.1);
+    EXPECT_DOUBLE_EQ(x["peak_tflops"].get<double>(), 0.1);
+    EXPECT_DOUBLE_EQ(x["floor_ms"].get<double>(), 10.0);
+    EXPECT_DOUBLE_EQ(x["safety_factor"].get<double>(), 0.5);
+    EXPECT_NEAR(x["achieved_tflops"].get<double>(), 2e9 / 9e-3 / 1e12, 1e-12);
+    EXPECT_NEAR(x["fraction_of_measured_peak"].get<double>(), 20.0 / 9.0, 1e-12);
+    EXPECT_EQ(x["faster_than_floor"], true);
+
+    // 15 ms: faster than the measured peak (turbo on one core, a noisy ceiling), not than physics.
+    Record plausible = ok_row(1000, 1000, 1000, DType::fp32, 15.0);
+    annotate_cpu_roofline(plausible, 1e11);
+    EXPECT_EQ(plausible.extra["roofline"]["faster_than_floor"], false);
+
+    Record unmeasured = ok_row(1000, 1000, 1000, DType::fp32, 0.001);
+    annotate_cpu_roofline(unmeasured, 0.0);
+    EXPECT_EQ(unmeasured.extra["roofline"]["ceiling"], "host_fp32");
+    EXPECT_TRUE(unmeasured.extra["roofline"].contains("unavailable"));
+    EXPECT_FALSE(unmeasured.extra["roofline"].contains("faster_than_floor"));
+
+    Record failed = ok_row(1000, 1000, 1000, DType::fp32, 1.0);
+    failed.status = RowStatus::wrong_result;
+    annotate_cpu_roofline(failed, 1e11);
+    EXPECT_FALSE(failed.extra.contains("roofline"));
+}
+
+TEST(HostCeiling, MeasuredPeakIsPlausibleAndQuick) {
+#if defined(__x86_64__)
+    const auto start = std::chrono::steady_clock::now();
+    const double flops = measure_host_fp32_flops();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("host fp32 peak: %.1f GFLOP/s in %.0f ms\n", flops / 1e9, seconds * 1e3);
+    // Any x86-64 core does at least 4 GFLOP/s with SSE; no host does a PFLOP/s.
+    EXPECT_GT(flops, 4e9);
+    EXPECT_LT(flops, 1e15);
+    EXPECT_LT(seconds, 1.0) << "the ceiling is measured once per grading run and must stay short";
+#else
+    EXPECT_EQ(measure_host_fp32_flops(), 0.0) << "no loop for this architecture: unmeasured, never a guess";
+#endif
 }
 
 }  // namespace

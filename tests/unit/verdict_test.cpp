@@ -1,6 +1,7 @@
 // judge_performance: the performance tier's verdict from the submission's and the reference's rows,
 // including the physics check (a row faster than the roofline floor earns nothing, however fast).
 #include "grade/verdict.hpp"
+#include "measure/host_ceiling.hpp"
 #include "measure/roofline.hpp"
 
 #include <gtest/gtest.h>
@@ -73,6 +74,54 @@ TEST(Verdict, FasterThanPhysicsIsFlaggedAndEarnsNothing) {
     EXPECT_EQ(c.evidence["flag"], "faster_than_floor");
     EXPECT_FALSE(c.evidence.contains("ratio"));
     EXPECT_EQ(c.summary, "faster than the roofline floor allows: flagged, no points");
+}
+
+// CPU rows: the ceiling is the host's measured fp32 peak (annotate_cpu_roofline). A 2-socket 1 TFLOP/s
+// host does 2*512^3 FLOP (0.27 GFLOP) in 0.27 ms at best; the floor is half of that.
+PerformanceTier cpu_tier() {
+    PerformanceTier t = tier();
+    t.name = "half of cpu_blocked";
+    t.shape = {512, 512, 512};
+    t.reference = "cpu_blocked";
+    return t;
+}
+
+Record cpu_row(const std::string& kernel, double median_ms) {
+    Record r = row(kernel, median_ms);
+    r.shape = {512, 512, 512};
+    r.backend = Backend::cpu;
+    return r;
+}
+
+TEST(Verdict, ACpuRowFasterThanTheHostsPeakIsFlagged) {
+    Record mine = cpu_row("student_gemm", 0.05);  // 5.4 TFLOP/s on a 1 TFLOP/s host
+    annotate_cpu_roofline(mine, 1e12);
+    const CheckResult c = judge_performance(cpu_tier(), mine, 7, cpu_row("cpu_blocked", 20.0), 1);
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.points, 0);
+    EXPECT_EQ(c.evidence["flag"], "faster_than_floor");
+    EXPECT_EQ(c.evidence["submission"]["roofline"]["ceiling"], "host_fp32");
+    EXPECT_EQ(c.summary, "faster than the host's measured fp32 peak allows: flagged, no points");
+}
+
+TEST(Verdict, APlausibleCpuRowIsJudgedOnItsRatio) {
+    // 0.2 ms is 1.34 TFLOP/s: above the measured 1 TFLOP/s, within the safety factor (turbo, noise).
+    Record mine = cpu_row("student_gemm", 0.2);
+    annotate_cpu_roofline(mine, 1e12);
+    ASSERT_EQ(mine.extra["roofline"]["faster_than_floor"], false);
+    const CheckResult c = judge_performance(cpu_tier(), mine, 7, cpu_row("cpu_blocked", 0.4), 1);
+    EXPECT_TRUE(c.passed) << c.summary;
+    EXPECT_EQ(c.points, 10);
+    EXPECT_FALSE(c.evidence.contains("flag"));
+}
+
+TEST(Verdict, AnUnmeasuredHostCeilingFlagsNothingAndSaysSo) {
+    Record mine = cpu_row("student_gemm", 0.0001);
+    annotate_cpu_roofline(mine, 0.0);
+    EXPECT_TRUE(mine.extra["roofline"].contains("unavailable"));
+    const CheckResult c = judge_performance(cpu_tier(), mine, 7, cpu_row("cpu_blocked", 0.4), 1);
+    EXPECT_FALSE(c.evidence.contains("flag"));
+    EXPECT_TRUE(c.evidence["submission"]["roofline"].contains("unavailable"));
 }
 
 TEST(Verdict, AFailedSubmissionOrReferenceEarnsNothingAndSaysWhich) {

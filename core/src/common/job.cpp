@@ -24,7 +24,8 @@ Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
 
 void to_json(nlohmann::json& j, const RunSettings& s) {
     j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
-         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict}, {"export_outputs_dir", s.export_outputs_dir}};
+         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict},
+         {"checked_outside", s.checked_outside}, {"export_outputs_dir", s.export_outputs_dir}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
     put_optional(j, "call_timeout_s", s.call_timeout_s);
@@ -38,6 +39,7 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     j.at("device").get_to(s.device);
     s.profile = j.value("profile", false);
     s.strict = j.value("strict", false);
+    s.checked_outside = j.value("checked_outside", false);
     s.export_outputs_dir = j.value("export_outputs_dir", std::string());
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);

@@ -13,6 +13,8 @@
 // settings.strict (grading) runs run_strict instead of that loop: fresh inputs in a rotated buffer set
 // before every call, a device-wide wait and a check of C, A, B and the guard bands around C after every
 // call, and each timed call cross-checked against the host clock (measure/anticheat.hpp).
+// settings.checked_outside: the same loop, with each call's input seed taken from the CallChannel and
+// each call's C (copied back after the device-wide wait) handed to it instead of verified here.
 // settings.call_timeout_s limits each call from its launch until the wait for it returns (CallLimit).
 #include "worker/job_runner.hpp"
 
@@ -95,9 +97,6 @@ void poison_device(float* data, size_t count, cudaStream_t stream) {
     KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
 }
 
-// Strict mode's guard band on each side of C: 1 MiB, more than a whole 64-row tile past the end of a
-// C with 4096 columns, the kind of write a kernel without bounds checks makes on a ragged shape.
-constexpr size_t kCudaGuardFloats = size_t(1) << 18;
 
 // settings.call_timeout_s on a CUDA kernel. A launch returns at once, so the limit is armed before a
 // launch and disarmed once the wait for that launch has returned; a kernel that never ends keeps the
@@ -208,9 +207,10 @@ void to_device_bytes(std::vector<float>& values, DType dtype, std::vector<unsign
 }
 
 // settings.strict: the grading run of one job on the harness stream s. Leaves the outcome in record;
-// what it saw goes to evidence. Throws like run_checked (CudaError, WorkerFatal).
+// what it saw goes to evidence. Throws like run_checked (CudaError, WorkerFatal). With a channel
+// (settings.checked_outside) the inputs come from its seeds and the outputs go to it.
 void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record, cudaStream_t s, int l2_bytes,
-                      StrictEvidence& evidence) {
+                      StrictEvidence& evidence, CallChannel* channel) {
     const kreg_kernel_info& info = *kernel.info;
     const RunSettings& settings = job.settings;
     const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
@@ -218,28 +218,31 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
     const size_t esize = element_bytes(job.dtype);
 
     // kStrictBufferSets device sets, so no call gets the previous call's pointers. Each C lies between
-    // two guard bands of kCudaGuardFloats words, written once here: a write into one ends the job, so
-    // they never need rewriting.
+    // two guard bands, written once here: a write into one ends the job, so they never need rewriting.
+    // Each band is tile_guard_bytes(ldc) long (at least 1 MiB): an unpredicated 256 x 256 tile written
+    // past C's last row or last column lands in it rather than in some other allocation.
+    const size_t guard_floats = tile_guard_bytes(n) / sizeof(float);
     struct DeviceOperands {
         DeviceBuffer a, b, c_with_guards;
-        float* c() const { return c_with_guards.as<float>() + kCudaGuardFloats; }
+        size_t guard_floats;
+        float* c() const { return c_with_guards.as<float>() + guard_floats; }
         float* guard_after(size_t c_elements) const { return c() + c_elements; }
     };
     const size_t c_elements = size_t(m * n);
-    const std::vector<uint32_t> guard_words(kCudaGuardFloats, kGuardBits);
-    std::vector<uint32_t> guard_before(kCudaGuardFloats), guard_after(kCudaGuardFloats);
-    const size_t guard_bytes = kCudaGuardFloats * sizeof(uint32_t);
+    const std::vector<uint32_t> guard_words(guard_floats, kGuardBits);
+    std::vector<uint32_t> guard_before(guard_floats), guard_after(guard_floats);
+    const size_t guard_bytes = guard_floats * sizeof(uint32_t);
     std::vector<DeviceOperands> sets;
     for (int i = 0; i < kStrictBufferSets; ++i) {
         sets.push_back({DeviceBuffer(size_t(m * k) * esize), DeviceBuffer(size_t(k * n) * esize),
-                        DeviceBuffer((c_elements + 2 * kCudaGuardFloats) * sizeof(float))});
+                        DeviceBuffer((c_elements + 2 * guard_floats) * sizeof(float)), guard_floats});
         const DeviceOperands& set = sets.back();
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c_with_guards.get(), guard_words.data(), guard_bytes, cudaMemcpyHostToDevice, s));
         KREG_RUNNER_CUDA_CHECK(
             cudaMemcpyAsync(set.guard_after(c_elements), guard_words.data(), guard_bytes, cudaMemcpyHostToDevice, s));
     }
     KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(s));  // guard_words is read by the copies
-    evidence.guard_band_elements = kCudaGuardFloats;
+    evidence.guard_band_elements = guard_floats;
     CallLimit limit(job);
     const DeviceBuffer flush(settings.warm_cache ? 0 : std::max<size_t>(2 * size_t(l2_bytes), size_t(1) << 20));
     // Host side: this call's inputs as fp32 (the reference's view) and as uploaded, and what came back.
@@ -266,13 +269,18 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
     DeviceOperands* set = nullptr;
     unsigned char flush_value = 0;
 
-    // Outside the timed region: fresh A and B (a stream no other call draws) uploaded into the next
-    // buffer set, C poisoned, L2 flushed (sampled calls, unless warm_cache), then the device idle.
+    // Outside the timed region: fresh A and B (a stream no other call draws, or the channel's seed for
+    // this call) uploaded into the next buffer set, C poisoned, L2 flushed (sampled calls, unless
+    // warm_cache), then the device idle.
     auto prepare = [&](const CallSite& site) {
         current = site;
         set = &sets[size_t(call_number % kStrictBufferSets)];
-        fill_uniform(a_ref.data(), a_ref.size(), job.seed, strict_input_stream(job.id, call_number, 0));
-        fill_uniform(b_ref.data(), b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+        if (channel != nullptr) {
+            fill_call_inputs(job, channel->seed_for_call(call_number), a_ref.data(), b_ref.data());
+        } else {
+            fill_uniform(a_ref.data(), a_ref.size(), job.seed, strict_input_stream(job.id, call_number, 0));
+            fill_uniform(b_ref.data(), b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+        }
         to_device_bytes(a_ref, job.dtype, a_bytes);
         to_device_bytes(b_ref, job.dtype, b_bytes);
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set->a.get(), a_bytes.data(), a_bytes.size(), cudaMemcpyHostToDevice, s));
@@ -287,8 +295,9 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
         limit.arm();  // the call's limit runs from here to the end of the wait in inspect
     };
     // After the call and a device-wide wait (so hidden work is finished and its faults surface): the
-    // inputs must be as uploaded, and C must match the reference on them.
-    auto inspect = [&](const CallSite& site) {
+    // inputs must be as uploaded, and C must match the reference on them, or go to the channel (with
+    // measured_ms, the sample of a timed call).
+    auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
         settle_device("after the " + site.label() + " of " + who + ", whole device");
         limit.disarm();
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_out.data(), set->c(), c_out.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
@@ -312,11 +321,11 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
                                                              input.expected.size() / esize, esize, input.cols);
             if (!change.empty()) throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
         }
-        if (const std::string oob = describe_guard_damage(guard_before.data(), guard_after.data(), kCudaGuardFloats);
+        if (const std::string oob = describe_guard_damage(guard_before.data(), guard_after.data(), guard_floats);
             !oob.empty())
             throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
-        if (!job.settings.export_outputs_dir.empty()) {  // the caller checks C, outside this process
-            export_call_output(job.settings.export_outputs_dir, number, c_out.data(), c_out.size());
+        if (channel != nullptr) {  // the checker checks C, outside this process
+            channel->hand_over(number, c_out.data(), c_out.size(), measured_ms);
             ++evidence.calls_exported;
             return;
         }
@@ -336,7 +345,7 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
         const CallSite checked{CallSite::Role::checked, 0};
         prepare(checked);
         call();
-        inspect(checked);
+        inspect(checked, std::nullopt);
 
         // Persisting L2 lines an earlier job set aside would make this one's inputs look cached.
         const cudaError_t reset = cudaCtxResetPersistingL2Cache();
@@ -347,8 +356,9 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
         SampleHooks hooks;
         hooks.before_call = prepare;
         hooks.after_call = [&](const CallSite& site, double ms) {
-            if (site.role == CallSite::Role::timed) evidence.timing->add(ms, timer.last_wall_ms());
-            inspect(site);
+            const bool timed = site.role == CallSite::Role::timed;
+            if (timed) evidence.timing->add(ms, timer.last_wall_ms());
+            inspect(site, timed ? std::optional<double>(ms) : std::nullopt);
         };
         const std::function<void()> timed_call = settings.profile ? std::function<void()>([&] {
             nvtxRangePushA(job.kernel.c_str());
@@ -382,10 +392,11 @@ void run_strict_calls(const Job& job, const LoadedKernel& kernel, Record& record
 }
 
 // settings.strict: run_strict_calls, with its evidence in extra["anticheat"] on every way out.
-void run_strict(const Job& job, const LoadedKernel& kernel, Record& record, cudaStream_t s, int l2_bytes) {
+void run_strict(const Job& job, const LoadedKernel& kernel, Record& record, cudaStream_t s, int l2_bytes,
+                CallChannel* channel) {
     StrictEvidence evidence;
     try {
-        run_strict_calls(job, kernel, record, s, l2_bytes, evidence);
+        run_strict_calls(job, kernel, record, s, l2_bytes, evidence, channel);
     } catch (...) {
         record.extra["anticheat"] = evidence.to_json();
         throw;
@@ -394,7 +405,7 @@ void run_strict(const Job& job, const LoadedKernel& kernel, Record& record, cuda
 }
 
 // Everything after the pre-checks; throws CudaError / CublasError / KernelFailed / WorkerFatal.
-void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
+void run_checked(const Job& job, const LoadedKernel& kernel, Record& record, CallChannel* channel) {
     const kreg_kernel_info& info = *kernel.info;
     const RunSettings& settings = job.settings;
     const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
@@ -407,8 +418,8 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
 
     Stream stream;
     const cudaStream_t s = stream.get();
-    if (settings.strict) {
-        run_strict(job, kernel, record, s, l2_bytes);
+    if (settings.strict || settings.checked_outside) {
+        run_strict(job, kernel, record, s, l2_bytes, settings.checked_outside ? channel : nullptr);
         return;
     }
 
@@ -513,13 +524,17 @@ void run_checked(const Job& job, const LoadedKernel& kernel, Record& record) {
 
 }  // namespace
 
-Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel) {
+Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel* channel) {
     JobStart start = start_job(job, kernel, Backend::cuda, "cuda_event");
     if (!start.usable) return start.record;
     Record record = std::move(start.record);
+    if (job.settings.checked_outside && channel == nullptr) {
+        record.reason = "checked_outside needs a channel";
+        return record;
+    }
 
     try {
-        run_checked(job, kernel, record);
+        run_checked(job, kernel, record, channel);
     } catch (const KernelFailed& e) {
         record.status = RowStatus::failed;
         record.reason = e.message;

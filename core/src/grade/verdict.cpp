@@ -30,7 +30,9 @@ CheckResult judge_performance(const PerformanceTier& tier, const Record& mine, u
     } else if (ref.status != RowStatus::ok || !ref.stats) {
         check.summary = "reference " + tier.reference + " could not be measured: " + ref.reason;
     } else if (suspicious) {
-        check.summary = "faster than the roofline floor allows: flagged, no points";
+        const bool cpu_ceiling = mine.extra["roofline"].value("ceiling", "") == "host_fp32";
+        check.summary = cpu_ceiling ? "faster than the host's measured fp32 peak allows: flagged, no points"
+                                    : "faster than the roofline floor allows: flagged, no points";
         check.evidence["flag"] = "faster_than_floor";
     } else {
         const double ratio = ref.stats->median_ms / mine.stats->median_ms;

@@ -21,8 +21,9 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed);
 // The performance check of one tier. In order:
 //   - the submission's row did not end ok: no points, the summary says how it ended;
 //   - the reference could not be measured: no points (the submission is not to blame, the summary says so);
-//   - the submission is faster than the roofline floor allows (extra["roofline"]["faster_than_floor"]):
-//     flagged (evidence "flag": "faster_than_floor"), no points, whatever its ratio;
+//   - the submission is faster than the roofline floor allows (extra["roofline"]["faster_than_floor"],
+//     from annotate_roofline on CUDA rows or annotate_cpu_roofline on CPU rows, whose summary names the
+//     host's fp32 peak): flagged (evidence "flag": "faster_than_floor"), no points, whatever its ratio;
 //   - otherwise ratio = reference median / submission median, and the tier's points when
 //     ratio >= tier.min_ratio.
 // evidence: {"submission": row_evidence(mine), "reference": row_evidence(ref), "ratio"?, "flag"?}.

@@ -108,17 +108,28 @@ std::string TimingCrossCheck::reason() const {
            " timed calls)";
 }
 
+size_t tile_guard_bytes(int64_t ldc) {
+    const size_t tile = 256;
+    return std::max(size_t(1) << 20, (tile * size_t(std::max<int64_t>(ldc, 1)) + tile) * sizeof(float));
+}
+
 std::string describe_guard_damage(const uint32_t* before, const uint32_t* after, size_t elements) {
+    return describe_guard_damage(before, elements, after, elements);
+}
+
+std::string describe_guard_damage(const uint32_t* before, size_t before_elements, const uint32_t* after,
+                                  size_t after_elements) {
     size_t changed = 0;
     std::string nearest;  // the changed element nearest C: bands are scanned outwards from C
-    for (size_t i = 0; i < elements; ++i) {
-        if (before[elements - 1 - i] != kGuardBits && changed++ == 0)
+    for (size_t i = 0; i < std::max(before_elements, after_elements); ++i) {
+        if (i < before_elements && before[before_elements - 1 - i] != kGuardBits && changed++ == 0)
             nearest = std::to_string(i + 1) + " element(s) before the start of C";
-        if (after[i] != kGuardBits && changed++ == 0) nearest = "element " + std::to_string(i) + " past the end of C";
+        if (i < after_elements && after[i] != kGuardBits && changed++ == 0)
+            nearest = "element " + std::to_string(i) + " past the end of C";
     }
     if (changed == 0) return "";
-    return "kernel wrote outside C: " + nearest + " (" + std::to_string(changed) + " of " + std::to_string(2 * elements) +
-           " guard elements changed)";
+    return "kernel wrote outside C: " + nearest + " (" + std::to_string(changed) + " of " +
+           std::to_string(before_elements + after_elements) + " guard elements changed)";
 }
 
 nlohmann::json TimingCrossCheck::to_json() const {
@@ -146,6 +157,7 @@ nlohmann::json StrictEvidence::to_json() const {
         j["max_threads_left"] = max_threads_left;
     }
     if (guard_band_elements > 0) j["guard_band_elements"] = guard_band_elements;
+    if (guard_page_bytes > 0) j["guard_page_bytes"] = guard_page_bytes;
     if (timing) j.update(timing->to_json());
     return j;
 }

@@ -33,11 +33,21 @@ inline constexpr int kStrictBufferSets = 3;
 // even when it lands in memory the process owns. The CPU and CUDA runners choose the band length.
 inline constexpr uint32_t kGuardBits = 0x7fa5a5a5;
 
+// Bytes of guard on each side of a C with leading dimension ldc (fp32 elements): max(1 MiB, 256 rows of
+// C plus 256 columns), so an unpredicated 256 x 256 tile written past C's last row or last column lands
+// in the guard, not beyond it. The CUDA runner's value bands and the CPU runner's inaccessible regions
+// (guard_pages.hpp) are this long.
+size_t tile_guard_bytes(int64_t ldc);
+
 // "" when every word of both bands is kGuardBits. Otherwise "kernel wrote outside C: <where> (<n> of
 // <2 * elements> guard elements changed)", where names the changed element nearest C: "element 3 past
 // the end of C" or "2 element(s) before the start of C". before ends where C starts; after starts where
 // C ends; each holds `elements` words.
 std::string describe_guard_damage(const uint32_t* before, const uint32_t* after, size_t elements);
+// The same with bands of different lengths; after may be null when after_elements is 0 (the CPU runner:
+// past C's end lies an inaccessible page instead). Counts "of <before + after> guard elements".
+std::string describe_guard_damage(const uint32_t* before, size_t before_elements, const uint32_t* after,
+                                  size_t after_elements);
 
 // Ends a strict job from inside the sampling loop (a hook throws it); the runner turns it into the
 // row's status and reason.
@@ -101,8 +111,9 @@ private:
 struct StrictEvidence {
     int calls = 0;           // calls made (checked + warm-up + timed)
     int calls_verified = 0;  // outputs checked against the reference (including a failing one)
-    int calls_exported = 0;  // outputs written for the grader to check outside this process
-    size_t guard_band_elements = 0;  // each side of C; 0: no guard bands
+    int calls_exported = 0;  // outputs handed to the checker outside this process (CallChannel)
+    size_t guard_band_elements = 0;  // at least this many guard words before C (and after, on CUDA); 0: none
+    size_t guard_page_bytes = 0;     // CPU: inaccessible bytes on each side of C (guard_pages.hpp); 0: none
     std::string failed_at;   // the call a violation was found at ("timed call 4"), "" if none
     std::optional<bool> device_wide_sync;      // CUDA: the timer's stop waited for the whole device
     std::optional<bool> threads_left_running;  // CPU: some call returned with more threads than it began with

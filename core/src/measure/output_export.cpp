@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -16,6 +18,36 @@ namespace kreg {
 namespace fs = std::filesystem;
 namespace {
 std::string call_file(const std::string& dir, uint64_t n) { return dir + "/call-" + std::to_string(n) + ".f32"; }
+
+// Call `call` of a job as its rows name it: 0 is the checked call, then the warm-ups, then timed calls.
+std::string call_label(const Job& job, uint64_t call) {
+    const uint64_t warmup = uint64_t(std::max(0, job.settings.warmup));
+    const CallSite site = call == 0        ? CallSite{CallSite::Role::checked, 0}
+                          : call <= warmup ? CallSite{CallSite::Role::warmup, int(call - 1)}
+                                           : CallSite{CallSite::Role::timed, int(call - 1 - warmup)};
+    return site.label();
+}
+
+// Rounds fill_call_inputs' values (finite, |v| < 1) to what a bf16/fp16 kernel is given, round to
+// nearest even like the CUDA host conversions the runner uploads with (cuda/host_convert.hpp, which
+// exists only in CUDA builds; the checker must not need the toolkit).
+void round_to_dtype(float* values, size_t count, DType dtype) {
+    if (dtype != DType::bf16 && dtype != DType::fp16) return;
+    for (size_t i = 0; i < count; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &values[i], sizeof bits);
+        if (dtype == DType::bf16) {
+            bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;  // keep 7 mantissa bits
+        } else if (std::fabs(values[i]) >= 0x1p-14f) {
+            bits = (bits + 0xfffu + ((bits >> 13) & 1u)) & ~0x1fffu;  // fp16 normal: keep 10 mantissa bits
+        } else {
+            // fp16 subnormal: a multiple of 2^-24 (the product is exact; nearbyint rounds to even).
+            const float rounded = std::nearbyint(values[i] * 0x1p24f) * 0x1p-24f;
+            std::memcpy(&bits, &rounded, sizeof bits);
+        }
+        std::memcpy(&values[i], &bits, sizeof bits);
+    }
+}
 }  // namespace
 
 void export_call_output(const std::string& dir, uint64_t call_number, const float* c, size_t count) {
@@ -41,12 +73,8 @@ TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int 
         return check;
     }
     std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
-    const int warmup = std::max(0, job.settings.warmup);
     for (int call = 0; call < expected_calls; ++call) {
-        const CallSite site = call == 0        ? CallSite{CallSite::Role::checked, 0}
-                              : call <= warmup ? CallSite{CallSite::Role::warmup, call - 1}
-                                               : CallSite{CallSite::Role::timed, call - 1 - warmup};
-        const std::string label = site.label();
+        const std::string label = call_label(job, uint64_t(call));
         std::ifstream in(call_file(dir, uint64_t(call)), std::ios::binary);
         in.read(reinterpret_cast<char*>(c.data()), std::streamsize(c.size() * sizeof(float)));
         if (!in || in.gcount() != std::streamsize(c.size() * sizeof(float)) || in.peek() != EOF) {
@@ -57,6 +85,67 @@ TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int 
         fill_uniform(b.data(), b.size(), job.seed, strict_input_stream(job.id, uint64_t(call), 1));
         const VerifyResult v = verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, tolerance,
                                            job.seed ^ (0x5bd1e995ULL * uint64_t(call + 1)));
+        ++check.calls_checked;
+        if (std::isfinite(v.max_rel_err)) check.max_rel_err = std::max(check.max_rel_err, v.max_rel_err);
+        if (!v.passed) {
+            check.reason = label + ": " + v.reason;
+            return check;
+        }
+    }
+    check.passed = true;
+    return check;
+}
+
+void fill_call_inputs(const Job& job, uint64_t call_seed, float* a, float* b) {
+    fill_uniform(a, size_t(job.shape.m * job.shape.k), call_seed, 0);
+    fill_uniform(b, size_t(job.shape.k * job.shape.n), call_seed, 1);
+}
+
+TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& outputs, int expected_calls) {
+    TrustedCheck check;
+    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
+    const size_t c_count = size_t(m * n);
+    const uint64_t expected = uint64_t(std::max(0, expected_calls));
+
+    // The sequence first: every call once, in order, nothing else, before any reference is computed.
+    std::vector<int> seen(expected, 0);
+    for (const CallOutput& out : outputs) {
+        if (out.call >= expected) {
+            check.reason = "call " + std::to_string(out.call) + " was handed over, but the worker was to make " +
+                           std::to_string(expected) + " calls";
+            return check;
+        }
+        if (++seen[out.call] > 1) {
+            check.reason = call_label(job, out.call) + ": its output was handed over twice";
+            return check;
+        }
+    }
+    for (uint64_t call = 0; call < expected; ++call)
+        if (seen[call] == 0) {
+            check.reason = call_label(job, call) + ": its output is missing";
+            return check;
+        }
+    for (uint64_t i = 0; i < expected; ++i)
+        if (outputs[i].call != i) {
+            check.reason = call_label(job, outputs[i].call) + ": its output was handed over out of order";
+            return check;
+        }
+
+    const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+    std::random_device entropy;  // the sampled check's rows: unknowable to the worker
+    for (const CallOutput& out : outputs) {
+        const std::string label = call_label(job, out.call);
+        if (out.count != c_count || out.c == nullptr) {
+            check.reason = label + ": its output has " + std::to_string(out.c == nullptr ? 0 : out.count) +
+                           " floats, expected " + std::to_string(c_count);
+            return check;
+        }
+        fill_call_inputs(job, out.seed, a.data(), b.data());
+        round_to_dtype(a.data(), a.size(), job.dtype);
+        round_to_dtype(b.data(), b.size(), job.dtype);
+        const uint64_t sample_seed = (uint64_t(entropy()) << 32) ^ entropy() ^ out.seed;
+        const VerifyResult v = verify_gemm(a.data(), b.data(), out.c, m, n, k, k, n, n, tolerance, sample_seed);
         ++check.calls_checked;
         if (std::isfinite(v.max_rel_err)) check.max_rel_err = std::max(check.max_rel_err, v.max_rel_err);
         if (!v.passed) {

@@ -1,7 +1,12 @@
-// Grading's trusted re-check: a strict worker writes the output of every call it makes (the copy of C
-// taken when the call returned) to a folder the grader names, and does not compute a reference itself;
-// the grader, outside the submission's process, regenerates that call's inputs from the job and checks
-// each output. The expected result never exists in the process that ran the submission.
+// Grading's trusted re-check: the worker hands the output of every call it makes (the copy of C taken
+// when the call returned) to a checker outside the submission's process and computes no reference
+// itself; the checker regenerates that call's inputs and checks each output. The expected result never
+// exists in the process that ran the submission.
+//
+// Two generations live here while the grader moves over: the file export (export_call_output /
+// check_exported_outputs, inputs from the job's strict streams), which the job runners no longer write,
+// and the call channel (fill_call_inputs / check_call_outputs, inputs from a seed the checker issues
+// right before each call). The file half goes once grader.cpp and the e2e test stop calling it.
 #pragma once
 
 #include "common/job.hpp"
@@ -29,7 +34,9 @@ TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int 
 
 // --- Checked outside, call by call (worker/job_runner.hpp's CallChannel) ---------------------------
 // The inputs of one call of a job with settings.checked_outside, drawn from the seed the checker issued
-// for that call: the worker and the checker draw them alike. a: M x K, b: K x N, row-major fp32.
+// for that call: the worker and the checker draw them alike. a: M x K, b: K x N, row-major fp32,
+// uniform in [-1, 1): fill_uniform streams 0 (A) and 1 (B) of call_seed. For bf16/fp16 jobs the runner
+// rounds these values to the dtype before upload, and check_call_outputs rounds them the same way.
 void fill_call_inputs(const Job& job, uint64_t call_seed, float* a, float* b);
 
 // One call's output as the checker holds it (its own sealed copy, mapped read-only).
@@ -40,9 +47,13 @@ struct CallOutput {
     size_t count = 0;
 };
 
-// Checks every call's output against an fp64 reference of the inputs drawn from its seed. outputs must
-// hold calls 0 .. expected_calls-1, in order, each of exactly M*N floats; else the check fails, naming
-// the call.
+// Checks every call's output against an fp64 reference of the inputs drawn from its seed (verify_gemm,
+// tolerance settings.tolerance or the dtype's default). outputs must hold calls 0 .. expected_calls-1,
+// in order, each of exactly M*N floats; else the check fails, naming the call as the worker's rows do
+// ("first call", "warm-up call 2", "timed call 4"): "... its output is missing", "... handed over
+// twice", "... handed over out of order", "... has 10 floats, expected 12", or the reference's reason.
+// Where verify_gemm samples (large shapes), its rows and projection are drawn from entropy of this
+// process, so a kernel that knows the call seeds still cannot tell which elements are looked at.
 TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& outputs, int expected_calls);
 
 }  // namespace kreg

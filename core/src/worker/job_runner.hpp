@@ -68,13 +68,17 @@ JobStart start_job(const Job& job, const LoadedKernel& kernel, Backend backend, 
 // Runs job on a CPU kernel: fresh seeded inputs, NaN-poisoned output, one checked call, verification
 // against the fp64 reference, then warm-up and timed calls with the host timer. Returns a complete
 // Record with status ok, wrong_result or failed (kernel error status, with its message).
-Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel);
+// settings.checked_outside runs the strict loop with every call's seed and output going through
+// channel (which must then be given: without one the row fails, "checked_outside needs a channel");
+// the channel's WorkerFatal propagates. Strict runs place C against inaccessible guard pages, so a
+// write past either end of C kills the worker with SIGSEGV (measure/guard_pages.hpp says how).
+Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel* channel = nullptr);
 
 #ifdef KREG_HAVE_CUDA
 // The same on a CUDA kernel, on the job's device: device buffers, a harness-owned stream, CUDA event
 // timing with L2 flushed before every timed launch unless settings.warm_cache. Throws WorkerFatal on
-// a sticky CUDA error.
-Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel);
+// a sticky CUDA error. channel: as for run_cpu_gemm_job.
+Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel* channel = nullptr);
 #endif
 
 }  // namespace kreg

@@ -8,9 +8,14 @@
 // settings.strict (grading) replaces that loop with run_strict below: every call gets fresh inputs in
 // a rotated buffer set, C is copied out the instant the call returns and verified, A and B are
 // compared with what was written, and threads the call left running are counted (measure/anticheat.hpp).
+// C lies against inaccessible guard regions (measure/guard_pages.hpp): a write past its end kills the
+// worker at the instruction, with a line on stderr that says where. settings.checked_outside makes the
+// same loop take each call's input seed from the CallChannel and hand each call's C to it, instead of
+// verifying here.
 #include "worker/job_runner.hpp"
 
 #include "measure/anticheat.hpp"
+#include "measure/guard_pages.hpp"
 #include "measure/output_export.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
@@ -37,39 +42,41 @@ struct KernelFailed {
 // Strict mode's host memory: kStrictBufferSets sets of operands that calls rotate through, the pristine
 // inputs of the current call (what A and B must still hold afterwards, and what the reference uses),
 // and the copy of C taken the moment a call returns.
-// C sits between two guard bands of kGuardFloats words each (measure/anticheat.hpp).
+// Each C starts after a band of at least kGuardFloats guard words (measure/anticheat.hpp) that starts
+// after an inaccessible region, and ends where the next inaccessible region begins: a small underrun
+// is reported by the band, anything else faults (measure/guard_pages.hpp).
 constexpr size_t kGuardFloats = 1024;
 
 struct StrictOperands {
     struct Set {
         std::vector<float> a, b;
-        std::vector<float> c_with_guards;  // kGuardFloats + M*N + kGuardFloats
-        float* c() { return c_with_guards.data() + kGuardFloats; }
+        GuardedFloats c;
     };
     std::vector<Set> sets;
     std::vector<float> a_ref, b_ref, c_snapshot;
+    size_t guard_bytes = 0;
 
-    StrictOperands(int64_t m, int64_t n, int64_t k) : sets(size_t(kStrictBufferSets)) {
-        for (Set& set : sets) {
-            set.a.resize(size_t(m * k));
-            set.b.resize(size_t(k * n));
-            set.c_with_guards.resize(size_t(m * n) + 2 * kGuardFloats);
-        }
+    explicit StrictOperands(const Shape& shape) : guard_bytes(tile_guard_bytes(shape.n)) {
+        const int64_t m = shape.m, n = shape.n, k = shape.k;
+        sets.reserve(size_t(kStrictBufferSets));
+        for (int i = 0; i < kStrictBufferSets; ++i)
+            sets.push_back({std::vector<float>(size_t(m * k)), std::vector<float>(size_t(k * n)),
+                            GuardedFloats(size_t(m * n), kGuardFloats, guard_bytes)});
         a_ref.resize(size_t(m * k));
         b_ref.resize(size_t(k * n));
         c_snapshot.resize(size_t(m * n));
     }
+    std::vector<const GuardedFloats*> outputs() const {
+        std::vector<const GuardedFloats*> all;
+        for (const Set& set : sets) all.push_back(&set.c);
+        return all;
+    }
 };
 
-// "" when both guard bands around C are intact, else what was written where.
-std::string describe_guard_damage(StrictOperands::Set& set, size_t c_elements) {
-    const auto* words = reinterpret_cast<const uint32_t*>(set.c_with_guards.data());
-    return kreg::describe_guard_damage(words, words + kGuardFloats + c_elements, kGuardFloats);
-}
-
-// The strict calls of one job; leaves the outcome in record and what it saw in evidence.
+// The strict calls of one job; leaves the outcome in record and what it saw in evidence. With a channel
+// (settings.checked_outside) the inputs come from its seeds and the outputs go to it.
 void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instance, StrictOperands& ops, Record& record,
-                      StrictEvidence& evidence) {
+                      StrictEvidence& evidence, CallChannel* channel) {
     const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
     // Identical for every call but for the three pointers: the plugin cannot tell the calls apart.
     kreg_gemm_args args = gemm_args(job.shape, KREG_DTYPE_FP32);
@@ -87,28 +94,32 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
     StrictOperands::Set* set = nullptr;
     int threads_before = -1;
 
-    // Outside the timed region: fresh A and B (a stream no other call draws) into the next buffer set,
-    // C poisoned, so neither a cache keyed on pointers nor one keyed on contents can answer the call.
+    // Outside the timed region: fresh A and B (a stream no other call draws, or the channel's seed for
+    // this call) into the next buffer set, C poisoned, so neither a cache keyed on pointers nor one keyed
+    // on contents can answer the call.
     auto prepare = [&](const CallSite& site) {
         current = site;
         set = &ops.sets[size_t(call_number % kStrictBufferSets)];
-        fill_uniform(ops.a_ref.data(), ops.a_ref.size(), job.seed, strict_input_stream(job.id, call_number, 0));
-        fill_uniform(ops.b_ref.data(), ops.b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+        if (channel != nullptr) {
+            fill_call_inputs(job, channel->seed_for_call(call_number), ops.a_ref.data(), ops.b_ref.data());
+        } else {
+            fill_uniform(ops.a_ref.data(), ops.a_ref.size(), job.seed, strict_input_stream(job.id, call_number, 0));
+            fill_uniform(ops.b_ref.data(), ops.b_ref.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+        }
         std::memcpy(set->a.data(), ops.a_ref.data(), ops.a_ref.size() * sizeof(float));
         std::memcpy(set->b.data(), ops.b_ref.data(), ops.b_ref.size() * sizeof(float));
-        float guard;
-        std::memcpy(&guard, &kGuardBits, sizeof guard);
-        std::fill(set->c_with_guards.begin(), set->c_with_guards.end(), guard);
-        poison_nan(set->c(), size_t(m * n));
+        set->c.fill_band();
+        poison_nan(set->c.data(), set->c.size());
         args.a = set->a.data();
         args.b = set->b.data();
-        args.c = set->c();
+        args.c = set->c.data();
         threads_before = count_threads();
     };
     // Right after the call: C is copied before anything else, so work a thread finishes after the
-    // call returned is not seen; then the inputs are compared and the copy verified.
-    auto inspect = [&](const CallSite& site) {
-        std::memcpy(ops.c_snapshot.data(), set->c(), ops.c_snapshot.size() * sizeof(float));
+    // call returned is not seen; then the inputs and the band are compared, and the copy verified or
+    // handed over (with measured_ms, the sample of a timed call).
+    auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
+        std::memcpy(ops.c_snapshot.data(), set->c.data(), ops.c_snapshot.size() * sizeof(float));
         const int threads_after = count_threads();
         const uint64_t number = call_number++;
         ++evidence.calls;
@@ -127,10 +138,10 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
                                                              input.expected.size(), sizeof(float), input.cols);
             if (!change.empty()) throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
         }
-        if (const std::string oob = describe_guard_damage(*set, size_t(m * n)); !oob.empty())
+        if (const std::string oob = describe_guard_damage(set->c.band(), set->c.band_elements(), nullptr, 0); !oob.empty())
             throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
-        if (!job.settings.export_outputs_dir.empty()) {  // the caller checks C, outside this process
-            export_call_output(job.settings.export_outputs_dir, number, ops.c_snapshot.data(), ops.c_snapshot.size());
+        if (channel != nullptr) {  // the checker checks C, outside this process
+            channel->hand_over(number, ops.c_snapshot.data(), ops.c_snapshot.size(), measured_ms);
             ++evidence.calls_exported;
             return;
         }
@@ -147,11 +158,13 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
         const CallSite checked{CallSite::Role::checked, 0};
         prepare(checked);
         call();
-        inspect(checked);
+        inspect(checked, std::nullopt);
 
         SampleHooks hooks;
         hooks.before_call = prepare;
-        hooks.after_call = [&](const CallSite& site, double) { inspect(site); };
+        hooks.after_call = [&](const CallSite& site, double ms) {
+            inspect(site, site.role == CallSite::Role::timed ? std::optional<double>(ms) : std::nullopt);
+        };
         HostTimer timer;
         record.samples_ms = sample(job.settings, timer, call, hooks);
     } catch (const KernelFailed& e) {
@@ -174,10 +187,10 @@ void run_strict_calls(const Job& job, const kreg_kernel_info& info, void* instan
 }
 
 // settings.strict: the grading run of one job (pre-checks already passed).
-Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, Record record) {
+Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, Record record, CallChannel* channel) {
     std::optional<StrictOperands> ops;
     try {
-        ops.emplace(job.shape.m, job.shape.n, job.shape.k);
+        ops.emplace(job.shape);
     } catch (const std::bad_alloc&) {
         record.reason = "out of host memory for the strict operands of " + to_string(job.shape);
         return record;
@@ -185,12 +198,19 @@ Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, 
     StrictEvidence evidence;
     evidence.threads_left_running = false;
     evidence.guard_band_elements = kGuardFloats;
+    evidence.guard_page_bytes = ops->guard_bytes;
     const int threads_at_start = count_threads();
-    run_strict_calls(job, info, instance, *ops, record, evidence);
-    // A thread the kernel left running may still write into these buffers: give it a moment to end
-    // before they are freed (a legitimate thread pool just outlasts the wait).
-    if (threads_at_start >= 0 && count_threads() > threads_at_start)
-        wait_for_threads(threads_at_start, std::chrono::milliseconds(500));
+    {
+        // Faults in the guard regions are explained while the kernel can make them, and until the
+        // threads it left behind are gone; not once the regions are unmapped (a fault there would be
+        // someone else's).
+        const GuardPageWatch watch(ops->outputs());
+        run_strict_calls(job, info, instance, *ops, record, evidence, channel);
+        // A thread the kernel left running may still write into these buffers: give it a moment to end
+        // before they are freed (a legitimate thread pool just outlasts the wait).
+        if (threads_at_start >= 0 && count_threads() > threads_at_start)
+            wait_for_threads(threads_at_start, std::chrono::milliseconds(500));
+    }
     ops.reset();
     record.extra["anticheat"] = evidence.to_json();
     if (record.status != RowStatus::ok) {
@@ -202,7 +222,7 @@ Record run_strict(const Job& job, const kreg_kernel_info& info, void* instance, 
 
 }  // namespace
 
-Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
+Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel* channel) {
     JobStart start = start_job(job, kernel, Backend::cpu, "host");
     if (!start.usable) return start.record;
     Record record = std::move(start.record);
@@ -214,7 +234,12 @@ Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel) {
         return record;
     }
 
-    if (job.settings.strict) return run_strict(job, *info, kernel.instance, std::move(record));
+    if (job.settings.checked_outside && channel == nullptr) {
+        record.reason = "checked_outside needs a channel";
+        return record;
+    }
+    if (job.settings.strict || job.settings.checked_outside)
+        return run_strict(job, *info, kernel.instance, std::move(record), job.settings.checked_outside ? channel : nullptr);
 
     const int64_t m = shape.m, n = shape.n, k = shape.k;
     std::vector<float> a, b, c;
