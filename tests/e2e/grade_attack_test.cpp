@@ -110,7 +110,9 @@ void remove_markers() {
     for (const fs::path& p : marker_paths()) fs::remove_all(p, ec);
 }
 
-// Pids whose /proc/<pid>/comm is name.
+bool running(pid_t pid);
+
+// Running (not zombie) pids whose /proc/<pid>/comm is name.
 std::vector<pid_t> processes_named(const std::string& name) {
     std::vector<pid_t> pids;
     if (DIR* dir = ::opendir("/proc")) {
@@ -120,11 +122,20 @@ std::vector<pid_t> processes_named(const std::string& name) {
             if (end == e->d_name || *end != '\0') continue;
             std::string comm = test::slurp(fs::path("/proc") / e->d_name / "comm");
             while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-            if (comm == name) pids.push_back(pid_t(pid));
+            if (comm == name && running(pid_t(pid))) pids.push_back(pid_t(pid));
         }
         ::closedir(dir);
     }
     return pids;
+}
+
+// True when pid exists and is not a zombie (a killed child of a dead runner may wait to be reaped).
+bool running(pid_t pid) {
+    if (pid <= 0) return false;
+    const std::string stat = test::slurp(fs::path("/proc") / std::to_string(pid) / "stat");
+    const size_t close_paren = stat.rfind(')');
+    return close_paren != std::string::npos && close_paren + 2 < stat.size() && stat[close_paren + 2] != 'Z' &&
+           stat[close_paren + 2] != 'X';
 }
 
 // A Unix socket this test listens on, counting every connection until it is destroyed. path starting
@@ -271,7 +282,7 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
     const std::vector<pid_t> leftovers = processes_named("kreg-leftover");
     const std::string bystander_pid = test::slurp(dir / "bystander-out.pid");
     const pid_t bystander = pid_t(std::atoi(bystander_pid.c_str()));
-    const bool bystander_alive = bystander > 0 && ::kill(bystander, 0) == 0;
+    const bool bystander_alive = running(bystander);
     if (bystander_alive) ::kill(bystander, SIGKILL);
     if (const int pid = std::atoi(test::slurp(dir / "bystander-out-baseline.pid").c_str()); pid > 0) ::kill(pid, SIGKILL);
     const int pathname_connections = pathname->connections(), abstract_connections = abstract->connections();
