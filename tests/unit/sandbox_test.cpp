@@ -4,10 +4,15 @@
 // apply (not root, no user namespaces) makes the test skip with the report's reason, never pass.
 #include "sandbox/sandbox.hpp"
 
+#include "scratch_dir.hpp"
+
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/kcmp.h>
 #include <linux/filter.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -15,11 +20,13 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +39,7 @@
 #include <cstdio>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -44,6 +52,10 @@ extern char** environ;
 
 namespace kreg {
 namespace {
+
+namespace fs = std::filesystem;
+
+const test::ScratchRoot scratch("kreg_sandbox_test");
 
 constexpr int kPass = 0;
 constexpr int kFail = 1;
@@ -71,6 +83,13 @@ struct Checks {
                                         : std::to_string(r) + " (success)";
         expect(r == -1 && saved_errno == wanted,
                call + " returned " + got + ", wanted -1 with " + std::strerror(wanted));
+    }
+    // Makes the call, then reads errno (arguments of one call have no order, so errno must wait).
+    template <class Call>
+    void expect_call_errno(const std::string& call, Call&& make_call, int wanted) {
+        errno = 0;
+        const long r = long(make_call());
+        expect_errno(call, r, errno, wanted);
     }
     int result() const { return ok ? kPass : kFail; }
 };
@@ -129,6 +148,18 @@ bool step_missing(const SandboxReport& report, const char* step, std::string& me
     return true;
 }
 
+// In the child: kSkip only when the report gives a reason for step; a step missing from both lists is
+// not an excuse (the checks run and fail).
+bool step_unavailable(const SandboxReport& report, const char* step, std::string& message) {
+    if (report.has_applied(step)) return false;
+    for (const std::string& entry : report.unavailable)
+        if (entry.rfind(std::string(step) + ": ", 0) == 0) {
+            message = std::string(step) + " is not available here:\n" + unavailable_text(report);
+            return true;
+        }
+    return false;
+}
+
 ino_t net_namespace_inode() {
     struct stat st{};
     return ::stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
@@ -178,7 +209,7 @@ TEST(Sandbox, ReportListsEveryStepAndDropsNone) {
         message = report.to_json().dump(1) + "\n";
         Checks checks;
         for (const char* step : {"network namespace", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE",
-                                 "no_new_privs", "dumpable", "seccomp stage 1", "seccomp stage 2"}) {
+                                 "no_new_privs", "dumpable", "landlock", "seccomp stage 1", "seccomp stage 2"}) {
             if (report.has_applied(step)) continue;
             bool reported = false;
             for (const std::string& entry : report.unavailable) reported |= entry.rfind(step, 0) == 0;
@@ -194,7 +225,7 @@ TEST(Sandbox, ReportListsEveryStepAndDropsNone) {
     }));
 }
 
-TEST(Sandbox, OnlyUnixSocketsCanBeCreated) {
+TEST(Sandbox, OnlyUnixStreamSocketsCanBeCreated) {
     EXPECT_CHILD_PASSES(in_child([](std::string& message) {
         const SandboxReport report = harden_before_load(SandboxPolicy{});
         if (step_missing(report, "seccomp stage 1", message)) return kSkip;
@@ -205,13 +236,22 @@ TEST(Sandbox, OnlyUnixSocketsCanBeCreated) {
             const int fd = ::socket(domain, SOCK_DGRAM, 0);
             checks.expect_errno(std::string("socket(") + name + ")", fd, errno, EPERM);
         }
+        // A datagram socket could sendmsg to any pathname socket (msg_name is out of the filter's sight).
+        for (const auto& [type, name] : {std::pair<int, const char*>{SOCK_DGRAM | SOCK_CLOEXEC, "SOCK_DGRAM"},
+                                         {SOCK_RAW, "SOCK_RAW"}}) {
+            const int fd = ::socket(AF_UNIX, type, 0);
+            checks.expect_errno(std::string("socket(AF_UNIX, ") + name + ")", fd, errno, EPERM);
+            int pair[2];
+            const int r = ::socketpair(AF_UNIX, type, 0, pair);
+            checks.expect_errno(std::string("socketpair(AF_UNIX, ") + name + ")", r, errno, EPERM);
+        }
         const int stream = ::socket(AF_UNIX, SOCK_STREAM, 0);
         checks.expect(stream >= 0, std::string("socket(AF_UNIX, SOCK_STREAM): ") + std::strerror(errno));
-        const int dgram = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        checks.expect(dgram >= 0, std::string("socket(AF_UNIX, SOCK_DGRAM): ") + std::strerror(errno));
+        const int seqpacket = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        checks.expect(seqpacket >= 0, std::string("socket(AF_UNIX, SOCK_SEQPACKET): ") + std::strerror(errno));
         int pair[2];
         checks.expect(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0,
-                      std::string("socketpair(AF_UNIX): ") + std::strerror(errno));
+                      std::string("socketpair(AF_UNIX, SOCK_STREAM): ") + std::strerror(errno));
         message = checks.log;
         return checks.result();
     }));
@@ -358,7 +398,17 @@ TEST(Sandbox, SignalsStillReachTheWorkerItself) {
             checks.expect(::kill(::getpid(), SIGUSR1) == 0, "kill(self) from another thread");
         }).join();
         checks.expect(signals_received.load() == 5, "5 signals arrived: " + std::to_string(signals_received.load()));
-        checks.expect(::kill(::getppid(), 0) == 0, "kill(parent, 0) only asks whether it exists");
+        // Signal 0 only asks whether a process exists: seccomp lets it through, Landlock's signal scope
+        // (ABI 6) does not, so from a Landlock domain even that question has no answer outside it.
+        errno = 0;
+        const long probe = ::kill(::getppid(), 0);
+        if (report.applied.end() != std::find_if(report.applied.begin(), report.applied.end(), [](const std::string& e) {
+                return e.rfind("landlock: ", 0) == 0 && e.find("signals and abstract Unix sockets only within") !=
+                                                            std::string::npos;
+            }))
+            checks.expect_errno("kill(parent, 0) from a Landlock domain", probe, errno, EPERM);
+        else
+            checks.expect(probe == 0, "kill(parent, 0) only asks whether it exists");
         message = checks.log;
         return checks.result();
     }));
@@ -426,10 +476,11 @@ TEST(Sandbox, WritingPastTheFileSizeLimitEndsInSigxfsz) {
     const ChildOutcome outcome = in_child([](std::string& message) {
         SandboxPolicy policy;
         policy.max_file_bytes = 4096;
+        policy.scratch_dir = scratch.fresh_dir("file_size_limit").string();
         harden_before_load(policy);
-        const int fd = ::open("/tmp", O_TMPFILE | O_RDWR, 0600);
+        const int fd = ::open(policy.scratch_dir.c_str(), O_TMPFILE | O_RDWR, 0600);
         if (fd < 0) {
-            message = std::string("O_TMPFILE in /tmp: ") + std::strerror(errno);
+            message = std::string("O_TMPFILE in the scratch folder: ") + std::strerror(errno);
             return kSkip;
         }
         const std::string data(8192, 'x');
@@ -687,6 +738,403 @@ TEST(Sandbox, StepsDisabledByPolicyAreReported) {
         message = checks.log + report.to_json().dump(1);
         return checks.result();
     }));
+}
+
+// ---- The file system (Landlock), signals and Unix sockets towards other processes ----
+
+constexpr uid_t kNobody = 65534;
+
+// In the child: gives up root for nobody, keeping what a worker started as a user would have.
+bool become_nobody(std::string& message) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+        message = std::string("cannot become nobody: ") + std::strerror(errno);
+        return false;
+    }
+    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);  // changing uid cleared it; a worker started as a user has it
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    return true;
+}
+
+// 0 when opening worked (the file is closed, and removed if this call made it), else errno.
+int open_errno(const std::string& path, int flags) {
+    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    ::close(fd);
+    if (flags & O_EXCL) ::unlink(path.c_str());
+    return 0;
+}
+int create_errno(const std::string& path) { return open_errno(path, O_WRONLY | O_CREAT | O_EXCL); }
+int read_errno(const std::string& path) { return open_errno(path, O_RDONLY); }
+int list_errno(const std::string& path) {
+    DIR* dir = ::opendir(path.c_str());
+    if (!dir) return errno;
+    ::closedir(dir);
+    return 0;
+}
+std::string errno_text(int e) { return e == 0 ? "success" : std::strerror(e); }
+
+bool landlock_scopes_signals(const SandboxReport& report) {
+    for (const std::string& entry : report.applied)
+        if (entry.rfind("landlock: ", 0) == 0 && entry.find("only within the domain") != std::string::npos) return true;
+    return false;
+}
+
+// A folder for one test, readable and writable by nobody where that matters: scratch/ (the worker's
+// own), sibling/ (writable by anyone: only Landlock stands in the way), secret.txt (readable by anyone),
+// shared/readable.txt (given to the worker read-only), and a listening pathname Unix socket.
+struct Territory {
+    fs::path base, scratch, sibling, secret, shared, readable, socket_path;
+    int listener = -1;
+
+    explicit Territory(const std::string& name) {
+        base = kreg::scratch.fresh_dir(name);
+        scratch = base / "scratch";
+        sibling = base / "sibling";
+        shared = base / "shared";
+        for (const fs::path& dir : {scratch, sibling, shared}) fs::create_directories(dir);
+        secret = base / "secret.txt";
+        readable = shared / "readable.txt";
+        std::ofstream(secret) << "the grader's secret\n";
+        std::ofstream(readable) << "the plugin\n";
+        // The whole way down is open to nobody, so DAC never answers for Landlock.
+        for (fs::path p = base; p != p.root_path(); p = p.parent_path())
+            fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+        fs::permissions(sibling, fs::perms::all);
+        fs::permissions(shared, fs::perms::all);
+        (void)!::chown(scratch.c_str(), kNobody, kNobody);
+        socket_path = base / "service.sock";
+        listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        sockaddr_un address = unix_address();
+        if (::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(listener, 4) != 0)
+            ADD_FAILURE() << "cannot listen on " << socket_path << ": " << std::strerror(errno);
+        ::chmod(socket_path.c_str(), 0777);
+    }
+    ~Territory() { ::close(listener); }
+
+    sockaddr_un unix_address() const {
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+        return address;
+    }
+    SandboxPolicy policy() const {
+        SandboxPolicy policy;
+        policy.scratch_dir = scratch.string();
+        policy.readable_paths = {readable.string()};
+        return policy;
+    }
+    // In the parent, after the child ended: did anyone connect?
+    bool listener_saw_a_connection() const {
+        const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) ::close(fd);
+        return fd >= 0;
+    }
+};
+
+// In a child hardened with territory.policy(): everything the worker may do to files, and what it may not.
+void check_confined_file_system(const Territory& t, const SandboxReport& report, Checks& checks) {
+    bool landlock_text = false;
+    for (const std::string& entry : report.applied)
+        landlock_text |= entry.rfind("landlock: ABI ", 0) == 0 &&
+                         entry.find("writable: " + t.scratch.string()) != std::string::npos &&
+                         entry.find(t.readable.string()) != std::string::npos;
+    checks.expect(landlock_text, "the report names the ABI, the readable file and the writable folder");
+
+    // Allowed: the scratch folder, fully; the system's folders and the readable file, to read.
+    const std::string made = (t.scratch / "made.txt").string();
+    int fd = ::open(made.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    checks.expect(fd >= 0, "create a file in the scratch folder: " + errno_text(errno));
+    checks.expect(fd >= 0 && ::write(fd, "x", 1) == 1, "write to it");
+    if (fd >= 0) ::close(fd);
+    checks.expect(open_errno(made, O_WRONLY | O_TRUNC) == 0, "truncate it on open");
+    checks.expect(::mkdir((t.scratch / "sub").c_str(), 0755) == 0, "mkdir in the scratch folder: " + errno_text(errno));
+    checks.expect(::rename(made.c_str(), (t.scratch / "sub" / "moved.txt").c_str()) == 0,
+                  "rename within the scratch folder: " + errno_text(errno));
+    checks.expect(::unlink((t.scratch / "sub" / "moved.txt").c_str()) == 0, "unlink in the scratch folder");
+    checks.expect(read_errno(t.readable.string()) == 0, "read the readable file: " + errno_text(read_errno(t.readable)));
+    checks.expect(list_errno("/usr/bin") == 0, "list /usr/bin: " + errno_text(list_errno("/usr/bin")));
+    checks.expect(read_errno("/etc/passwd") == 0, "read /etc/passwd: " + errno_text(read_errno("/etc/passwd")));
+    checks.expect(read_errno("/proc/self/status") == 0, "read /proc/self/status");
+    checks.expect(open_errno("/dev/null", O_RDWR) == 0, "open /dev/null for writing");
+    checks.expect(read_errno("/dev/urandom") == 0, "read /dev/urandom");
+    checks.expect(list_errno("/dev") == 0, "list /dev");
+
+    // Denied: writing anywhere else, reading outside the allow-list, even what DAC would allow.
+    auto denied = [&](const std::string& what, int e) {
+        checks.expect(e == EACCES, what + ": " + errno_text(e) + ", wanted " + std::strerror(EACCES));
+    };
+    const std::string name = "kreg-sandbox-test-" + std::to_string(::getpid());
+    denied("create a file in /tmp", create_errno("/tmp/" + name));
+    denied("create a file in the sibling folder", create_errno((t.sibling / name).string()));
+    denied("create a file beside the scratch folder", create_errno((t.base / name).string()));
+    denied("mkdir beside the scratch folder", ::mkdir((t.base / name).c_str(), 0755) == 0 ? 0 : errno);
+    std::vector<std::string> homes = {"/root", "/home"};
+    if (const char* home = ::getenv("HOME"); home && *home && std::find(homes.begin(), homes.end(), home) == homes.end())
+        homes.push_back(home);
+    for (const std::string& home : homes)
+        if (::access(home.c_str(), F_OK) == 0) denied("create a file in " + home, create_errno(home + "/" + name));
+    if (::access("/dev/shm", F_OK) == 0) denied("create a file in /dev/shm", create_errno("/dev/shm/" + name));
+    denied("read the secret", read_errno(t.secret.string()));
+    denied("list the readable file's folder", list_errno(t.shared.string()));
+    denied("list the folder above the scratch folder", list_errno(t.base.string()));
+    denied("open /etc/passwd for writing", open_errno("/etc/passwd", O_WRONLY));
+    checks.expect(::link(t.readable.c_str(), (t.scratch / "link").c_str()) != 0,
+                  "link the readable file into the scratch folder");
+}
+
+TEST(Sandbox, LandlockLimitsTheFileSystemToSystemFoldersAndTheScratchFolder) {
+    const Territory territory("landlock_root");
+    EXPECT_CHILD_PASSES(in_child([&](std::string& message) {
+        const SandboxReport report = harden_before_load(territory.policy());
+        if (step_unavailable(report, "landlock", message)) return kSkip;
+        Checks checks;
+        check_confined_file_system(territory, report, checks);
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+}
+
+TEST(Sandbox, WithoutRootLandlockAndTheFiltersStillHold) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user in the child";
+    const Territory territory("landlock_nobody");
+    EXPECT_CHILD_PASSES(in_child([&](std::string& message) {
+        if (!become_nobody(message)) return kSkip;
+        const SandboxReport report = harden_before_load(territory.policy());
+        if (step_unavailable(report, "landlock", message) || step_missing(report, "seccomp stage 1", message))
+            return kSkip;
+        Checks checks;
+        check_confined_file_system(territory, report, checks);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        const sockaddr_un address = territory.unix_address();
+        const int r = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+        checks.expect_errno("connect to the parent's socket", r, errno, EPERM);
+        checks.expect_call_errno("fcntl(F_SETOWN, parent)", [&] { return ::fcntl(fd, F_SETOWN, ::getppid()); }, EPERM);
+        checks.expect_call_errno("pidfd_open(parent)", [] { return ::syscall(SYS_pidfd_open, ::getppid(), 0); }, EPERM);
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+    EXPECT_FALSE(territory.listener_saw_a_connection());
+}
+
+// Each call would succeed, or fail harmlessly with another errno, without the filter.
+TEST(Sandbox, NoSignalOwnershipOrProcessControlTowardsOtherProcesses) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        const SandboxReport report = harden_before_load(SandboxPolicy{});
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        const pid_t parent = ::getppid();
+        constexpr pid_t kNoSuchPid = 0x7ffffff0;
+        int sock[2], pipe_fds[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) != 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+            message = std::string("socketpair or pipe: ") + std::strerror(errno);
+            return kFail;
+        }
+        auto denied = [&](const char* call, long r) { checks.expect_errno(call, r, errno, EPERM); };
+        // SIGIO/SIGURG (or any signal with F_SETSIG) to a process the caller names.
+        errno = 0;
+        denied("fcntl(F_SETOWN, parent)", ::fcntl(sock[0], F_SETOWN, parent));
+        denied("fcntl(F_SETOWN, -parent's group)", ::fcntl(sock[0], F_SETOWN, -::getpgid(parent)));
+        f_owner_ex owner{F_OWNER_PID, parent};
+        denied("fcntl(F_SETOWN_EX, parent)", ::fcntl(sock[0], F_SETOWN_EX, &owner));
+        denied("fcntl(F_SETSIG, SIGKILL)", ::fcntl(sock[0], F_SETSIG, SIGKILL));
+        denied("fcntl(F_SETFL, O_ASYNC)", ::fcntl(sock[0], F_SETFL, O_ASYNC | O_NONBLOCK));
+        denied("fcntl(F_SETLEASE)", ::fcntl(pipe_fds[0], F_SETLEASE, F_RDLCK));
+        denied("fcntl(F_NOTIFY)", ::fcntl(pipe_fds[0], F_NOTIFY, DN_MODIFY));
+        const int parent_pid = parent;
+        const int on = 1;
+        denied("ioctl(FIOSETOWN, parent)", ::ioctl(sock[0], FIOSETOWN, &parent_pid));
+        denied("ioctl(SIOCSPGRP, parent)", ::ioctl(sock[0], SIOCSPGRP, &parent_pid));
+        denied("ioctl(FIOASYNC)", ::ioctl(sock[0], FIOASYNC, &on));
+        // The terminal ones (on a pipe they would fail with ENOTTY).
+        const char keystroke = '\n';
+        denied("ioctl(TIOCSTI)", ::ioctl(pipe_fds[0], TIOCSTI, &keystroke));
+        denied("ioctl(TIOCSPGRP)", ::ioctl(pipe_fds[0], TIOCSPGRP, &parent_pid));
+        denied("ioctl(TIOCCONS)", ::ioctl(pipe_fds[0], TIOCCONS));
+        denied("ioctl(TIOCSIG)", ::ioctl(pipe_fds[0], TIOCSIG, SIGINT));
+        // What still works: other fcntl and ioctl requests.
+        checks.expect(::fcntl(sock[0], F_SETFL, O_NONBLOCK) == 0, "fcntl(F_SETFL, O_NONBLOCK)");
+        checks.expect(::fcntl(sock[0], F_GETOWN) == 0, "fcntl(F_GETOWN) reads no owner");
+        int pending = -1;
+        checks.expect(::ioctl(sock[0], FIONREAD, &pending) == 0 && pending == 0, "ioctl(FIONREAD)");
+
+        // A handle on, or a look into, another process.
+        denied("pidfd_open(parent)", ::syscall(SYS_pidfd_open, parent, 0));
+        denied("pidfd_open(self)", ::syscall(SYS_pidfd_open, ::getpid(), 0));
+        denied("kcmp(self, parent)", ::syscall(SYS_kcmp, ::getpid(), parent, KCMP_VM, 0, 0));
+        denied("mq_notify", ::syscall(SYS_mq_notify, -1, nullptr));
+        denied("fanotify_init", ::syscall(SYS_fanotify_init, 0, O_RDONLY));
+        rlimit limit{};
+        denied("prlimit64(parent, read)", ::syscall(SYS_prlimit64, parent, RLIMIT_NOFILE, nullptr, &limit));
+        checks.expect(::syscall(SYS_prlimit64, ::getpid(), RLIMIT_NOFILE, nullptr, &limit) == 0, "prlimit64(self, read)");
+        void* head = nullptr;
+        size_t length = 0;
+        denied("get_robust_list(parent)", ::syscall(SYS_get_robust_list, parent, &head, &length));
+        errno = 0;
+        const long r = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0);
+        if (r == 0) ::_exit(kFail);  // a child of the test runner: the filter let it through
+        denied("clone(CLONE_PARENT)", r);
+
+        // Priorities and placement of others (a pid that does not exist: ESRCH without the filter).
+        denied("setpriority(PRIO_PROCESS, other)", ::setpriority(PRIO_PROCESS, kNoSuchPid, 0));
+        denied("setpriority(PRIO_PGRP, other)", ::setpriority(PRIO_PGRP, kNoSuchPid, 0));
+        denied("setpriority(PRIO_USER, root)", ::setpriority(PRIO_USER, 0x7ffffff0, 0));
+        denied("ioprio_set(other)", ::syscall(SYS_ioprio_set, 1 /*IOPRIO_WHO_PROCESS*/, kNoSuchPid, 0));
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        checks.expect(::sched_getaffinity(0, sizeof cpus, &cpus) == 0, "sched_getaffinity(self)");
+        denied("sched_setaffinity(other)", ::sched_setaffinity(kNoSuchPid, sizeof cpus, &cpus));
+        sched_param param{};
+        denied("sched_setscheduler(other)", ::sched_setscheduler(kNoSuchPid, SCHED_OTHER, &param));
+        denied("sched_setparam(other)", ::sched_setparam(kNoSuchPid, &param));
+        // The same on itself is fine.
+        checks.expect(::setpriority(PRIO_PROCESS, 0, ::getpriority(PRIO_PROCESS, 0)) == 0, "setpriority(self)");
+        checks.expect(::sched_setaffinity(0, sizeof cpus, &cpus) == 0, "sched_setaffinity(self)");
+        checks.expect(::sched_setaffinity(::getpid(), sizeof cpus, &cpus) == 0, "sched_setaffinity(own pid)");
+        message = checks.log;
+        return checks.result();
+    }));
+}
+
+// Landlock alone (no seccomp, no network namespace): its signal and abstract-socket scopes and its TCP
+// rules stand on their own, so a kernel without seccomp filters still keeps the worker inside.
+TEST(Sandbox, LandlockAloneKeepsSignalsSocketsAndTcpInside) {
+    const std::string abstract_name = "kreg_sandbox_test_" + std::to_string(::getpid());
+    const int abstract_listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un abstract{};
+    abstract.sun_family = AF_UNIX;
+    std::memcpy(abstract.sun_path + 1, abstract_name.data(), abstract_name.size());
+    const socklen_t abstract_length = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + abstract_name.size());
+    ASSERT_EQ(::bind(abstract_listener, reinterpret_cast<sockaddr*>(&abstract), abstract_length), 0) << std::strerror(errno);
+    ASSERT_EQ(::listen(abstract_listener, 4), 0);
+    const int tcp_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in tcp{};
+    tcp.sin_family = AF_INET;
+    tcp.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t tcp_length = sizeof tcp;
+    const bool have_tcp = ::bind(tcp_listener, reinterpret_cast<sockaddr*>(&tcp), sizeof tcp) == 0 &&
+                          ::listen(tcp_listener, 4) == 0 &&
+                          ::getsockname(tcp_listener, reinterpret_cast<sockaddr*>(&tcp), &tcp_length) == 0;
+
+    EXPECT_CHILD_PASSES(in_child([&](std::string& message) {
+        SandboxPolicy policy;
+        policy.seccomp = false;
+        policy.network_namespace = false;
+        const SandboxReport report = harden_before_load(policy);
+        if (step_unavailable(report, "landlock", message)) return kSkip;
+        if (report.has_applied("landlock") && !landlock_scopes_signals(report)) {
+            message = "Landlock here has no signal scope (ABI < 6):\n" + report.to_json().dump(1);
+            return kSkip;
+        }
+        Checks checks;
+        checks.expect_call_errno("kill(parent, SIGCONT)", [] { return ::kill(::getppid(), SIGCONT); }, EPERM);
+        checks.expect_call_errno("kill(parent, 0)", [] { return ::kill(::getppid(), 0); }, EPERM);
+        checks.expect_call_errno("rt_sigqueueinfo(parent)", [] {
+            siginfo_t info{};
+            info.si_code = SI_QUEUE;
+            return ::syscall(SYS_rt_sigqueueinfo, ::getppid(), SIGCONT, &info);
+        }, EPERM);
+        ::signal(SIGUSR1, count_signal);
+        checks.expect(::raise(SIGUSR1) == 0 && signals_received.load() == 1, "raise(SIGUSR1) still arrives");
+        const int unix_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        checks.expect_call_errno("connect to an abstract socket outside", [&] {
+            return ::connect(unix_fd, reinterpret_cast<const sockaddr*>(&abstract), abstract_length);
+        }, EPERM);
+        if (have_tcp) {
+            const int tcp_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            checks.expect_call_errno("connect to 127.0.0.1 over TCP", [&] {
+                return ::connect(tcp_fd, reinterpret_cast<const sockaddr*>(&tcp), sizeof tcp);
+            }, EACCES);
+        }
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+    const int accepted = ::accept4(abstract_listener, nullptr, nullptr, SOCK_CLOEXEC);
+    EXPECT_LT(accepted, 0) << "the abstract socket's listener saw a connection";
+    if (have_tcp) {
+        const int tcp_accepted = ::accept4(tcp_listener, nullptr, nullptr, SOCK_CLOEXEC);
+        EXPECT_LT(tcp_accepted, 0) << "the TCP listener saw a connection";
+        if (tcp_accepted >= 0) ::close(tcp_accepted);
+    }
+    if (accepted >= 0) ::close(accepted);
+    ::close(abstract_listener);
+    ::close(tcp_listener);
+}
+
+TEST(Sandbox, PathnameUnixSocketsOfOtherProcessesAreOutOfReach) {
+    const Territory territory("unix_socket");
+    EXPECT_CHILD_PASSES(in_child([&](std::string& message) {
+        SandboxReport report = harden_before_load(territory.policy());
+        harden_after_load(territory.policy(), report);
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        const sockaddr_un address = territory.unix_address();
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        checks.expect(fd >= 0, std::string("socket(AF_UNIX, SOCK_STREAM): ") + std::strerror(errno));
+        checks.expect_call_errno("connect to a pathname socket", [&] {
+            return ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+        }, EPERM);
+        if (::access("/run/dbus/system_bus_socket", F_OK) == 0) {
+            sockaddr_un dbus{};
+            dbus.sun_family = AF_UNIX;
+            std::strcpy(dbus.sun_path, "/run/dbus/system_bus_socket");
+            checks.expect_call_errno("connect to the D-Bus system bus", [&] {
+                return ::connect(fd, reinterpret_cast<const sockaddr*>(&dbus), sizeof dbus);
+            }, EPERM);
+        }
+        // The worker's own channel: a connected socketpair passing descriptors (SCM_RIGHTS) still works.
+        int pair[2];
+        checks.expect(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0, "socketpair(SOCK_STREAM)");
+        const int passed = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        char byte = 'x';
+        iovec data{&byte, 1};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        msghdr out{};
+        out.msg_iov = &data;
+        out.msg_iovlen = 1;
+        out.msg_control = control;
+        out.msg_controllen = sizeof control;
+        cmsghdr* cmsg = CMSG_FIRSTHDR(&out);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(cmsg), &passed, sizeof passed);
+        checks.expect(::sendmsg(pair[0], &out, 0) == 1, std::string("sendmsg(SCM_RIGHTS): ") + std::strerror(errno));
+        alignas(cmsghdr) char received_control[CMSG_SPACE(sizeof(int))] = {};
+        msghdr in{};
+        in.msg_iov = &data;
+        in.msg_iovlen = 1;
+        in.msg_control = received_control;
+        in.msg_controllen = sizeof received_control;
+        const bool got = ::recvmsg(pair[1], &in, 0) == 1 && CMSG_FIRSTHDR(&in) &&
+                         CMSG_FIRSTHDR(&in)->cmsg_type == SCM_RIGHTS;
+        checks.expect(got, "recvmsg gets the descriptor");
+        checks.expect(::send(pair[0], "y", 1, 0) == 1, "send without an address");
+        checks.expect_call_errno("sendto with an address", [&] {
+            return ::sendto(pair[0], "z", 1, 0, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+        }, EPERM);
+        message = checks.log;
+        return checks.result();
+    }));
+    EXPECT_FALSE(territory.listener_saw_a_connection());
+}
+
+TEST(Sandbox, AbortStillEndsAHardenedWorkerWithSigabrtAndThreadsRun) {
+    const Territory territory("abort");
+    const ChildOutcome outcome = in_child([&](std::string& message) {
+        SandboxReport report = harden_before_load(territory.policy());
+        harden_after_load(territory.policy(), report);
+        if (step_missing(report, "seccomp stage 2", message) || step_unavailable(report, "landlock", message))
+            return kSkip;
+        std::atomic<int> ran{0};
+        std::thread([&] { ran = 1; }).join();
+        if (ran != 1) {
+            message = "a std::thread did not run in the hardened process";
+            return kFail;
+        }
+        std::abort();  // rt_sigprocmask and tgkill on itself, through both filters and Landlock's scope
+    });
+    if (outcome.exit_code == kSkip) GTEST_SKIP() << outcome.message;
+    EXPECT_EQ(outcome.signal, SIGABRT) << "exit code " << outcome.exit_code << ": " << outcome.message;
 }
 
 // CUDA under both stages: the probe follows the worker's order and runs a JIT-compiled kernel from the

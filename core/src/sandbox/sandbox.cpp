@@ -1,5 +1,6 @@
 #include "sandbox/sandbox.hpp"
 
+#include "sandbox/landlock.hpp"
 #include "sandbox/network_namespace.hpp"
 #include "sandbox/resource_limits.hpp"
 #include "sandbox/seccomp_filter.hpp"
@@ -72,6 +73,15 @@ SandboxReport harden_before_load(const SandboxPolicy& policy) {
         report.applied.push_back("dumpable: 0");
     else
         report.unavailable.push_back(std::string("dumpable: prctl(PR_SET_DUMPABLE): ") + std::strerror(errno));
+
+    // Landlock needs no_new_privs (above) and comes after the network namespace, whose id maps are
+    // writes to /proc that Landlock forbids.
+    if (!policy.landlock) {
+        report.unavailable.push_back("landlock: disabled by policy");
+    } else {
+        const LandlockOutcome landlock = apply_landlock(policy);
+        (landlock.applied ? report.applied : report.unavailable).push_back("landlock: " + landlock.detail);
+    }
 
     apply_seccomp_stage(FilterStage::before_load, policy, report);
     return report;

@@ -2,9 +2,13 @@
 // irreversible for the calling process, made by the worker and never by the runner:
 //
 //   harden_before_load   right after the worker starts, before dlopen of the plugin: a private network
-//                        namespace, rlimits, no_new_privs, not dumpable, seccomp stage 1 (no ptrace,
+//                        namespace, rlimits, no_new_privs, not dumpable, Landlock (sandbox/landlock.hpp:
+//                        read the system's folders and readable_paths, write only scratch_dir; no
+//                        signals or abstract sockets out of the domain), seccomp stage 1 (no ptrace,
 //                        mounts, namespaces, kernel modules, bpf, perf, keyrings, io_uring, no socket
-//                        other than AF_UNIX, no raising of rlimits).
+//                        other than an AF_UNIX stream, no connect, no raising of rlimits, no signal,
+//                        signal ownership (fcntl/ioctl), pidfd or scheduling aimed at another process).
+//                        Plugin constructors run under this stage alone, so it must hold by itself.
 //   harden_after_load    after the plugin is loaded and the CUDA context exists, before any plugin code
 //                        runs a job: seccomp stage 2, a stacked filter that forbids fork, vfork, execve,
 //                        execveat and clone without CLONE_THREAD. Threads keep working.

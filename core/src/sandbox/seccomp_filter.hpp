@@ -7,7 +7,8 @@
 namespace kreg {
 
 enum class FilterStage {
-    before_load,  // stage 1: ptrace, mounts, namespaces, modules, bpf, perf, keys, io_uring, non-AF_UNIX socket...
+    before_load,  // stage 1: ptrace, mounts, namespaces, modules, bpf, perf, keys, io_uring, connect, sockets other
+                  // than AF_UNIX streams, signals and signal ownership (fcntl/ioctl) towards other processes...
     after_load,   // stage 2: fork, vfork, execve, execveat, clone without CLONE_THREAD
 };
 
