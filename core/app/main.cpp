@@ -9,34 +9,77 @@
 #include "worker/session.hpp"
 #include "sandbox/policy_json.hpp"
 
+#include <sys/prctl.h>
+
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 
 namespace kreg::app {
-// `runner __worker [--sandbox POLICY_JSON]`: the worker process (see worker/session.hpp).
+// `runner __worker [--sandbox POLICY_JSON] --nonce N`: the worker process (see worker/session.hpp).
 int worker_main(int argc, char** argv) {
     std::optional<SandboxPolicy> sandbox;
-    if (argc == 4 && std::string(argv[2]) == "--sandbox") {
+    std::string nonce;
+    for (int i = 2; i < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (i + 1 >= argc || (flag != "--sandbox" && flag != "--nonce")) {
+            std::cerr << "kreg worker: unexpected arguments\n";
+            return 2;
+        }
+        if (flag == "--nonce") {
+            nonce = argv[i + 1];
+            continue;
+        }
         try {
-            sandbox = nlohmann::json::parse(argv[3]).get<SandboxPolicy>();
+            sandbox = nlohmann::json::parse(argv[i + 1]).get<SandboxPolicy>();
         } catch (const std::exception& e) {
             std::cerr << "kreg worker: bad --sandbox policy: " << e.what() << "\n";
             return 2;
         }
-    } else if (argc != 2) {
-        std::cerr << "kreg worker: unexpected arguments\n";
+    }
+    if (nonce.empty()) {
+        std::cerr << "kreg worker: no --nonce\n";
         return 2;
     }
-    return run_worker(3, 4, sandbox);
+    return run_worker(3, 4, nonce, sandbox);
+}
+
+// `runner __sandboxed_exec --sandbox POLICY_JSON -- PROGRAM ARGS...`: a step of a submission's build
+// (cmake, and through it the compilers), started confined by the grader (sandbox/confined_spawn.hpp),
+// hardens itself with the policy (Landlock, rlimits, seccomp stage 1; fork and exec stay allowed) and
+// becomes PROGRAM.
+int sandboxed_exec_main(int argc, char** argv) {
+    if (argc < 6 || std::string(argv[2]) != "--sandbox" || std::string(argv[4]) != "--") {
+        std::cerr << "kreg: usage: runner __sandboxed_exec --sandbox POLICY_JSON -- PROGRAM ARGS...\n";
+        return 126;
+    }
+    try {
+        harden_before_load(nlohmann::json::parse(argv[3]).get<SandboxPolicy>());
+    } catch (const std::exception& e) {
+        std::cerr << "kreg: sandbox: " << e.what() << "\n";
+        return 126;
+    }
+    ::execvp(argv[5], argv + 5);
+    std::cerr << "kreg: cannot run " << argv[5] << ": " << std::strerror(errno) << "\n";
+    return 127;
 }
 }  // namespace kreg::app
 
 int main(int argc, char** argv) {
     // Hidden subcommand: the runner re-executes itself as a worker process (see worker/session.hpp).
     if (argc >= 2 && std::string(argv[1]) == "__worker") return kreg::app::worker_main(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "__sandboxed_exec") return kreg::app::sandboxed_exec_main(argc, argv);
 
     std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
-    if (argc >= 2 && std::string(argv[1]) == "grade") return kreg::app::run_grade_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::string(argv[1]) == "grade") {
+        // The grader holds the secret seed and the gradebook: no core file, no ptrace attach and no
+        // /proc/<pid>/mem for anything but root in our own user namespace.
+        ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        return kreg::app::run_grade_command(argc - 1, argv + 1);
+    }
     kreg::app::CommandLine cl;
     try {
         cl = kreg::app::parse_command_line(argc, argv);

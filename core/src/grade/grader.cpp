@@ -3,7 +3,9 @@
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
 #include "grade/outcome.hpp"
+#include "grade/timing_claims.hpp"
 #include "grade/verdict.hpp"
+#include "measure/host_ceiling.hpp"
 #include "measure/output_export.hpp"
 #include "measure/roofline.hpp"
 #include "sweep/executor.hpp"
@@ -26,36 +28,47 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// Runs a strict job of the submission with its outputs exported, then checks them here: the worker
-// writes each call's C and computes no reference, so the verdict is this process's and the expected
-// output never exists where the submission runs. That holds for correctness runs and for the timed
-// calls of performance runs alike. The call count comes from the worker's own row (1 checked call, the
-// warm-ups and its timed samples); a row with fewer timed samples than the sampler's minimum, or a
-// folder with more or fewer outputs than that count, fails.
-Record run_checked_outside(Executor& executor, Job job, const fs::path& outputs) {
-    std::error_code ec;
-    fs::remove_all(outputs, ec);
-    fs::create_directories(outputs);
-    job.settings.export_outputs_dir = fs::absolute(outputs).string();
-    Record r = executor.run_job(job);
-    if (r.status == RowStatus::ok) {
-        const int minimum = std::min(3, std::max(1, job.settings.repeats));
-        const int calls = 1 + job.settings.warmup + int(r.samples_ms.size());
-        const TrustedCheck trusted = int(r.samples_ms.size()) < minimum
-                                         ? TrustedCheck{false, 0, 0, "the worker reported " + std::to_string(r.samples_ms.size()) +
-                                                                         " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
-                                         : check_exported_outputs(job, outputs.string(), calls);
-        r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}};
-        r.max_rel_err = trusted.max_rel_err;
-        r.tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
-        if (!trusted.passed) {
-            r.status = RowStatus::wrong_result;
-            r.reason = trusted.reason;
-            r.stats.reset();
-            r.gflops.reset();
-        }
+// Runs a strict job of the submission checked outside its worker: this process issues every call's input
+// seed right before the call and takes every call's output, sealed, right after it (sweep/checked_calls.hpp),
+// then checks each output here, against inputs it drew itself: the verdict is this process's, and the
+// expected output never exists where the submission runs. That holds for correctness runs and for every
+// call of performance runs alike. The worker's timings are claims: they must agree with the outputs it
+// handed over and fit in the windows this process saw (grade/timing_claims.hpp); where the claimed median
+// is faster than this process's clock allows, the row's time is the clock's bound instead.
+Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
+    job.settings.strict = true;
+    job.settings.checked_outside = true;
+    std::vector<CheckedCall> calls;
+    Record r = executor.run_checked_job(job, calls);
+    if (r.status != RowStatus::ok) return r;
+
+    const TimingVerdict timing = judge_timing_claims(job, r, calls, allowance_ms);
+    if (!timing.violation.empty()) {
+        executor.finish();  // a worker that lies is not asked again
+        return record_for(job, RowStatus::crashed, std::string(kProtocolViolationPrefix) + timing.violation);
     }
-    fs::remove_all(outputs, ec);
+    const int minimum = std::min(3, std::max(1, job.settings.repeats));
+    std::vector<CallOutput> outputs;
+    for (const CheckedCall& c : calls) outputs.push_back({c.call, c.seed, c.output.data(), c.output.count()});
+    const TrustedCheck trusted = int(r.samples_ms.size()) < minimum
+                                     ? TrustedCheck{false, 0, 0, "the worker reported " + std::to_string(r.samples_ms.size()) +
+                                                                     " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
+                                     : check_call_outputs(job, outputs, int(calls.size()));
+    r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}};
+    r.extra["timing_claims"] = timing.evidence();
+    r.max_rel_err = trusted.max_rel_err;
+    r.tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    if (!trusted.passed) {
+        r.status = RowStatus::wrong_result;
+        r.reason = trusted.reason;
+        r.stats.reset();
+        r.gflops.reset();
+    } else if (!timing.believed && r.stats) {
+        // Faster than the grader's own clock allows: what counts is the clock.
+        r.stats->median_ms = timing.bound_median_ms;
+        r.stats->min_ms = std::max(r.stats->min_ms, timing.bound_median_ms);
+        r.gflops = job.shape.flops() / (timing.bound_median_ms * 1e6);
+    }
     return r;
 }
 
@@ -125,6 +138,38 @@ Record Grader::measure_reference(const std::string& kernel, const Shape& shape) 
     return r;
 }
 
+double Grader::harness_allowance(const Shape& shape) {
+    const std::string key = to_string(shape);
+    if (auto it = allowance_cache_.find(key); it != allowance_cache_.end()) return it->second;
+    // Any trusted kernel of the graded backend serves: the allowance is the harness's work around a call.
+    double allowance = 0;
+    for (const auto& tier : options_.rubric.performance) {
+        const auto plugin = reference_path_.find(tier.reference);
+        if (plugin == reference_path_.end()) continue;
+        Job job;
+        job.kernel = tier.reference;
+        job.plugin_path = plugin->second;
+        job.shape = shape;
+        job.seed = kReferenceSeed;
+        job.settings.warmup = options_.rubric.warmup;
+        job.settings.repeats = options_.rubric.repeats;
+        job.settings.time_budget_s = options_.rubric.time_budget_s;
+        job.settings.timeout_s = std::max(options_.rubric.limits.call_s, 60.0) * (2 + job.settings.warmup + job.settings.repeats);
+        job.settings.device = options_.device;
+        job.settings.strict = true;
+        job.settings.checked_outside = true;
+        std::vector<CheckedCall> calls;
+        const Record r = trusted_->run_checked_job(job, calls);
+        trusted_->finish();
+        if (r.status == RowStatus::ok) {
+            allowance = harness_allowance_ms(calls);
+            break;
+        }
+    }
+    allowance_cache_[key] = allowance;
+    return allowance;
+}
+
 nlohmann::json Grader::run_meta() const {
     return {{"rubric", options_.rubric.to_json()},
             {"secret_seed_used", options_.secret != 0},
@@ -152,8 +197,10 @@ StudentResult Grader::grade(const Submission& submission) {
     // 1. Build a source folder, sandboxed and time-limited.
     fs::path plugin = submission.path;
     if (submission.needs_build) {
+        SandboxPolicy build_policy = options_.sandbox;
+        build_policy.memory_bytes = uint64_t(limits.memory_mb) << 20;
         const BuildResult b = build_submission(submission.path, options_.out_dir / "builds" / submission.student,
-                                               options_.kreg_prefix, limits.build_s, options_.sandbox);
+                                               options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
         result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, b.ok ? "built " + b.plugin.string() : b.reason,
                                  {{"seconds", b.seconds}, {"log_tail", b.log_tail}}});
         if (!b.ok) return finish("build_failed", "build failed: " + b.reason);
@@ -174,6 +221,7 @@ StudentResult Grader::grade(const Submission& submission) {
     untrusted.echo_worker_stderr = options_.verbose;
     untrusted.sandbox = options_.sandbox;
     untrusted.sandbox->cpu_seconds = limits.total_s;
+    untrusted.sandbox->memory_bytes = uint64_t(limits.memory_mb) << 20;
     Executor executor(untrusted);
     const PluginInfo info = executor.describe(plugin.string(), options_.device);
     result.sandbox = executor.last_sandbox_report();
@@ -229,8 +277,6 @@ StudentResult Grader::grade(const Submission& submission) {
     auto out_of_time = [&] { return seconds_since(start) > limits.total_s; };
     std::vector<std::string> outcomes;
 
-    const fs::path outputs = options_.out_dir / "outputs" / submission.student;  // exported C, while checked
-
     // 4. Correctness: every case x seed x shape, fresh secret-mixed inputs, strict checking.
     bool all_correct = true;
     for (const auto& c : rubric.correctness) {
@@ -252,7 +298,7 @@ StudentResult Grader::grade(const Submission& submission) {
                 else if (timed_out)
                     r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
                 else
-                    r = run_checked_outside(executor, job, outputs);
+                    r = run_checked_outside(executor, job, 0.0);
                 timed_out = timed_out || r.status == RowStatus::timeout;
                 const std::string outcome = classify_outcome(r);
                 outcomes.push_back(outcome);
@@ -286,13 +332,16 @@ StudentResult Grader::grade(const Submission& submission) {
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
             job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
-            Record mine = run_checked_outside(executor, job, outputs);
+            Record mine = run_checked_outside(executor, job, harness_allowance(tier.shape));
             executor.finish();
             // The physics check: a CUDA time below the roofline floor from this GPU's measured ceilings.
             if (mine.status == RowStatus::ok && meta->backend == Backend::cuda) {
                 if (!gpu_) gpu_ = trusted_->device_info(options_.device, true, 300.0);
                 if (!gpu_->contains("error")) annotate_roofline(mine, (*gpu_)["facts"], (*gpu_)["ceilings"]);
                 else mine.extra["roofline"] = {{"unavailable", (*gpu_)["error"]}};  // the evidence says it was not checked
+            } else if (mine.status == RowStatus::ok) {
+                if (!host_flops_) host_flops_ = measure_host_fp32_flops();
+                annotate_cpu_roofline(mine, *host_flops_);
             }
             const Record ref = measure_reference(tier.reference, tier.shape);
             outcomes.push_back(classify_outcome(mine));

@@ -50,6 +50,9 @@ public:
 
 private:
     Record measure_reference(const std::string& kernel, const Shape& shape);
+    // The harness's own work inside the grader's window around one call at shape (grade/timing_claims.hpp),
+    // measured once per shape with a trusted reference kernel; 0 when none could be measured.
+    double harness_allowance(const Shape& shape);
     nlohmann::json run_meta() const;
 
     GradeOptions options_;
@@ -58,6 +61,8 @@ private:
     std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
     std::map<std::string, Record> reference_cache_;      // "kernel MxNxK" -> its measurement this run
     std::optional<nlohmann::json> gpu_;                  // facts and measured ceilings, once per run
+    std::optional<double> host_flops_;                   // the host's measured fp32 peak, once per run
+    std::map<std::string, double> allowance_cache_;      // "MxNxK" -> harness_allowance
 };
 
 }  // namespace kreg

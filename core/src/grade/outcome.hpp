@@ -11,7 +11,9 @@ namespace kreg {
 
 // ok, wrong_result, skipped, failed, timeout, crashed, aborted (SIGABRT: abort, uncaught exception),
 // exited (the plugin ended the worker with exit()), cuda_error (sticky CUDA error),
-// sandbox_violation (SIGSYS, or a forbidden call refused with EPERM).
+// sandbox_violation (SIGSYS, or a forbidden call refused with EPERM), protocol_violation (the worker
+// wrote out of protocol or its claims contradicted what the grader saw; reason "protocol violation: "),
+// memory_limit (the worker went past the rubric's memory limit; reason "memory limit of ...").
 std::string classify_outcome(const Record& r);
 
 // The most serious of several outcomes (for a student's status), "ok" for none.

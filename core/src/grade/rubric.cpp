@@ -50,6 +50,7 @@ const std::map<std::string, Copier>& scalar_copiers() {
         {"/limits/call_s", [](Rubric& a, const Rubric& b) { a.limits.call_s = b.limits.call_s; }},
         {"/limits/total_s", [](Rubric& a, const Rubric& b) { a.limits.total_s = b.limits.total_s; }},
         {"/limits/build_s", [](Rubric& a, const Rubric& b) { a.limits.build_s = b.limits.build_s; }},
+        {"/limits/memory_mb", [](Rubric& a, const Rubric& b) { a.limits.memory_mb = b.limits.memory_mb; }},
         {"/measure/warmup", [](Rubric& a, const Rubric& b) { a.warmup = b.warmup; }},
         {"/measure/repeats", [](Rubric& a, const Rubric& b) { a.repeats = b.repeats; }},
         {"/measure/time_budget_s", [](Rubric& a, const Rubric& b) { a.time_budget_s = b.time_budget_s; }},
@@ -96,7 +97,8 @@ nlohmann::json Rubric::to_json() const {
                          {{"load_s", limits.load_s},
                           {"call_s", limits.call_s},
                           {"total_s", limits.total_s},
-                          {"build_s", limits.build_s}}},
+                          {"build_s", limits.build_s},
+                          {"memory_mb", limits.memory_mb}}},
                         {"correctness", cases},
                         {"measure", {{"warmup", warmup}, {"repeats", repeats}}},
                         {"requires_correctness", requires_correctness}};

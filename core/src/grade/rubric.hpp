@@ -43,6 +43,7 @@ struct PerformanceTier {
 // Wall-clock limits in seconds: loading the plugin, one kernel call, the whole submission, building it.
 struct GradeLimits {
     double load_s = 30, call_s = 60, total_s = 900, build_s = 300;
+    int64_t memory_mb = 4096;  // each worker's (and build's) memory, its processes together
 };
 
 struct Rubric {

@@ -16,7 +16,7 @@ using config_detail::Node;
 namespace {
 const std::vector<std::string> kCaseKeys{"name", "points", "shapes", "seeds", "all_or_nothing", "tolerance"};
 const std::vector<std::string> kTierKeys{"name", "points", "shape", "reference", "min_ratio"};
-const std::vector<std::string> kLimitKeys{"load_s", "call_s", "total_s", "build_s"};
+const std::vector<std::string> kLimitKeys{"load_s", "call_s", "total_s", "build_s", "memory_mb"};
 const std::vector<std::string> kMeasureKeys{"warmup", "repeats", "time_budget_s"};
 const std::vector<std::string> kBackendNames{"cpu", "cuda"};
 
@@ -154,6 +154,8 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         if (const auto n = setting(*limits, "call_s")) r.limits.call_s = n->as_positive_number("call_s");
         if (const auto n = setting(*limits, "total_s")) r.limits.total_s = n->as_positive_number("total_s");
         if (const auto n = setting(*limits, "build_s")) r.limits.build_s = n->as_positive_number("build_s");
+        // 64 MiB: below that not even a CUDA context fits; 1 TiB: a typo, not a limit.
+        if (const auto n = setting(*limits, "memory_mb")) r.limits.memory_mb = n->as_int("memory_mb", 64, int64_t(1) << 20);
     }
 
     NameRegistry names;

@@ -33,12 +33,15 @@ struct BuildResult {
     double seconds = 0;
 };
 
-// Configures and builds source_dir into build_dir against the kreg package at kreg_prefix, each
-// step a sandboxed child (network namespace, rlimits, seccomp stage 1; fork/exec stay allowed) in its
-// own process group, killed when timeout_s (for both steps together) runs out. The log goes to
-// build_dir/../<name>.build.log. The plugin is the one .so the build produced that exports the kreg
-// entry point's name.
+// Configures and builds a copy of source_dir against the kreg package at kreg_prefix, in a scratch
+// folder of its own, each step confined like a worker (its own namespaces and identity, an allow-listed
+// environment, a memory cgroup where one can be made) and hardened by `runner_exe __sandboxed_exec`
+// (Landlock: reads only the system, the copy and kreg_prefix, writes only the scratch folder; rlimits;
+// seccomp stage 1, fork/exec allowed). Killed with everything it started when timeout_s (for both steps
+// together) runs out. The log goes to build_dir/../<name>.build.log. The plugin is the one .so the build
+// produced that exports the kreg entry point's name, copied into build_dir; the scratch folder is removed.
 BuildResult build_submission(const std::filesystem::path& source_dir, const std::filesystem::path& build_dir,
-                             const std::filesystem::path& kreg_prefix, double timeout_s, const SandboxPolicy& policy);
+                             const std::filesystem::path& kreg_prefix, double timeout_s, const SandboxPolicy& policy,
+                             const std::string& runner_exe);
 
 }  // namespace kreg

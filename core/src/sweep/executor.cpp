@@ -1,34 +1,110 @@
 #include "sweep/executor.hpp"
 
+#include "common/text.hpp"
 #include "report/number_format.hpp"
+#include "sandbox/confined_spawn.hpp"
+#include "sandbox/memory_limit.hpp"
 #include "sandbox/policy_json.hpp"
 #include "worker/call_watchdog.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace kreg {
+namespace fs = std::filesystem;
+
 namespace {
 // A limit as people write it: "20", "2.5", not "20.000000".
 std::string seconds_text(double seconds) { return detail::format_general(seconds, 6); }
-}  // namespace
 
-struct Executor::Worker {
-    WorkerProcess process;
-    std::string plugin_path;  // plugin it has loaded ("" before the first job)
-};
-
-namespace {
+// The longest text of a worker's (reasons, errors) a row keeps.
+constexpr size_t kMaxClaimText = 4096;
+// A worker's record: the most samples and the largest evidence bag it may send.
+constexpr size_t kMaxSamples = 100000;
+constexpr size_t kMaxExtraBytes = 64 * 1024;
 
 std::string last_lines(const std::string& text, size_t max_chars) {
     std::string t = text;
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-    if (t.size() > max_chars) t = "..." + t.substr(t.size() - max_chars);
-    for (char& c : t)
-        if (c == '\n' || c == '\r') c = ' ';
-    return t;
+    if (t.size() > max_chars) t = t.substr(t.size() - max_chars);
+    return printable_utf8(t, max_chars + 8);
+}
+
+// The fields a reply may carry, nothing else; "" or what is wrong.
+std::string unexpected_fields(const nlohmann::json& message, std::initializer_list<const char*> allowed) {
+    for (const auto& [key, value] : message.items()) {
+        bool known = false;
+        for (const char* a : allowed) known = known || key == a;
+        if (!known) return "sent a '" + message.value("op", "") + "' reply with an unknown field '" + key + "'";
+    }
+    return "";
+}
+
+// A worker's record, read as the claim it is: known fields only, bounded sizes, the job's own identity
+// (the parent knows which job it asked for), printable text. "" and the record, or the violation.
+std::string read_record_claim(const nlohmann::json& reply, const Job& job, Record& record) {
+    if (std::string why = unexpected_fields(reply, {"op", "record"}); !why.empty()) return why;
+    const auto it = reply.find("record");
+    if (it == reply.end() || !it->is_object()) return "sent a result without a record";
+    if (std::string why = unexpected_fields(*it, {"op", "job_id", "kernel", "plugin", "plugin_path", "backend", "dtype", "m", "n", "k",
+                                                   "seed", "status", "reason", "timer", "samples_ms", "extra", "max_rel_err",
+                                                   "tolerance", "stats", "gflops", "exit_code", "signal"});
+        !why.empty())
+        return why;
+    if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples) return "sent a record with too many samples";
+    if (it->contains("extra") && (*it)["extra"].dump().size() > kMaxExtraBytes) return "sent a record with an oversized evidence bag";
+    try {
+        record = it->get<Record>();
+    } catch (const std::exception& e) {
+        return std::string("sent a malformed record: ") + e.what();
+    }
+    if (record.job_id != job.id || record.kernel != job.kernel || !(record.shape == job.shape) || record.dtype != job.dtype ||
+        record.seed != job.seed)
+        return "answered for another job";
+    record.plugin_path = job.plugin_path;  // the worker may have loaded a staged copy
+    record.reason = printable_utf8(record.reason, kMaxClaimText);
+    record.plugin = printable_utf8(record.plugin, 256);
+    record.exit_code.reset();  // how a worker ended is the parent's to say
+    record.signal.reset();
+    return "";
+}
+
+// Copies plugin into the scratch folder for the confined worker to load (it may not be able to read the
+// submission's own folder, and must not: that folder holds other students' work).
+std::string stage_plugin(const std::string& plugin, const std::string& scratch) {
+    const fs::path folder = fs::path(scratch) / "plugin";
+    fs::create_directories(folder);
+    const fs::path staged = folder / fs::path(plugin).filename();
+    fs::copy_file(plugin, staged, fs::copy_options::overwrite_existing);
+    fs::permissions(staged, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    return staged.string();
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+    if (from.empty()) return text;
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+    return text;
 }
 
 }  // namespace
+
+struct Executor::Worker {
+    // Destroyed in reverse: the process (its whole namespace), then its cgroup, then its scratch folder.
+    struct Scratch {
+        std::string path;
+        ~Scratch() { remove_scratch_dir(path); }
+    } scratch;
+    std::optional<WorkerCgroup> cgroup;
+    std::string cgroup_unavailable;
+    uint64_t memory_bytes = 0;
+    WorkerProcess process;
+    std::string plugin_path;  // plugin it has loaded ("" before the first job)
+    std::string staged_path;  // the copy it loads, when confined
+
+    // The loader's messages name the staged copy; the row names the submission.
+    std::string unstage(const std::string& text) const { return replace_all(text, staged_path, plugin_path); }
+};
 
 std::string explain_worker_end(const ExitInfo& exit, const std::string& stderr_tail) {
     std::string s = "worker " + exit.describe();
@@ -45,12 +121,41 @@ Executor::~Executor() {
     if (worker_) worker_->process.stop();
 }
 
-std::unique_ptr<Executor::Worker> Executor::start_worker(std::string& error) {
+std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error) {
     try {
+        auto w = std::make_unique<Worker>();
         std::vector<std::string> args{"__worker"};
-        if (options_.sandbox) args.insert(args.end(), {"--sandbox", nlohmann::json(*options_.sandbox).dump()});
-        auto w = std::make_unique<Worker>(Worker{WorkerProcess::start(options_.runner_exe, args), ""});
+        std::optional<WorkerConfinement> confinement;
+        if (options_.sandbox) {
+            SandboxPolicy policy = *options_.sandbox;
+            w->scratch.path = make_scratch_dir();
+            policy.scratch_dir = w->scratch.path;
+            if (!plugin.empty()) {
+                w->plugin_path = plugin;
+                w->staged_path = stage_plugin(plugin, w->scratch.path);
+            }
+            w->memory_bytes = policy.memory_bytes;
+            if (policy.memory_bytes > 0 || policy.max_processes > 0)
+                w->cgroup = WorkerCgroup::create(policy.memory_bytes, policy.max_processes, w->cgroup_unavailable);
+            confinement.emplace();
+            confinement->scratch_dir = w->scratch.path;
+            confinement->environment = confined_environment(w->scratch.path, worker_environment_names());
+            Worker* raw = w.get();
+            confinement->before_start = [raw](pid_t reaper) {
+                std::string why;
+                if (raw->cgroup && !raw->cgroup->add(reaper, why)) {
+                    raw->cgroup_unavailable = "cannot move the worker into " + raw->cgroup->path() + ": " + why;
+                    raw->cgroup.reset();
+                }
+            };
+            args.insert(args.end(), {"--sandbox", nlohmann::json(policy).dump()});
+        }
+        w->process = WorkerProcess::start(options_.runner_exe, args, confinement ? &*confinement : nullptr);
         const auto hello = w->process.exchange(nullptr, options_.load_timeout_s);
+        if (hello.outcome == WorkerProcess::Outcome::violation) {
+            error = "worker did not start: " + std::string(kProtocolViolationPrefix) + hello.violation;
+            return nullptr;
+        }
         if (hello.outcome != WorkerProcess::Outcome::reply || hello.message.value("op", "") != "hello") {
             error = "worker did not start: " + explain_worker_end(hello.exit, w->process.stderr_tail());
             return nullptr;
@@ -60,7 +165,20 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(std::string& error) {
                     ", runner expects " + std::to_string(kWorkerProtocolVersion);
             return nullptr;
         }
+        last_sandbox_ = nullptr;
         if (hello.message.contains("sandbox")) last_sandbox_ = hello.message["sandbox"];
+        if (options_.sandbox) {  // what the parent set up, next to what the worker says it applied
+            if (!last_sandbox_.is_object()) last_sandbox_ = {{"applied", nlohmann::json::array()}, {"unavailable", nlohmann::json::array()}};
+            const nlohmann::json spawn = w->process.confinement_report();
+            for (const auto& a : spawn["applied"]) last_sandbox_["applied"].push_back(a);
+            for (const auto& u : spawn["unavailable"]) last_sandbox_["unavailable"].push_back(u);
+            last_sandbox_["applied"].push_back("environment: an allow-list, HOME and TMPDIR in the scratch folder");
+            last_sandbox_["applied"].push_back("scratch folder: " + w->scratch.path + " (private, removed afterwards)");
+            if (w->cgroup)
+                last_sandbox_["applied"].push_back("memory cgroup: " + w->cgroup->limits());
+            else if (w->memory_bytes > 0)
+                last_sandbox_["unavailable"].push_back("memory cgroup: " + w->cgroup_unavailable + " (RLIMIT_DATA stands in)");
+        }
         return w;
     } catch (const std::exception& e) {
         error = e.what();
@@ -69,27 +187,40 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(std::string& error) {
 }
 
 PluginInfo Executor::describe(const std::string& plugin_path, int device) {
-    const nlohmann::json request = {{"op", "describe"}, {"plugin", plugin_path}, {"device", device}};
     PluginInfo info;
     info.path = plugin_path;
-    if (in_process_) return in_process_->handle(request).at("plugin").get<PluginInfo>();
+    if (in_process_)
+        return in_process_->handle({{"op", "describe"}, {"plugin", plugin_path}, {"device", device}}).at("plugin").get<PluginInfo>();
     std::string error;
-    auto w = start_worker(error);
+    auto w = start_worker(plugin_path, error);
     if (!w) {
         info.error = plugin_path + ": " + error;
         return info;
     }
-    const auto reply = w->process.exchange(request, options_.load_timeout_s);
+    const std::string loads = w->staged_path.empty() ? plugin_path : w->staged_path;
+    const auto reply = w->process.exchange({{"op", "describe"}, {"plugin", loads}, {"device", device}}, options_.load_timeout_s);
     if (reply.outcome == WorkerProcess::Outcome::timed_out) {
         info.error = plugin_path + ": loading did not finish within " + seconds_text(options_.load_timeout_s) +
                      " s; worker killed";
+    } else if (reply.outcome == WorkerProcess::Outcome::violation) {
+        info.error = plugin_path + ": " + kProtocolViolationPrefix + reply.violation + " while loading; worker killed";
     } else if (reply.outcome == WorkerProcess::Outcome::ended) {
         info.error = plugin_path + ": " + explain_worker_end(reply.exit, w->process.stderr_tail()) + " while loading";
+    } else if (std::string why = unexpected_fields(reply.message, {"op", "plugin"}); !why.empty() || reply.message.value("op", "") != "described") {
+        info.error = plugin_path + ": " + kProtocolViolationPrefix + (why.empty() ? "answered a description with '" + reply.message.value("op", "") + "'" : why);
     } else {
         try {
             info = reply.message.at("plugin").get<PluginInfo>();
+            info.path = plugin_path;
+            info.error = printable_utf8(w->unstage(info.error), kMaxClaimText);
+            info.name = printable_utf8(info.name, 256);
+            info.version = printable_utf8(info.version, 256);
+            if (info.kernels.size() > 4096) throw std::runtime_error("more than 4096 kernels");
+            for (auto& k : info.kernels) k.unavailable_reason = printable_utf8(k.unavailable_reason, kMaxClaimText);
         } catch (const std::exception& e) {
-            info.error = plugin_path + ": worker sent a malformed description: " + e.what();
+            info = PluginInfo{};
+            info.path = plugin_path;
+            info.error = plugin_path + ": " + kProtocolViolationPrefix + "sent a malformed description: " + e.what();
         }
     }
     w->process.stop();
@@ -101,18 +232,56 @@ nlohmann::json Executor::device_info(int device, bool calibrate, double timeout_
     const nlohmann::json request = {{"op", "device"}, {"device", device}, {"calibrate", calibrate}};
     if (in_process_) return in_process_->handle(request);
     std::string error;
-    auto w = start_worker(error);
+    auto w = start_worker("", error);
     if (!w) return {{"error", error}};
     const auto reply = w->process.exchange(request, timeout_s);
     w->process.stop();
     if (reply.outcome == WorkerProcess::Outcome::reply) return reply.message;
     if (reply.outcome == WorkerProcess::Outcome::timed_out) return {{"error", "device query timed out"}};
+    if (reply.outcome == WorkerProcess::Outcome::violation) return {{"error", kProtocolViolationPrefix + reply.violation}};
     return {{"error", "device query: " + explain_worker_end(reply.exit, w->process.stderr_tail())}};
 }
 
-Record Executor::run_job(const Job& job) {
-    const nlohmann::json request = {{"op", "run"}, {"job", job}};
-    if (in_process_) return in_process_->handle(request).at("record").get<Record>();
+Record Executor::row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase) {
+    const std::string tail = worker_ ? worker_->process.stderr_tail() : "";
+    Record r = record_for(job, RowStatus::crashed, "");
+    if (reply.outcome == WorkerProcess::Outcome::violation) {
+        r.reason = kProtocolViolationPrefix + printable_utf8(reply.violation, kMaxClaimText) + phase + "; worker killed";
+    } else if (reply.outcome == WorkerProcess::Outcome::timed_out) {
+        r.status = RowStatus::timeout;
+        r.reason = phase.empty() ? "exceeded the time limit of " + seconds_text(job.settings.timeout_s) + " s; worker and everything it started killed"
+                                 : "loading the plugin exceeded " + seconds_text(options_.load_timeout_s) + " s; worker killed";
+        r.signal = reply.exit.signal;
+    } else if (reply.exit.exit_code == kCallTimeoutExitCode && job.settings.call_timeout_s) {
+        r.status = RowStatus::timeout;
+        r.reason = "a single call exceeded the per-call time limit of " + seconds_text(*job.settings.call_timeout_s) + " s; worker ended";
+        r.exit_code = reply.exit.exit_code;
+    } else {
+        r.reason = explain_worker_end(reply.exit, tail) + phase;
+        r.exit_code = reply.exit.exit_code;
+        r.signal = reply.exit.signal;
+        if (worker_) {
+            const std::string memory = describe_memory_limit_hit(worker_->memory_bytes, worker_->cgroup ? &*worker_->cgroup : nullptr,
+                                                                 reply.exit.max_rss_kib, tail);
+            if (!memory.empty()) r.reason = memory + "; " + r.reason;
+        }
+    }
+    worker_.reset();
+    return r;
+}
+
+Record Executor::run_job(const Job& job) { return run_job_in_worker(job, nullptr); }
+
+Record Executor::run_checked_job(const Job& job, std::vector<CheckedCall>& calls) {
+    calls.clear();
+    return run_job_in_worker(job, &calls);
+}
+
+Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls) {
+    if (in_process_) {
+        if (calls) return record_for(job, RowStatus::failed, "a job checked outside the worker needs a worker process (not --isolation none)");
+        return in_process_->handle({{"op", "run"}, {"job", job}}).at("record").get<Record>();
+    }
 
     if (worker_ && worker_->plugin_path != job.plugin_path) {
         worker_->process.stop();
@@ -120,71 +289,68 @@ Record Executor::run_job(const Job& job) {
     }
     if (!worker_) {
         std::string error;
-        worker_ = start_worker(error);
+        worker_ = start_worker(job.plugin_path, error);
         if (!worker_) return record_for(job, RowStatus::failed, error);
         worker_->plugin_path = job.plugin_path;
+        const std::string loads = worker_->staged_path.empty() ? job.plugin_path : worker_->staged_path;
         // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
-        const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", job.plugin_path}}, options_.load_timeout_s);
-        if (loaded.outcome == WorkerProcess::Outcome::reply && loaded.message.contains("sandbox"))
-            last_sandbox_ = loaded.message["sandbox"];
-        if (loaded.outcome != WorkerProcess::Outcome::reply || loaded.message.value("op", "") != "loaded") {
-            Record r = record_for(job, RowStatus::failed, "");
-            if (loaded.outcome == WorkerProcess::Outcome::timed_out) {
-                r.status = RowStatus::timeout;
-                r.reason = "loading the plugin exceeded " + seconds_text(options_.load_timeout_s) + " s; worker killed";
-            } else if (loaded.outcome == WorkerProcess::Outcome::ended) {
-                r.status = RowStatus::crashed;
-                r.reason = explain_worker_end(loaded.exit, worker_->process.stderr_tail()) + " while loading the plugin";
-                r.exit_code = loaded.exit.exit_code;
-                r.signal = loaded.exit.signal;
-            } else {
-                r.reason = loaded.message.value("error", "plugin could not be loaded");
+        const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", loads}}, options_.load_timeout_s);
+        if (loaded.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, loaded, " while loading the plugin");
+        const std::string op = loaded.message.value("op", "");
+        if (op == "loaded" && unexpected_fields(loaded.message, {"op", "sandbox"}).empty()) {
+            if (loaded.message.contains("sandbox") && last_sandbox_.is_object() && loaded.message["sandbox"].is_object()) {
+                // The worker's own steps after loading; the parent's stay.
+                for (const auto& a : loaded.message["sandbox"].value("applied", nlohmann::json::array()))
+                    if (std::find(last_sandbox_["applied"].begin(), last_sandbox_["applied"].end(), a) == last_sandbox_["applied"].end())
+                        last_sandbox_["applied"].push_back(a);
+            } else if (loaded.message.contains("sandbox")) {
+                last_sandbox_ = loaded.message["sandbox"];
             }
+        } else {
+            Record r = record_for(job, RowStatus::failed, "");
+            if (op == "load_failed" && unexpected_fields(loaded.message, {"op", "error"}).empty())
+                r.reason = printable_utf8(worker_->unstage(loaded.message.value("error", "plugin could not be loaded")), kMaxClaimText);
+            else
+                r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" + printable_utf8(op, 64) + "'";
+            r.status = op == "load_failed" ? RowStatus::failed : RowStatus::crashed;
             worker_.reset();
             return r;
         }
     }
-    const auto reply = worker_->process.exchange(request, job.settings.timeout_s);
+
+    Job sent = job;
+    if (!worker_->staged_path.empty()) sent.plugin_path = worker_->staged_path;
+    std::optional<CallCollector> collector;
+    if (calls) collector.emplace(worker_->process, job, 1 + job.settings.warmup + job.settings.repeats);
+    const auto reply = worker_->process.exchange({{"op", "run"}, {"job", sent}}, job.settings.timeout_s,
+                                                 collector ? &collector->interim() : nullptr);
     const std::string tail = worker_->process.stderr_tail();
     if (options_.echo_worker_stderr && !tail.empty()) std::cerr << tail;
-    if (reply.outcome == WorkerProcess::Outcome::timed_out) {
-        worker_.reset();
-        Record r = record_for(job, RowStatus::timeout,
-                              "exceeded the time limit of " + seconds_text(job.settings.timeout_s) +
-                                  " s; worker process group killed");
-        r.signal = reply.exit.signal;
-        return r;
+    if (collector) *calls = std::move(collector->calls());
+    if (reply.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, reply, "");
+
+    const std::string op = reply.message.value("op", "");
+    if (op == "error" && unexpected_fields(reply.message, {"op", "message"}).empty())
+        return record_for(job, RowStatus::failed, "worker error: " + printable_utf8(reply.message.value("message", ""), kMaxClaimText));
+    Record r;
+    std::string violation = op == "result" ? read_record_claim(reply.message, sent, r) : "answered a run with '" + printable_utf8(op, 64) + "'";
+    if (!violation.empty()) {
+        WorkerProcess::Reply broken;
+        broken.outcome = WorkerProcess::Outcome::violation;
+        broken.violation = violation;
+        return row_for_lost_worker(job, broken, "");
     }
-    if (reply.outcome == WorkerProcess::Outcome::ended && reply.exit.exit_code == kCallTimeoutExitCode &&
-        job.settings.call_timeout_s) {
-        worker_.reset();
-        Record r = record_for(job, RowStatus::timeout,
-                              "a single call exceeded the per-call time limit of " +
-                                  seconds_text(*job.settings.call_timeout_s) + " s; worker ended");
-        r.exit_code = reply.exit.exit_code;
-        return r;
+    r.plugin_path = job.plugin_path;
+    r.reason = worker_->unstage(r.reason);
+    if (r.status == RowStatus::failed) {  // an allocation that failed under RLIMIT_DATA, reported by the plugin
+        const std::string memory = describe_memory_limit_hit(worker_->memory_bytes, nullptr, 0, r.reason);
+        if (!memory.empty()) r.reason = memory + "; " + r.reason;
     }
-    if (reply.outcome == WorkerProcess::Outcome::ended) {
+    if (r.status == RowStatus::crashed) {  // fatal inside the worker: it exits after replying
+        worker_->process.stop();
         worker_.reset();
-        Record r = record_for(job, RowStatus::crashed, explain_worker_end(reply.exit, tail));
-        r.exit_code = reply.exit.exit_code;
-        r.signal = reply.exit.signal;
-        return r;
     }
-    try {
-        if (reply.message.value("op", "") != "result")
-            return record_for(job, RowStatus::failed, "worker error: " + reply.message.value("message", reply.message.dump()));
-        Record r = reply.message.at("record").get<Record>();
-        if (r.job_id != job.id) return record_for(job, RowStatus::failed, "worker answered for another job");
-        if (r.status == RowStatus::crashed) {  // fatal inside the worker: it exits after replying
-            worker_->process.stop();
-            worker_.reset();
-        }
-        return r;
-    } catch (const std::exception& e) {
-        worker_.reset();
-        return record_for(job, RowStatus::failed, std::string("worker sent a malformed record: ") + e.what());
-    }
+    return r;
 }
 
 void Executor::run(const std::vector<Job>& jobs, const std::function<void(const Record&)>& on_record) {

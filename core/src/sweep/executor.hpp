@@ -6,6 +6,7 @@
 #include "common/job.hpp"
 #include "plugin/kernel_meta.hpp"
 #include "sandbox/sandbox.hpp"
+#include "sweep/checked_calls.hpp"
 #include "worker/process.hpp"
 #include "worker/session.hpp"
 
@@ -26,7 +27,10 @@ struct ExecutorOptions {
     std::string runner_exe;           // the executable started as a worker (`runner __worker`)
     double load_timeout_s = 60.0;     // for starting a worker and loading its plugin
     bool echo_worker_stderr = false;  // copy what workers print to our stderr as it arrives
-    // Untrusted plugins: every worker hardens itself with this policy before loading anything.
+    // Untrusted plugins: every worker is confined from its first instruction (sandbox/confined_spawn.hpp:
+    // its own namespaces and identity, an allow-listed environment, a private scratch folder, a memory
+    // cgroup where one can be made) and hardens itself with this policy before loading anything. The
+    // plugin is copied into the worker's scratch folder and loaded from there.
     std::optional<SandboxPolicy> sandbox;
 };
 
@@ -49,6 +53,9 @@ public:
 
     // One job; the worker is kept for the next job of the same plugin until finish().
     Record run_job(const Job& job);
+    // One job with settings.checked_outside: the parent issues every call's seed and takes every call's
+    // output (sweep/checked_calls.hpp); calls receives them, in order.
+    Record run_checked_job(const Job& job, std::vector<CheckedCall>& calls);
     // Stops the current worker, if any.
     void finish();
 
@@ -57,7 +64,11 @@ public:
 
 private:
     struct Worker;
-    std::unique_ptr<Worker> start_worker(std::string& error);
+    // plugin: the plugin a confined worker will load, copied into its scratch folder ("" for none).
+    std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error);
+    Record run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls);
+    // The row of a job whose exchange did not end in a reply; drops the worker.
+    Record row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase);
 
     ExecutorOptions options_;
     std::unique_ptr<Worker> worker_;  // current worker, with the plugin it has loaded
@@ -65,7 +76,11 @@ private:
     nlohmann::json last_sandbox_ = nullptr;
 };
 
-// "killed by SIGSEGV; last stderr: ..." — one line for a row's reason.
+// "killed by SIGSEGV; last stderr: ..." — one line for a row's reason. The stderr tail is the
+// plugin's text: only printable UTF-8 of it is kept.
 std::string explain_worker_end(const ExitInfo& exit, const std::string& stderr_tail);
+
+// The prefix of the reason of a row whose worker broke the protocol (grade/outcome.cpp reads it).
+inline constexpr const char* kProtocolViolationPrefix = "protocol violation: ";
 
 }  // namespace kreg

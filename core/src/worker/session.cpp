@@ -143,10 +143,10 @@ nlohmann::json WorkerSession::run(const Job& job) {
                     limited.run_gemm = &run_gemm_with_call_limit;
                     kernel.info = &limited;
                 }
-                record = run_cpu_gemm_job(job, kernel);
+                record = run_cpu_gemm_job(job, kernel, call_channel_);
             } else {
 #ifdef KREG_HAVE_CUDA
-                record = run_cuda_gemm_job(job, kernel);
+                record = run_cuda_gemm_job(job, kernel, call_channel_);
 #else
                 throw std::runtime_error("this runner was built without CUDA support");
 #endif

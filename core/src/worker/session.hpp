@@ -1,10 +1,15 @@
 // The worker side of the protocol: one request in, one reply out, as JSON objects. The same session
 // serves a worker process (over pipes) and --isolation none (called directly by the runner).
 //
+// Every request carries an "id" (the parent's per-worker nonce and a sequence number) and every line the
+// worker writes for it carries the same id; the hello carries "<nonce>:0".
 // Requests (field "op"):
 //   {"op":"describe","plugin":PATH,"device":N} -> {"op":"described","plugin":PluginInfo}
 //   {"op":"load","plugin":PATH}                -> {"op":"loaded","sandbox":{...}} or {"op":"load_failed","error":"..."}
 //   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
+//       with job.settings.checked_outside, before it, for every call n = 0, 1, ...:
+//       {"op":"next_call","call":n} <- {"op":"call_seed","call":n,"seed":S}, the call, then
+//       {"op":"output","call":n,"count":C,"measured_ms":T|null} with C's sealed memfd attached
 //   {"op":"device","device":N,"calibrate":B}   -> {"op":"device","facts":{...},"ceilings":{...}} or {"op":"device","error":"..."}
 //   {"op":"exit"}                              -> {"op":"bye"}
 // Any malformed request -> {"op":"error","message":"..."}. The protocol is versioned by
@@ -24,7 +29,7 @@
 
 namespace kreg {
 
-inline constexpr int kWorkerProtocolVersion = 1;
+inline constexpr int kWorkerProtocolVersion = 2;
 
 class WorkerSession {
 public:
@@ -38,6 +43,8 @@ public:
     ~WorkerSession();
 
     nlohmann::json handle(const nlohmann::json& request);
+    // The channel to the checker for the request being handled (null: none; a job that needs one fails).
+    void set_call_channel(CallChannel* channel) { call_channel_ = channel; }
     // True once the worker must stop: after "exit", or after a fatal error (sticky CUDA error).
     bool finished() const { return finished_; }
 
@@ -57,6 +64,7 @@ private:
     std::optional<SandboxPolicy> sandbox_policy_;
     SandboxReport sandbox_report_;
     bool hardened_after_load_ = false;
+    CallChannel* call_channel_ = nullptr;
 };
 
 // Availability of a kernel on this machine ("" when it can run), as seen from inside a worker.
@@ -66,6 +74,7 @@ std::string unavailable_reason(const KernelMeta& kernel, int device);
 // object per line. Returns the process exit code.
 // With a sandbox policy, the worker hardens itself before anything else (see sandbox/sandbox.hpp) and
 // reports what applied in its hello line: {"op":"hello",...,"sandbox":{"applied":[...],"unavailable":[...]}}.
-int run_worker(int request_fd, int reply_fd, const std::optional<SandboxPolicy>& sandbox = std::nullopt);
+int run_worker(int request_fd, int reply_fd, const std::string& nonce,
+               const std::optional<SandboxPolicy>& sandbox = std::nullopt);
 
 }  // namespace kreg

@@ -1,0 +1,38 @@
+// The submission's timings are claims of the process it controls; what the grader saw itself is the
+// window of each call on its own clock (sweep/checked_calls.hpp): from the moment it sent the call's
+// seed (before which the inputs could not be known) to the moment it held the call's sealed output
+// (after which the output could not change). A call cannot have taken longer than its window, and it
+// took at least its window less the harness's own work around the call, which the grader measures with
+// a trusted kernel at the same shape (the allowance).
+#pragma once
+
+#include "common/job.hpp"
+#include "sweep/checked_calls.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kreg {
+
+// The harness work inside a window at a shape, from a trusted kernel's checked run: the largest
+// window - measured of its timed calls, times 1.5, plus 0.05 ms. 0 when the run has no timed call.
+double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls);
+
+struct TimingVerdict {
+    std::string violation;      // the claims contradict what the grader saw: the row is a protocol violation
+    double claimed_median_ms = 0;
+    double bound_median_ms = 0;  // the median of (window - allowance) over the timed calls; >= 0
+    bool believed = true;        // claimed_median_ms >= bound_median_ms
+    nlohmann::json evidence() const;
+};
+
+// Checks r (the worker's row of a checked job) against calls (what the grader collected for it):
+//   - one handed-over call per call the row implies (1 + warm-ups + timed samples), in order;
+//   - a measured time on exactly the timed calls, equal to the row's samples, in order;
+//   - no timed call claimed to take longer than its window (2 % + 0.05 ms of clock slack);
+// then compares the claimed median with the grader's lower bound.
+TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls, double allowance_ms);
+
+}  // namespace kreg

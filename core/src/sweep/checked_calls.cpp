@@ -1,0 +1,153 @@
+#include "sweep/checked_calls.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace kreg {
+
+uint64_t unpredictable_seed() {
+    uint64_t seed = 0;
+    size_t done = 0;
+    while (done < sizeof seed) {
+        const ssize_t n = ::getrandom(reinterpret_cast<char*>(&seed) + done, sizeof seed - done, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+        done += size_t(n);
+    }
+    return seed;
+}
+
+SealedOutput SealedOutput::take(int fd, size_t count, std::string& why_not) {
+    SealedOutput out;
+    out.fd_ = fd;
+    if (fd < 0) {
+        why_not = "no descriptor came with it";
+        return out;
+    }
+    constexpr int kRequired = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+    const int seals = ::fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & kRequired) != kRequired) {
+        why_not = seals < 0 ? "its descriptor is not a memfd" : "its memfd is not sealed against write, grow and shrink";
+        return out;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) != uint64_t(count) * sizeof(float)) {
+        why_not = "its memfd holds " + std::to_string(st.st_size) + " bytes, not " + std::to_string(count) + " floats";
+        return out;
+    }
+    void* map = ::mmap(nullptr, count * sizeof(float), PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        why_not = std::string("cannot map its memfd: ") + std::strerror(errno);
+        return out;
+    }
+    out.map_ = map;
+    out.count_ = count;
+    return out;
+}
+
+SealedOutput::SealedOutput(SealedOutput&& o) noexcept { *this = std::move(o); }
+
+SealedOutput& SealedOutput::operator=(SealedOutput&& o) noexcept {
+    if (this != &o) {
+        this->~SealedOutput();
+        fd_ = std::exchange(o.fd_, -1);
+        map_ = std::exchange(o.map_, nullptr);
+        count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+}
+
+SealedOutput::~SealedOutput() {
+    if (map_) ::munmap(map_, count_ * sizeof(float));
+    if (fd_ >= 0) ::close(fd_);
+    map_ = nullptr;
+    fd_ = -1;
+}
+
+CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls)
+    : worker_(worker), output_count_(size_t(job.shape.m) * size_t(job.shape.n)), max_calls_(max_calls) {
+    interim_.ops = {"next_call", "output"};
+    interim_.ops_with_fd = {"output"};
+    interim_.handler = [this](const nlohmann::json& message, int fd) { return on_message(message, fd); };
+}
+
+namespace {
+// The fields a message may carry, nothing else; "" or what is wrong.
+std::string unexpected_fields(const nlohmann::json& message, std::initializer_list<const char*> allowed) {
+    for (const auto& [key, value] : message.items()) {
+        bool known = false;
+        for (const char* a : allowed) known = known || key == a;
+        if (!known) return "sent a '" + message.value("op", "") + "' message with an unknown field '" + key + "'";
+    }
+    return "";
+}
+}  // namespace
+
+std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
+    const std::string op = message["op"].get<std::string>();
+    const uint64_t expected = calls_.size();
+    const auto call = message.find("call");
+    if (call == message.end() || !call->is_number_unsigned()) {
+        if (fd >= 0) ::close(fd);
+        return "sent a '" + op + "' message without a call number";
+    }
+    const uint64_t number = call->get<uint64_t>();
+    if (op == "next_call") {
+        if (std::string why = unexpected_fields(message, {"op", "id", "call"}); !why.empty()) return why;
+        if (seed_out_) return "asked for the seed of call " + std::to_string(number) + " before handing over call " + std::to_string(expected);
+        if (number != expected) return "asked for the seed of call " + std::to_string(number) + ", expected call " + std::to_string(expected);
+        if (int(number) >= max_calls_) return "asked for a seed for call " + std::to_string(number) + ", more calls than the job has";
+        seed_out_ = unpredictable_seed();
+        seed_sent_ = std::chrono::steady_clock::now();
+        if (!worker_.send({{"op", "call_seed"}, {"call", number}, {"seed", *seed_out_}})) return "";  // its death is seen next
+        return "";
+    }
+    // "output"
+    const double window_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seed_sent_).count();
+    if (std::string why = unexpected_fields(message, {"op", "id", "call", "count", "measured_ms"}); !why.empty()) {
+        if (fd >= 0) ::close(fd);
+        return why;
+    }
+    if (!seed_out_ || number != expected) {
+        if (fd >= 0) ::close(fd);
+        return "handed over call " + std::to_string(number) + " without asking for its seed first";
+    }
+    const auto count = message.find("count");
+    if (count == message.end() || !count->is_number_unsigned() || count->get<uint64_t>() != output_count_) {
+        if (fd >= 0) ::close(fd);
+        return "handed over call " + std::to_string(number) + " with a count other than M*N = " + std::to_string(output_count_);
+    }
+    CheckedCall c;
+    c.call = number;
+    c.seed = *seed_out_;
+    c.window_ms = window_ms;
+    const auto measured = message.find("measured_ms");
+    if (measured == message.end()) {
+        if (fd >= 0) ::close(fd);
+        return "handed over call " + std::to_string(number) + " without measured_ms";
+    }
+    if (!measured->is_null()) {
+        if (!measured->is_number() || !std::isfinite(measured->get<double>()) || measured->get<double>() < 0) {
+            if (fd >= 0) ::close(fd);
+            return "handed over call " + std::to_string(number) + " with a measured time that is not a time";
+        }
+        c.measured_ms = measured->get<double>();
+    }
+    std::string why_not;
+    c.output = SealedOutput::take(fd, output_count_, why_not);
+    if (!why_not.empty()) return "handed over call " + std::to_string(number) + ", but " + why_not;
+    calls_.push_back(std::move(c));
+    seed_out_.reset();
+    return "";
+}
+
+}  // namespace kreg

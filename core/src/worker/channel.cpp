@@ -1,0 +1,114 @@
+#include "worker/channel.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace kreg {
+
+bool WorkerChannel::read_line(std::string& line) {
+    for (;;) {
+        const size_t newline = buffer_.find('\n');
+        if (newline != std::string::npos) {
+            line = buffer_.substr(0, newline);
+            buffer_.erase(0, newline + 1);
+            return true;
+        }
+        char chunk[65536];
+        const ssize_t n = ::read(request_fd_, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        buffer_.append(chunk, size_t(n));
+    }
+}
+
+bool WorkerChannel::write_message(const nlohmann::json& message, int fd) {
+    // Invalid UTF-8 from a plugin's message must not kill the reply: replace it.
+    const std::string line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    size_t done = 0;
+    bool fd_sent = fd < 0;
+    while (done < line.size()) {
+        iovec iov{const_cast<char*>(line.data() + done), line.size() - done};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        if (!fd_sent) {
+            msg.msg_control = control;
+            msg.msg_controllen = sizeof control;
+            cmsghdr* c = CMSG_FIRSTHDR(&msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(sizeof(int));
+            std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+        }
+        const ssize_t n = ::sendmsg(reply_fd_, &msg, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == ENOTSOCK && fd < 0) {  // --isolation none in tests: a plain pipe
+            const ssize_t w = ::write(reply_fd_, line.data() + done, line.size() - done);
+            if (w <= 0) return false;
+            done += size_t(w);
+            continue;
+        }
+        if (n <= 0) return false;
+        fd_sent = true;
+        done += size_t(n);
+    }
+    return true;
+}
+
+int sealed_copy(const float* c, size_t count, uint64_t call) {
+    const std::string name = "kreg-call-" + std::to_string(call);
+    const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
+    const char* bytes = reinterpret_cast<const char*>(c);
+    size_t left = count * sizeof(float), done = 0;
+    while (left > 0) {
+        const ssize_t n = ::write(fd, bytes + done, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const std::string why = n < 0 ? std::strerror(errno) : "short write";
+            ::close(fd);
+            throw std::runtime_error("writing the output of call " + std::to_string(call) + ": " + why);
+        }
+        done += size_t(n);
+        left -= size_t(n);
+    }
+    if (::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        throw std::runtime_error("sealing the output of call " + std::to_string(call) + ": " + why);
+    }
+    return fd;
+}
+
+uint64_t ParentCallChannel::seed_for_call(uint64_t call) {
+    if (!channel_.write_message({{"op", "next_call"}, {"id", id_}, {"call", call}}))
+        throw WorkerFatal("the parent is gone (asking for the seed of call " + std::to_string(call) + ")");
+    std::string line;
+    if (!channel_.read_line(line)) throw WorkerFatal("the parent is gone (waiting for the seed of call " + std::to_string(call) + ")");
+    try {
+        const nlohmann::json answer = nlohmann::json::parse(line);
+        if (answer.at("op") != "call_seed" || answer.at("id") != id_ || answer.at("call") != call)
+            throw std::runtime_error("unexpected answer");
+        return answer.at("seed").get<uint64_t>();
+    } catch (const std::exception& e) {
+        throw WorkerFatal("the parent's answer for the seed of call " + std::to_string(call) + " is malformed: " + e.what());
+    }
+}
+
+void ParentCallChannel::hand_over(uint64_t call, const float* c, size_t count, std::optional<double> measured_ms) {
+    const int fd = sealed_copy(c, count, call);
+    nlohmann::json message = {{"op", "output"}, {"id", id_}, {"call", call}, {"count", count}};
+    message["measured_ms"] = measured_ms ? nlohmann::json(*measured_ms) : nlohmann::json(nullptr);
+    const bool sent = channel_.write_message(message, fd);
+    ::close(fd);
+    if (!sent) throw WorkerFatal("the parent is gone (handing over call " + std::to_string(call) + ")");
+}
+
+}  // namespace kreg

@@ -1,0 +1,46 @@
+// The worker's end of the protocol: lines in from the request pipe, lines (and sealed descriptors) out
+// on the reply socket, each reply carrying the id of the request it answers. And the CallChannel of a
+// job checked outside the worker (worker/job_runner.hpp), which asks the parent for each call's seed
+// and hands each call's output over as a sealed memfd.
+#pragma once
+
+#include "worker/job_runner.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace kreg {
+
+class WorkerChannel {
+public:
+    WorkerChannel(int request_fd, int reply_fd) : request_fd_(request_fd), reply_fd_(reply_fd) {}
+
+    // The next request line; false at EOF.
+    bool read_line(std::string& line);
+    // One message, as one line; with fd >= 0 the descriptor travels with it (SCM_RIGHTS).
+    bool write_message(const nlohmann::json& message, int fd = -1);
+
+private:
+    int request_fd_;
+    int reply_fd_;
+    std::string buffer_;
+};
+
+// C of one call, in a memfd sealed against every change (write, grow, shrink, new seals): once it is
+// handed over, nothing in this process can alter what the parent checks. Throws std::runtime_error.
+int sealed_copy(const float* c, size_t count, uint64_t call);
+
+class ParentCallChannel : public CallChannel {
+public:
+    ParentCallChannel(WorkerChannel& channel, std::string request_id) : channel_(channel), id_(std::move(request_id)) {}
+    uint64_t seed_for_call(uint64_t call) override;
+    void hand_over(uint64_t call, const float* c, size_t count, std::optional<double> measured_ms) override;
+
+private:
+    WorkerChannel& channel_;
+    std::string id_;
+};
+
+}  // namespace kreg
