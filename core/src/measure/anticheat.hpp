@@ -28,9 +28,11 @@ namespace kreg {
 // Buffer sets strict mode rotates through: consecutive calls never share an A, B or C pointer.
 inline constexpr int kStrictBufferSets = 3;
 
-// Guard bands: strict runs place C between two bands of this sentinel word (a NaN pattern no kernel
-// produces by arithmetic) and check both after every call, so a write past either end of C is caught
-// even when it lands in memory the process owns. The CPU and CUDA runners choose the band length.
+// Guard bands: strict runs place bands of this sentinel word (a NaN pattern no kernel produces by
+// arithmetic) next to C and check them after every call, so a write outside C is caught even when it
+// lands in memory the process owns. The CUDA runner has a band on each side of C (tile_guard_bytes
+// long); the CPU runner one before C, between C and an inaccessible region, and an inaccessible region
+// right after C (guard_pages.hpp), so there a write past the end faults instead.
 inline constexpr uint32_t kGuardBits = 0x7fa5a5a5;
 
 // Bytes of guard on each side of a C with leading dimension ldc (fp32 elements): max(1 MiB, 256 rows of

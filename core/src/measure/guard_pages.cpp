@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 namespace kreg {
@@ -32,6 +33,7 @@ struct WatchedRegion {
 };
 WatchedRegion g_regions[kMaxWatched];
 std::atomic<int> g_region_count{0};
+std::atomic<bool> g_watch_active{false};
 
 struct sigaction g_previous_segv, g_previous_bus;
 stack_t g_previous_stack;
@@ -135,6 +137,8 @@ GuardedFloats::GuardedFloats(GuardedFloats&& other) noexcept
 void GuardedFloats::fill_band() { std::fill(band_, band_ + band_elements_, kGuardBits); }
 
 GuardPageWatch::GuardPageWatch(const std::vector<const GuardedFloats*>& buffers) {
+    // A second watch would save the first one's handler as "previous" and hand stray faults to itself.
+    if (g_watch_active.exchange(true)) throw std::logic_error("a GuardPageWatch is already active");
     int n = 0;
     for (const GuardedFloats* b : buffers) {
         if (n == kMaxWatched) break;
@@ -163,6 +167,7 @@ GuardPageWatch::~GuardPageWatch() {
     sigaction(SIGSEGV, &g_previous_segv, nullptr);
     sigaction(SIGBUS, &g_previous_bus, nullptr);
     g_region_count = 0;
+    g_watch_active = false;
     if ((g_previous_stack.ss_flags & SS_DISABLE) != 0) {
         stack_t off{};
         off.ss_flags = SS_DISABLE;
