@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <set>
@@ -342,8 +343,10 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
         ADD_FAILURE() << kSourceStudent << ": not in the gradebook";
     }
     // The evidence says what happened, where a status alone could hide it.
-    if (graded.count("leftover_stops")) {
-        EXPECT_NE(graded["leftover_stops"].summary.find("stopped"), std::string::npos) << graded["leftover_stops"].summary;
+    if (graded.count("leftover_stops")) {  // "stopped", "SIGSTOP", ...: a frozen worker, not a slow one
+        std::string summary = graded["leftover_stops"].summary;
+        for (char& c : summary) c = char(std::tolower(static_cast<unsigned char>(c)));
+        EXPECT_NE(summary.find("stop"), std::string::npos) << graded["leftover_stops"].summary;
     }
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), long(expected_students.size() + 1)) << csv;
