@@ -46,7 +46,7 @@ struct StudentResult {
 
 // Every way the grading of one submission can end, in the order totals are listed: "graded" (every
 // correctness run passed), then the run outcomes of grade/outcome.hpp (wrong_result, failed, timeout,
-// crashed, aborted, exited, cuda_error, sandbox_violation), then the stages that stop grading early
+// crashed, aborted, exited, cuda_error, sandbox_violation, protocol_violation, memory_limit), then the stages that stop grading early
 // (rejected_audit, build_failed, load_failed) and "error".
 const std::vector<std::string>& student_statuses();
 

@@ -71,7 +71,8 @@ const std::vector<std::string>& student_statuses() {
     // grade/outcome.hpp), or the stage that stopped grading before any run.
     static const std::vector<std::string> statuses{
         "graded",   "wrong_result", "failed",       "timeout",        "crashed",      "aborted",     "exited",
-        "cuda_error", "sandbox_violation", "rejected_audit", "build_failed", "load_failed", "error"};
+        "cuda_error", "sandbox_violation", "protocol_violation", "memory_limit", "rejected_audit", "build_failed",
+        "load_failed", "error"};
     return statuses;
 }
 

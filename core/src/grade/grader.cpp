@@ -85,6 +85,8 @@ uint64_t largest_output_bytes(const Rubric& rubric) {
 // A load that failed inside the worker's describe: crashed/timed out/exited, or a plain load error.
 std::string classify_load_error(const std::string& error) {
     if (error.find("did not finish within") != std::string::npos) return "timeout";
+    if (error.find(kProtocolViolationPrefix) != std::string::npos) return "protocol_violation";
+    if (error.find("memory limit of ") != std::string::npos) return "memory_limit";
     if (error.find("killed by SIGSYS") != std::string::npos) return "sandbox_violation";
     if (error.find("killed by SIGABRT") != std::string::npos) return "aborted";
     if (error.find("worker killed by") != std::string::npos) return "crashed";

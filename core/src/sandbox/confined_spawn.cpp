@@ -123,6 +123,36 @@ struct ReaperPlan {
     ::_exit(127);
 }
 
+// The reaper is a copy of the runner, and /proc/1/cmdline of its namespace is readable by the program:
+// wipe the runner's command line (its folders, its rubric) and environment (KREG_SECRET_SEED) from the
+// copy. Their bounds are fields 48-51 of /proc/self/stat.
+void wipe_inherited_command_line() {
+    char stat[4096];
+    const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+    ::close(fd);
+    if (n <= 0) return;
+    stat[n] = '\0';
+    const char* p = std::strrchr(stat, ')');  // the name may hold spaces; fields count from after it
+    if (!p) return;
+    unsigned long fields[52] = {};
+    int field = 2;  // p points at the end of field 2
+    for (++p; *p && field < 51; ++p) {
+        if (*p == ' ') {
+            ++field;
+            continue;
+        }
+        if (*p >= '0' && *p <= '9' && field < 52) fields[field] = fields[field] * 10 + unsigned(*p - '0');
+    }
+    for (int first : {48, 50}) {
+        char* begin = reinterpret_cast<char*>(fields[first]);
+        char* end = reinterpret_cast<char*>(fields[first + 1]);
+        if (begin && end > begin) std::memset(begin, 0, size_t(end - begin));
+    }
+    if (fields[48] && fields[49] > fields[48] + 12) std::memcpy(reinterpret_cast<char*>(fields[48]), "kreg-reaper", 12);
+}
+
 [[noreturn]] void run_reaper(const ReaperPlan& plan) {
     const int out = plan.status_write;
     ::close(plan.sync_write);
@@ -135,8 +165,12 @@ struct ReaperPlan {
     } while (got < 0 && errno == EINTR);
     if (got != 1) ::_exit(125);  // the parent gave up (or died) before releasing us
     ::close(plan.sync_read);
+    wipe_inherited_command_line();
 
     if (plan.user_namespace) {
+        // The grader is not dumpable, and a process that is not dumpable has its /proc files owned by
+        // root: it could not write its own id maps. Dumpable only until the maps are written.
+        ::prctl(PR_SET_DUMPABLE, 1);
         if (!write_text("/proc/self/uid_map", plan.uid_map)) fatal(out, "write /proc/self/uid_map", errno);
         if (::access("/proc/self/setgroups", F_OK) == 0 && !write_text("/proc/self/setgroups", "deny"))
             fatal(out, "write /proc/self/setgroups", errno);
