@@ -352,6 +352,19 @@ std::optional<WorkerCgroup> WorkerCgroup::create(uint64_t memory_bytes, uint64_t
             detail::own_cgroup_dir(mountinfo, read_proc("/proc/self/cgroup"), s.why_not);
         if (!own) return s;
         s.parent = detail::prepare_worker_parent(*own, {"memory"}, {"pids"}, s.why_not);
+        if (!s.parent) {
+            // Our cgroup is shared (a shell, a test driver): the workers' cgroups can still be siblings of
+            // it, where the parent already passes the memory controller down. Nothing is moved or enabled.
+            const std::string above = own->substr(0, own->find_last_of('/'));
+            std::string enabled;
+            if (!above.empty() && above != *own && read_text(above + "/cgroup.subtree_control", enabled) &&
+                contains(words(enabled), "memory") && ::access((above + "/cgroup.procs").c_str(), W_OK) == 0) {
+                detail::WorkerParent sibling{above, {"memory"}, ""};
+                if (contains(words(enabled), "pids")) sibling.controllers.push_back("pids");
+                else sibling.not_enabled = "the pids controller is not passed down by " + above;
+                s.parent = sibling;
+            }
+        }
         const std::string v1 = detail::cgroup_v1_mount_of(mountinfo, "memory");
         if (!s.parent && !v1.empty() && s.why_not.find("v1") == std::string::npos)
             s.why_not += ": this machine has a hybrid v1/v2 layout and the cgroup v1 hierarchy at " + v1 +

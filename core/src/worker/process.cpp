@@ -334,8 +334,9 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
     const auto start = std::chrono::steady_clock::now();
     // Between two requests a worker has nothing to say: whatever arrived since the last reply is out
     // of protocol (a plugin's thread writing onto the channel), and so is anything it wrote after it.
+    // (The hello is the one line a worker writes unasked.)
     read_reply_socket();
-    if (!reply_buffer_.empty())
+    if (!request.is_null() && !reply_buffer_.empty())
         return violation("wrote " + std::to_string(reply_buffer_.size()) + " bytes outside any request: \"" +
                          excerpt(reply_buffer_) + "\"");
     if (!received_fds_.empty()) return violation("passed a descriptor outside any request");

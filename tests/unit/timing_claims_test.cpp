@@ -1,0 +1,103 @@
+// What the grader believes of a worker's timings (grade/timing_claims.hpp), and what it keeps of a
+// plugin's text (common/text.hpp): both are claims of the process the submission controls.
+#include "common/text.hpp"
+#include "grade/timing_claims.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kreg {
+namespace {
+
+// A job with one warm-up and the given timed calls, each with its window and claimed time.
+struct Scenario {
+    Job job;
+    Record row;
+    std::vector<CheckedCall> calls;
+};
+
+Scenario scenario(const std::vector<std::pair<double, double>>& timed /* window, claimed */) {
+    Scenario s;
+    s.job.settings.warmup = 1;
+    for (uint64_t call = 0; call < 2; ++call) {  // the checked call and the warm-up: untimed
+        CheckedCall c;
+        c.call = call;
+        c.window_ms = 5;
+        s.calls.push_back(std::move(c));
+    }
+    for (const auto& [window, claimed] : timed) {
+        CheckedCall c;
+        c.call = s.calls.size();
+        c.window_ms = window;
+        c.measured_ms = claimed;
+        s.calls.push_back(std::move(c));
+        s.row.samples_ms.push_back(claimed);
+    }
+    return s;
+}
+
+TEST(TimingClaims, HonestClaimsInsideTheirWindowsAreBelieved) {
+    Scenario s = scenario({{2.2, 2.0}, {2.3, 2.1}, {2.2, 2.0}});
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, /*allowance*/ 0.5);
+    EXPECT_TRUE(v.violation.empty()) << v.violation;
+    EXPECT_TRUE(v.believed);
+    EXPECT_DOUBLE_EQ(v.claimed_median_ms, 2.0);
+    EXPECT_NEAR(v.bound_median_ms, 1.7, 1e-12);
+}
+
+TEST(TimingClaims, ClaimsFasterThanTheGradersClockAreNotBelieved) {
+    // The calls took ~5 ms on the grader's clock, the harness accounts for 0.5 ms, the plugin says 0.1.
+    Scenario s = scenario({{5.0, 0.1}, {5.2, 0.1}, {5.1, 0.1}});
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, 0.5);
+    EXPECT_TRUE(v.violation.empty());
+    EXPECT_FALSE(v.believed);
+    EXPECT_NEAR(v.bound_median_ms, 4.6, 1e-12);
+}
+
+TEST(TimingClaims, AClaimLongerThanItsWindowIsAViolation) {
+    Scenario s = scenario({{1.0, 3.0}, {1.0, 0.9}, {1.0, 0.9}});
+    EXPECT_NE(judge_timing_claims(s.job, s.row, s.calls, 0).violation.find("within"), std::string::npos);
+}
+
+TEST(TimingClaims, TheRowMustAgreeWithWhatWasHandedOver) {
+    Scenario extra_sample = scenario({{2, 1}, {2, 1}});
+    extra_sample.row.samples_ms.push_back(1);  // a sample with no call behind it
+    EXPECT_FALSE(judge_timing_claims(extra_sample.job, extra_sample.row, extra_sample.calls, 0).violation.empty());
+
+    Scenario different = scenario({{2, 1}, {2, 1}});
+    different.row.samples_ms[1] = 0.5;  // the row says otherwise than the call did
+    EXPECT_FALSE(judge_timing_claims(different.job, different.row, different.calls, 0).violation.empty());
+
+    Scenario timed_warmup = scenario({{2, 1}});
+    timed_warmup.calls[1].measured_ms = 1;
+    EXPECT_FALSE(judge_timing_claims(timed_warmup.job, timed_warmup.row, timed_warmup.calls, 0).violation.empty());
+
+    Scenario reordered = scenario({{2, 1}, {2, 1}});
+    std::swap(reordered.calls[2].call, reordered.calls[3].call);
+    EXPECT_FALSE(judge_timing_claims(reordered.job, reordered.row, reordered.calls, 0).violation.empty());
+}
+
+TEST(TimingClaims, TheAllowanceIsTheLargestHarnessShareOfATrustedRunWithMargin) {
+    Scenario s = scenario({{2.0, 1.5}, {3.0, 1.8}});
+    EXPECT_NEAR(harness_allowance_ms(s.calls), 1.5 * 1.2 + 0.05, 1e-12);
+    EXPECT_EQ(harness_allowance_ms({}), 0.0);
+}
+
+TEST(PrintableUtf8, InvalidBytesAndControlCharactersNeverReachAReport) {
+    EXPECT_EQ(printable_utf8("plain", 100), "plain");
+    EXPECT_EQ(printable_utf8("a\xff" "b", 100), "a\xEF\xBF\xBD" "b");
+    EXPECT_EQ(printable_utf8("line\nnext\x1b[31m", 100), "line next [31m");
+    EXPECT_EQ(printable_utf8("\xC0\xAF", 100), "\xEF\xBF\xBD\xEF\xBF\xBD");      // overlong '/'
+    EXPECT_EQ(printable_utf8("\xED\xA0\x80", 100), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+    EXPECT_EQ(printable_utf8("h\xC3\xA9llo", 100), "h\xC3\xA9llo");
+}
+
+TEST(PrintableUtf8, LongTextIsCutAtACharacterBoundary) {
+    const std::string cut = printable_utf8(std::string(10, '\xC3') + "", 5);  // ten invalid bytes
+    EXPECT_LE(cut.size(), 5u);
+    const std::string accents = printable_utf8("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 6);
+    EXPECT_EQ(accents, "\xC3\xA9...");
+    EXPECT_EQ(printable_utf8(std::string(1000, 'x'), 10).size(), 10u);
+}
+
+}  // namespace
+}  // namespace kreg
