@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="tests sweep tensor default grade lab3 lab sanitizer". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="confine tests sweep tensor default grade lab3 lab sanitizer". A carried GoogleTest (see README,
 # "Running on a GPU machine") is used when the machine has none.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -39,6 +39,15 @@ env -u LDFLAGS cmake -S . -B "$build" -G Ninja "${compiler[@]}" -DCMAKE_BUILD_TY
 # Keep going past a target that fails: the rest can still be tested.
 cmake --build "$build" -j"$(nproc)" -- -k 0 >"$LOG/build.log" 2>&1 || grep -E "error|FAILED" -A5 "$LOG/build.log" | head -60
 echo "build finished"
+
+if [[ $skip != *" confine "* ]]; then
+    step "confinement and grading tests that need no GPU, on this machine's kernel and cgroup v2, as root"
+    timeout 240 ctest --test-dir "$build" -R "Sandbox|WorkerProtocol|Confined|WorkerCgroup|MemoryLimit|^Grade\\.|GradeAttack" \
+        -LE gpu -j4 --output-on-failure >"$LOG/ctest-confine.log" 2>&1
+    tail -5 "$LOG/ctest-confine.log"
+    grep -E "\(Failed\)|\(Timeout\)|Not Run|Skipped" "$LOG/ctest-confine.log" | head -30
+    bundle
+fi
 
 if [[ $skip != *" tests "* ]]; then
     step "GPU tests (ctest -L gpu -LE sanitizer)"

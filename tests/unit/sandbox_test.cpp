@@ -1142,16 +1142,26 @@ TEST(Sandbox, AbortStillEndsAHardenedWorkerWithSigabrtAndThreadsRun) {
 TEST(Sandbox, CudaWorksInsideTheSandbox) {
     const std::string probe = std::string(KREG_FIXTURE_DIR) + "/sandbox_probe_cuda";
     ASSERT_EQ(::access(probe.c_str(), X_OK), 0) << probe << " was not built";
-    FILE* pipe = ::popen((probe + " 2>&1").c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
+    auto run = [&](const std::string& policy, std::string& output) {
+        FILE* pipe = ::popen((probe + " '" + policy + "' 2>&1").c_str(), "r");
+        output.clear();
+        if (!pipe) return -1;
+        char chunk[4096];
+        size_t n;
+        while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
+        return ::pclose(pipe);
+    };
+    // Without the sandbox first: only a machine where CUDA works at all may skip, so that a sandbox
+    // that breaks CUDA fails here instead of passing as "no GPU".
+    std::string plain;
+    const int plain_status = run(R"({"enabled":false})", plain);
+    ASSERT_TRUE(WIFEXITED(plain_status)) << plain;
+    if (WEXITSTATUS(plain_status) == kSkip) GTEST_SKIP() << plain;
+    ASSERT_EQ(WEXITSTATUS(plain_status), kPass) << "CUDA fails even without the sandbox:\n" << plain;
     std::string output;
-    char chunk[4096];
-    size_t n;
-    while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
-    const int status = ::pclose(pipe);
+    const int status = run("{}", output);
     ASSERT_TRUE(WIFEXITED(status)) << "the probe was killed (status " << status << ")\n" << output;
-    if (WEXITSTATUS(status) == kSkip) GTEST_SKIP() << output;
-    EXPECT_EQ(WEXITSTATUS(status), kPass) << output;
+    EXPECT_EQ(WEXITSTATUS(status), kPass) << "CUDA works here, but not inside the sandbox:\n" << output;
 }
 
 }  // namespace
