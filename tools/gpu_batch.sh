@@ -42,6 +42,8 @@ echo "build finished"
 
 if [[ $skip != *" confine "* ]]; then
     step "confinement and grading tests that need no GPU, on this machine's kernel and cgroup v2, as root"
+    # Source-folder submissions are built with CXX from the environment: the system compiler, as above.
+    [[ -x /usr/bin/g++ ]] && export CXX=/usr/bin/g++
     timeout 240 ctest --test-dir "$build" -R "Sandbox|WorkerProtocol|Confined|WorkerCgroup|MemoryLimit|^Grade\\.|GradeAttack" \
         -LE gpu -j4 --output-on-failure >"$LOG/ctest-confine.log" 2>&1
     tail -5 "$LOG/ctest-confine.log"

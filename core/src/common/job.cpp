@@ -25,7 +25,7 @@ Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
 void to_json(nlohmann::json& j, const RunSettings& s) {
     j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
          {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict},
-         {"checked_outside", s.checked_outside}, {"export_outputs_dir", s.export_outputs_dir}};
+         {"checked_outside", s.checked_outside}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
     put_optional(j, "call_timeout_s", s.call_timeout_s);
@@ -40,7 +40,6 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     s.profile = j.value("profile", false);
     s.strict = j.value("strict", false);
     s.checked_outside = j.value("checked_outside", false);
-    s.export_outputs_dir = j.value("export_outputs_dir", std::string());
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);
     get_optional(j, "call_timeout_s", s.call_timeout_s);

@@ -33,9 +33,6 @@ struct RunSettings {
     // from a seed the checker issues right before that call, and every call's C is handed to the
     // checker right after it (worker/job_runner.hpp's CallChannel); the worker computes no reference.
     bool checked_outside = false;
-    // Superseded by checked_outside: the job runners ignore it. Kept only until grader.cpp (which still
-    // sets it) moves to the call channel; remove it then, with its JSON key.
-    std::string export_outputs_dir;
 };
 
 struct Job {

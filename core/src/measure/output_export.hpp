@@ -2,11 +2,8 @@
 // when the call returned) to a checker outside the submission's process and computes no reference
 // itself; the checker regenerates that call's inputs and checks each output. The expected result never
 // exists in the process that ran the submission.
-//
-// Two generations live here while the grader moves over: the file export (export_call_output /
-// check_exported_outputs, inputs from the job's strict streams), which the job runners no longer write,
-// and the call channel (fill_call_inputs / check_call_outputs, inputs from a seed the checker issues
-// right before each call). The file half goes once grader.cpp and the e2e test stop calling it.
+// Every call's inputs come from a seed the checker issues right before that call (fill_call_inputs),
+// and its output is checked by check_call_outputs.
 #pragma once
 
 #include "common/job.hpp"
@@ -17,20 +14,12 @@
 
 namespace kreg {
 
-// Writes count floats as <dir>/call-<n>.f32 (raw, native byte order). Throws std::runtime_error.
-void export_call_output(const std::string& dir, uint64_t call_number, const float* c, size_t count);
-
 struct TrustedCheck {
     bool passed = false;
     int calls_checked = 0;
     double max_rel_err = 0;
     std::string reason;  // why not, naming the call
 };
-
-// Checks every exported output of job (fp32, strict inputs) against an fp64 reference computed here.
-// expected_calls: how many calls the worker made; dir must hold exactly that many files, call-0 to
-// call-<expected_calls - 1>, each exactly M*N floats.
-TrustedCheck check_exported_outputs(const Job& job, const std::string& dir, int expected_calls);
 
 // --- Checked outside, call by call (worker/job_runner.hpp's CallChannel) ---------------------------
 // The inputs of one call of a job with settings.checked_outside, drawn from the seed the checker issued
