@@ -15,7 +15,7 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     if (r.stats) e["median_ms"] = r.stats->median_ms;
     if (r.signal) e["signal"] = *r.signal;
     if (r.exit_code) e["exit_code"] = *r.exit_code;
-    for (const char* key : {"anticheat", "trusted_check", "roofline"})
+    for (const char* key : {"anticheat", "trusted_check", "timing_claims", "roofline"})
         if (r.extra.contains(key)) e[key] = r.extra[key];
     return e;
 }

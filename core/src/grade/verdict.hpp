@@ -14,7 +14,7 @@
 namespace kreg {
 
 // {"kernel", "m", "n", "k", "seed", "status", "outcome", "reason"} plus, where the row has them,
-// max_rel_err, tolerance, median_ms, signal, exit_code and the anticheat, trusted_check and roofline
+// max_rel_err, tolerance, median_ms, signal, exit_code and the anticheat, trusted_check, timing_claims and roofline
 // evidence. seed is the published one (the secret mix is not revealed).
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed);
 

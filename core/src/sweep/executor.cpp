@@ -130,6 +130,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             SandboxPolicy policy = *options_.sandbox;
             w->scratch.path = make_scratch_dir();
             policy.scratch_dir = w->scratch.path;
+            policy.network_namespace = false;  // the spawn gives it one (and no user namespace of its own)
             if (!plugin.empty()) {
                 w->plugin_path = plugin;
                 w->staged_path = stage_plugin(plugin, w->scratch.path);
@@ -169,6 +170,10 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
         if (hello.message.contains("sandbox")) last_sandbox_ = hello.message["sandbox"];
         if (options_.sandbox) {  // what the parent set up, next to what the worker says it applied
             if (!last_sandbox_.is_object()) last_sandbox_ = {{"applied", nlohmann::json::array()}, {"unavailable", nlohmann::json::array()}};
+            // The worker's own network step was left to the spawn, which made the namespace.
+            auto& unavailable = last_sandbox_["unavailable"];
+            for (auto it = unavailable.begin(); it != unavailable.end();)
+                it = it->is_string() && it->get<std::string>().rfind("network namespace: disabled by policy", 0) == 0 ? unavailable.erase(it) : it + 1;
             const nlohmann::json spawn = w->process.confinement_report();
             for (const auto& a : spawn["applied"]) last_sandbox_["applied"].push_back(a);
             for (const auto& u : spawn["unavailable"]) last_sandbox_["unavailable"].push_back(u);
