@@ -3,6 +3,7 @@
 #include "grade/grader.hpp"
 #include "paths.hpp"
 #include "plugin/discovery.hpp"
+#include "sandbox/confined_spawn.hpp"
 
 #include <cxxopts.hpp>
 
@@ -103,6 +104,12 @@ int run_grade_command(int argc, char** argv) {
     std::cerr << "runner grade: " << submissions.size() << " submission(s), rubric '" << go.rubric.name << "' ("
               << go.rubric.max_points() << " points" << (go.secret ? ", secret seed mixed in" : "") << "), results in "
               << go.out_dir.string() << "\n";
+    // Untrusted code runs confined or not at all: say so once, before any submission is touched.
+    if (const std::string why = why_confinement_fails(go.runner_exe); !why.empty()) {
+        std::cerr << "runner grade: this machine cannot confine submissions: " << why
+                  << "\n  (grading needs user or root privileges for PID, mount and network namespaces; see docs/GRADING.md)\n";
+        return 3;
+    }
     try {
         Grader grader(go);
         grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace kreg {
 namespace {
 
@@ -79,7 +82,15 @@ TEST(TimingClaims, TheRowMustAgreeWithWhatWasHandedOver) {
 TEST(TimingClaims, TheAllowanceIsTheLargestHarnessShareOfATrustedRunWithMargin) {
     Scenario s = scenario({{2.0, 1.5}, {3.0, 1.8}});
     EXPECT_NEAR(harness_allowance_ms(s.calls), 1.5 * 1.2 + 0.05, 1e-12);
-    EXPECT_EQ(harness_allowance_ms({}), 0.0);
+    EXPECT_TRUE(std::isinf(harness_allowance_ms({})));
+}
+
+TEST(TimingClaims, WithoutACalibrationEveryClaimThatFitsItsWindowIsBelieved) {
+    Scenario s = scenario({{5.0, 0.1}, {5.2, 0.1}, {5.1, 0.1}});
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, std::numeric_limits<double>::infinity());
+    EXPECT_TRUE(v.believed);
+    EXPECT_EQ(v.bound_median_ms, 0.0);
+    EXPECT_EQ(v.evidence()["harness_allowance_ms"], "uncalibrated");
 }
 
 TEST(PrintableUtf8, InvalidBytesAndControlCharactersNeverReachAReport) {

@@ -184,6 +184,13 @@ TEST_F(Confined, AStoppedConfinedWorkerIsKilledByItsReaper) {
     EXPECT_EQ(reply.exit.stopped, "SIGSTOP");
 }
 
+TEST(ConfinementCheck, SaysWhyNotOrNothing) {
+    const std::string why = why_confinement_fails("/bin/true");  // `true --version` exits 0
+    if (!why.empty()) GTEST_SKIP() << "this machine cannot confine a program: " << why;
+    EXPECT_NE(why_confinement_fails("/nonexistent/runner"), "");
+    EXPECT_NE(why_confinement_fails("/bin/false"), "");
+}
+
 TEST(ConfinedEnvironment, OnlyAllowListedNamesPass) {
     ::setenv("KREG_SECRET_SEED", "1", 1);
     ::setenv("GITHUB_TOKEN", "x", 1);

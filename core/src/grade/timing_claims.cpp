@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace kreg {
@@ -27,15 +28,18 @@ double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls) {
     double largest = -1;
     for (const CheckedCall& c : trusted_calls)
         if (c.measured_ms) largest = std::max(largest, c.window_ms - *c.measured_ms);
-    return largest < 0 ? 0.0 : 1.5 * largest + 0.05;
+    return largest < 0 ? std::numeric_limits<double>::infinity() : 1.5 * largest + 0.05;
 }
 
 nlohmann::json TimingVerdict::evidence() const {
-    return {{"claimed_median_ms", claimed_median_ms}, {"grader_bound_median_ms", bound_median_ms}, {"believed", believed}};
+    nlohmann::json e = {{"claimed_median_ms", claimed_median_ms}, {"grader_bound_median_ms", bound_median_ms}, {"believed", believed}};
+    e["harness_allowance_ms"] = std::isfinite(allowance_ms) ? nlohmann::json(allowance_ms) : nlohmann::json("uncalibrated");
+    return e;
 }
 
 TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls, double allowance_ms) {
     TimingVerdict v;
+    v.allowance_ms = allowance_ms;
     const size_t untimed = 1 + size_t(std::max(0, job.settings.warmup));
     const size_t expected = untimed + r.samples_ms.size();
     if (calls.size() != expected) {

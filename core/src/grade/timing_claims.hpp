@@ -17,7 +17,8 @@
 namespace kreg {
 
 // The harness work inside a window at a shape, from a trusted kernel's checked run: the largest
-// window - measured of its timed calls, times 1.5, plus 0.05 ms. 0 when the run has no timed call.
+// window - measured of its timed calls, times 1.5, plus 0.05 ms. Infinite (no bound: every claim that
+// fits its window is believed) when the run has no timed call.
 double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls);
 
 struct TimingVerdict {
@@ -25,6 +26,7 @@ struct TimingVerdict {
     double claimed_median_ms = 0;
     double bound_median_ms = 0;  // the median of (window - allowance) over the timed calls; >= 0
     bool believed = true;        // claimed_median_ms >= bound_median_ms
+    double allowance_ms = 0;     // infinite: uncalibrated, no lower bound
     nlohmann::json evidence() const;
 };
 

@@ -405,6 +405,40 @@ ConfinedExit ConfinedProcess::finish() {
     return exit;
 }
 
+std::string why_confinement_fails(const std::string& executable) {
+    std::string scratch;
+    try {
+        scratch = make_scratch_dir();
+        const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+        const int high = null_fd < 0 ? -1 : ::fcntl(null_fd, F_DUPFD_CLOEXEC, 10);
+        if (null_fd >= 0) ::close(null_fd);
+        Confinement c;
+        c.executable = executable;
+        c.argv = {executable, "--version"};
+        c.environment = confined_environment(scratch, worker_environment_names());
+        c.working_dir = scratch;
+        if (high >= 0) c.fds = {{high, STDOUT_FILENO}, {high, STDERR_FILENO}};
+        std::string why;
+        try {
+            ConfinedProcess p = ConfinedProcess::start(c, {});
+            if (high >= 0) ::close(high);
+            const ConfinedExit end = p.wait(30);
+            if (!end.known) why = "a confined test program did not end within 30 s";
+            else if (!WIFEXITED(end.wait_status) || WEXITSTATUS(end.wait_status) != 0)
+                why = "a confined test program (" + executable + " --version) did not exit 0 (wait status " +
+                      std::to_string(end.wait_status) + ")";
+        } catch (const std::exception& e) {
+            if (high >= 0) ::close(high);
+            why = e.what();
+        }
+        remove_scratch_dir(scratch);
+        return why;
+    } catch (const std::exception& e) {
+        remove_scratch_dir(scratch);
+        return e.what();
+    }
+}
+
 const std::vector<std::string>& worker_environment_names() {
     static const std::vector<std::string> names{
         "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",

@@ -87,6 +87,11 @@ private:
     std::vector<std::string> applied_, unavailable_;
 };
 
+// "" when this machine can confine a program (namespaces, identity, a scratch folder): runs
+// `executable --version` confined, output discarded. Else why not, for one clear message before any
+// submission is touched.
+std::string why_confinement_fails(const std::string& executable);
+
 // The environment a confined program gets: nothing inherited but the names in `pass` that are set,
 // plus HOME, TMPDIR and the CUDA cache pointing into scratch. An allow-list: KREG_SECRET_SEED, tokens
 // and everything else the runner's environment holds stay out.
