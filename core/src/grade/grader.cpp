@@ -226,7 +226,10 @@ StudentResult Grader::grade(const Submission& submission) {
     untrusted.echo_worker_stderr = options_.verbose;
     untrusted.sandbox = options_.sandbox;
     untrusted.sandbox->cpu_seconds = limits.total_s;
-    untrusted.sandbox->memory_bytes = uint64_t(limits.memory_mb) << 20;
+    // The rubric's limit is the submission's; the sealed copies of C a run hands over are charged to the
+    // worker too, so they come on top (every call of the longest run, at the largest shape).
+    const uint64_t most_calls = uint64_t(1 + std::max(2, rubric.warmup + rubric.repeats));
+    untrusted.sandbox->memory_bytes = (uint64_t(limits.memory_mb) << 20) + most_calls * largest_output_bytes(rubric);
     Executor executor(untrusted);
     const PluginInfo info = executor.describe(plugin.string(), options_.device);
     result.sandbox = executor.last_sandbox_report();
