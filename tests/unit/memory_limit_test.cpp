@@ -6,6 +6,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "in_child.hpp"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -30,59 +32,13 @@
 namespace kreg {
 namespace {
 
+using test::ChildOutcome;
+using test::in_child;
+using test::kFail;
+using test::kPass;
+using test::kSkip;
+
 constexpr uint64_t kMiB = uint64_t(1) << 20;
-constexpr int kPass = 0;
-constexpr int kFail = 1;
-constexpr int kSkip = 77;
-
-struct ChildOutcome {
-    int exit_code = -1;  // -1 when killed by a signal
-    int signal = 0;
-    std::string message;
-    pid_t pid = -1;
-};
-
-// Runs body in a forked child: body returns kPass, kFail or kSkip and may fill message.
-ChildOutcome in_child(const std::function<int(std::string&)>& body) {
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {-1, 0, "pipe failed", -1};
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::close(pipe_fds[0]);
-        std::string message;
-        int code = kFail;
-        try {
-            code = body(message);
-        } catch (const std::exception& e) {
-            message += std::string("exception: ") + e.what();
-        }
-        (void)!::write(pipe_fds[1], message.data(), message.size());
-        ::_exit(code);
-    }
-    ::close(pipe_fds[1]);
-    ChildOutcome outcome;
-    outcome.pid = pid;
-    char chunk[4096];
-    ssize_t n;
-    while ((n = ::read(pipe_fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0) outcome.message.append(chunk, size_t(n));
-    ::close(pipe_fds[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
-    return outcome;
-}
-
-#define EXPECT_CHILD_PASSES(outcome_expr)                                                                          \
-    do {                                                                                                           \
-        const ChildOutcome outcome_ = (outcome_expr);                                                              \
-        if (outcome_.exit_code == kSkip) GTEST_SKIP() << outcome_.message;                                         \
-        EXPECT_EQ(outcome_.signal, 0) << "child killed by signal " << outcome_.signal << "\n" << outcome_.message; \
-        EXPECT_EQ(outcome_.exit_code, kPass) << outcome_.message;                                                  \
-    } while (0)
-
 std::string read_file(const std::string& path) {
     std::ifstream in(path);
     std::stringstream text;
