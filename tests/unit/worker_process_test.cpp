@@ -103,6 +103,13 @@ TEST(WorkerProtocol, DeathIsSeenEvenWhenAChildHoldsTheReplyChannel) {
     EXPECT_EQ(reply.exit.exit_code, 3);
 }
 
+TEST(WorkerProtocol, AWorkerThatEndedAfterItsReplyIsNotAliveForTheNextJob) {
+    WorkerProcess w = start_script(kHello + "exit 5");
+    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    for (int i = 0; i < 100 && w.alive(); ++i) ::usleep(20 * 1000);
+    EXPECT_FALSE(w.alive());
+}
+
 TEST(WorkerProtocol, AStoppedWorkerCountsAsDead) {
     WorkerProcess w = start_script(kHello + "read x <&3; kill -STOP $$; sleep 30");
     { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }

@@ -288,7 +288,8 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         return in_process_->handle({{"op", "run"}, {"job", job}}).at("record").get<Record>();
     }
 
-    if (worker_ && worker_->plugin_path != job.plugin_path) {
+    // A worker that ended after its last reply (a plugin's thread crashing it) is not this job's fault.
+    if (worker_ && (worker_->plugin_path != job.plugin_path || !worker_->process.alive())) {
         worker_->process.stop();
         worker_.reset();
     }

@@ -192,6 +192,11 @@ WorkerProcess::~WorkerProcess() {
 
 bool WorkerProcess::running() const { return !exit_ && (pid_ > 0 || confined_); }
 
+bool WorkerProcess::alive() {
+    if (running()) reap_if_dead(false);
+    return running();
+}
+
 nlohmann::json WorkerProcess::confinement_report() const {
     if (!confined_) return nullptr;
     return {{"applied", confined_->applied()}, {"unavailable", confined_->unavailable()}};

@@ -89,6 +89,8 @@ public:
     void stop(double grace_s = 2.0);
 
     bool running() const;
+    // running(), after looking whether it ended since the last exchange (and reaping it if so).
+    bool alive();
     const std::string& nonce() const { return nonce_; }
     const std::string& request_id() const { return request_id_; }
     // The last few KB the worker wrote to stderr (a crashing plugin's last words), as it wrote them.
