@@ -55,7 +55,9 @@ Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
                                      ? TrustedCheck{false, 0, 0, "the worker reported " + std::to_string(r.samples_ms.size()) +
                                                                      " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
                                      : check_call_outputs(job, outputs, int(calls.size()));
-    r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}};
+    nlohmann::json seeds = nlohmann::json::array();  // to reproduce any call: fill_call_inputs(job, seed)
+    for (const CheckedCall& c : calls) seeds.push_back(c.seed);
+    r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}, {"call_seeds", seeds}};
     r.extra["timing_claims"] = timing.evidence();
     r.max_rel_err = trusted.max_rel_err;
     r.tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
