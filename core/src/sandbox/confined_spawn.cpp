@@ -111,12 +111,17 @@ struct ReaperPlan {
         stdin_mapped = stdin_mapped || to == STDIN_FILENO;
     }
     if (!stdin_mapped && in >= 0) ::dup2(in, STDIN_FILENO);
+    // From here on a failure is the program's own last words, on its stderr (the parent keeps a tail).
+    if (::chdir(plan.working_dir) != 0) {
+        const int saved = errno;
+        ReportLine().add("kreg: cannot enter the scratch folder: ").error("chdir", saved).send(STDERR_FILENO);
+        ::_exit(126);
+    }
     // The exe descriptor is close-on-exec and execveat needs it open: close everything else above the
     // mapped descriptors, the status pipe included (the program must not write the reaper's report).
     // (start() puts the exe descriptor at 64 or above, the targets are below 10.)
     ::close_range(unsigned(plan.highest_target_fd + 1), unsigned(plan.exe_fd - 1), 0);
     ::close_range(unsigned(plan.exe_fd + 1), ~0U, 0);
-    if (::chdir(plan.working_dir) != 0) fatal(plan.status_write, "chdir to the scratch folder", errno);
     ::syscall(SYS_execveat, plan.exe_fd, "", plan.argv, plan.envp, AT_EMPTY_PATH);
     const int saved = errno;
     ReportLine().add("kreg: cannot start the confined program: ").error("execveat", saved).send(STDERR_FILENO);

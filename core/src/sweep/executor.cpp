@@ -1,5 +1,6 @@
 #include "sweep/executor.hpp"
 
+#include "common/sha256.hpp"
 #include "common/text.hpp"
 #include "report/number_format.hpp"
 #include "sandbox/confined_spawn.hpp"
@@ -217,6 +218,7 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
         try {
             info = reply.message.at("plugin").get<PluginInfo>();
             info.path = plugin_path;
+            if (options_.sandbox) info.sha256 = sha256_file_hex(plugin_path);  // ours, not the worker's word
             info.error = printable_utf8(w->unstage(info.error), kMaxClaimText);
             info.name = printable_utf8(info.name, 256);
             info.version = printable_utf8(info.version, 256);
