@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -91,6 +92,26 @@ TEST(WorkerProtocol, ARepliedIdMustBeTheRequestInFlight) {
     const auto reply = w.exchange({{"op", "run"}}, 10);
     EXPECT_EQ(reply.outcome, WorkerProcess::Outcome::violation);
     EXPECT_NE(reply.violation.find("another request"), std::string::npos) << reply.violation;
+}
+
+TEST(WorkerProtocol, APileOfDescriptorsIsAViolationNotAFullDescriptorTable) {
+    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3 to pass descriptors";
+    // After the hello, every byte it writes carries a descriptor, and no line ever ends.
+    const std::string script = R"py(
+import os, socket, sys, time
+s = socket.socket(fileno=4)
+s.sendall(('{"op":"hello","id":"%s:0"}\n' % sys.argv[2]).encode())
+os.read(3, 4096)
+null = os.open('/dev/null', os.O_RDONLY)
+for _ in range(64):
+    socket.send_fds(s, [b'x'], [null])
+time.sleep(30)
+)py";
+    WorkerProcess w = WorkerProcess::start("/usr/bin/python3", {"-c", script});
+    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation << w.stderr_tail(); }
+    const auto reply = w.exchange({{"op", "run"}}, 20);
+    ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::violation) << w.stderr_tail();
+    EXPECT_NE(reply.violation.find("descriptors"), std::string::npos) << reply.violation;
 }
 
 TEST(WorkerProtocol, DeathIsSeenEvenWhenAChildHoldsTheReplyChannel) {
@@ -176,6 +197,26 @@ TEST_F(Confined, EverythingTheWorkerStartedEndsWithIt) {
         ::usleep(20 * 1000);  // SIGKILL is delivered at once, the exit takes a moment
     EXPECT_FALSE(process_with_command_line("sleep 6271")) << "a setsid() child outlived its worker";
     EXPECT_FALSE(process_with_command_line("sleep 6272")) << "an orphan outlived its worker";
+}
+
+TEST_F(Confined, TheScratchFolderIsABoundedTmpfsThatLeavesNothingOnDisk) {
+    confinement_.scratch_tmpfs_bytes = 1 << 20;
+    WorkerProcess w;
+    try {
+        w = start_script(R"sh(head -c 3000000 /dev/zero > big 2>/dev/null; full=$?; echo small > small; )sh"
+                         R"sh(printf '{"op":"hello","id":"%s:0","full":%d}\n' "$2" "$full" >&4; read x <&3)sh",
+                         &confinement_);
+    } catch (const std::exception& e) {
+        GTEST_SKIP() << "this machine cannot confine a worker: " << e.what();
+    }
+    const auto hello = w.exchange(nullptr, 10);
+    ASSERT_EQ(hello.outcome, WorkerProcess::Outcome::reply) << hello.violation << w.stderr_tail();
+    const nlohmann::json report = w.confinement_report();
+    if (report["applied"].dump().find("private tmpfs") == std::string::npos)
+        GTEST_SKIP() << "no tmpfs here: " << report.dump();
+    EXPECT_NE(hello.message.value("full", 0), 0) << "3 MB fit into a 1 MiB scratch folder";
+    EXPECT_FALSE(std::filesystem::exists(scratch_ + "/small")) << "the worker's files reached the disk";
+    EXPECT_FALSE(std::filesystem::exists(scratch_ + "/big"));
 }
 
 TEST_F(Confined, AStoppedConfinedWorkerIsKilledByItsReaper) {

@@ -92,6 +92,7 @@ struct ReaperPlan {
     const std::vector<std::pair<int, int>>* fds = nullptr;
     int highest_target_fd = 2;
     const char* working_dir = nullptr;
+    char tmpfs_options[96] = {};              // "" : no tmpfs over the working folder
     char* const* argv = nullptr;
     char* const* envp = nullptr;
 };
@@ -194,6 +195,14 @@ void wipe_inherited_command_line() {
     else
         ReportLine().add("unavailable: /dev/shm: ").error("mount(tmpfs)", errno).send(out);
     (void)::sethostname("kreg-sandbox", 12);
+    // The scratch folder as a private tmpfs of bounded size: the program's files live in memory (and in
+    // its cgroup), vanish with its namespace, and cannot fill a disk.
+    if (plan.tmpfs_options[0]) {
+        if (::mount("tmpfs", plan.working_dir, "tmpfs", MS_NOSUID | MS_NODEV, plan.tmpfs_options) == 0)
+            ReportLine().add("applied: scratch folder: a private tmpfs (").add(plan.tmpfs_options).add(")").send(out);
+        else
+            ReportLine().add("unavailable: scratch tmpfs: ").error("mount(tmpfs)", errno).send(out);
+    }
 
     if (!plan.user_namespace) {
         if (::setgroups(0, nullptr) != 0) fatal(out, "setgroups", errno);
@@ -246,6 +255,12 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     std::snprintf(plan.uid_map, sizeof plan.uid_map, "%u %u 1\n", unsigned(::geteuid()), unsigned(::geteuid()));
     std::snprintf(plan.gid_map, sizeof plan.gid_map, "%u %u 1\n", unsigned(::getegid()), unsigned(::getegid()));
     plan.working_dir = c.working_dir.c_str();
+    if (c.working_dir_tmpfs_bytes > 0) {
+        const bool root = !plan.user_namespace;
+        std::snprintf(plan.tmpfs_options, sizeof plan.tmpfs_options, "size=%llu,mode=0700,uid=%u,gid=%u",
+                      static_cast<unsigned long long>(c.working_dir_tmpfs_bytes), unsigned(root ? kSandboxUid : ::geteuid()),
+                      unsigned(root ? kSandboxGid : ::getegid()));
+    }
 
     std::vector<std::string> argv_storage = c.argv, env_storage = c.environment;
     std::vector<char*> argv, envp;
@@ -490,6 +505,15 @@ std::string make_scratch_dir(const std::string& base) {
         throw std::runtime_error("cannot hand the scratch folder " + pattern + " to uid " + std::to_string(kSandboxUid) + ": " + why);
     }
     return pattern;
+}
+
+std::string make_scratch_subdir(const std::string& scratch, const std::string& name) {
+    const std::string path = scratch + "/" + name;
+    if (::mkdir(path.c_str(), 0700) != 0)
+        throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+    if (::geteuid() == 0 && ::chown(path.c_str(), kSandboxUid, kSandboxGid) != 0)
+        throw std::runtime_error("cannot hand " + path + " to uid " + std::to_string(kSandboxUid) + ": " + std::strerror(errno));
+    return path;
 }
 
 void remove_scratch_dir(const std::string& path) {

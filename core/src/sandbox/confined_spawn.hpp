@@ -39,6 +39,7 @@ struct Confinement {
     std::vector<std::string> argv;         // argv[0] included
     std::vector<std::string> environment;  // the program's whole environment, NAME=value
     std::string working_dir;               // its scratch folder
+    uint64_t working_dir_tmpfs_bytes = 0;  // > 0: a private tmpfs of this size is mounted there first
     // Parent descriptor -> descriptor number in the program (each source >= 10, so no move clobbers
     // another). stdin is /dev/null unless mapped; every descriptor not mapped is closed.
     std::vector<std::pair<int, int>> fds;
@@ -104,6 +105,8 @@ const std::vector<std::string>& build_environment_names();
 // A fresh, empty folder under base (or $TMPDIR, else /tmp) for one confined process, owned by the
 // identity it will run as (kSandboxUid when root), mode 0700. Throws std::runtime_error.
 std::string make_scratch_dir(const std::string& base = "");
+// <scratch>/<name>, created empty and handed over like the scratch folder itself. Throws.
+std::string make_scratch_subdir(const std::string& scratch, const std::string& name);
 // Removes it and everything in it (the process's files included). Never throws.
 void remove_scratch_dir(const std::string& path);
 

@@ -1,6 +1,9 @@
 #include "sandbox/resource_limits.hpp"
 
+#include "sandbox/confined_spawn.hpp"
+
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -71,6 +74,11 @@ void apply_resource_limits(const SandboxPolicy& policy, SandboxReport& report) {
     // PROT_NONE reservations. Measured on the H200 machine: a CUDA context adds ~40 MB of VmData, and
     // cudaMallocHost's pinned buffers (mapped from the driver's device file) do not count at all. Equal to
     // memory_bytes, so it never cuts in below the cgroup's limit for memory the process really holds.
+    // A fork bomb at load time (fork is denied only after loading): counted per uid, so only where this is
+    // the sandbox's own identity (as root, sandbox/confined_spawn.hpp); an ordinary user's other
+    // processes count against the same limit.
+    if (policy.max_processes > 0 && ::geteuid() == kSandboxUid)
+        lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", rlim_t(policy.max_processes), rlim_t(policy.max_processes), "", report);
     if (policy.memory_bytes > 0) {
         const rlim_t data =
             policy.memory_bytes >= uint64_t(RLIM_INFINITY) ? RLIM_INFINITY - 1 : rlim_t(policy.memory_bytes);

@@ -47,11 +47,16 @@ struct SandboxPolicy {
     bool landlock = true;
     std::string scratch_dir;                  // "" : no writable folder at all
     std::vector<std::string> readable_paths;  // files or folders, read-only (a plugin, an SDK prefix)
+    // A confined worker's scratch folder is a private tmpfs of this size (its pages count as the worker's
+    // memory), so no submission can fill a disk. 0: the folder on disk as it is.
+    uint64_t scratch_bytes = uint64_t(1) << 30;
 
     // Memory: a cgroup v2 memory.max (and pids.max) where one can be made, else RLIMIT_DATA
     // (sandbox/memory_limit.hpp). 0: no limit.
     uint64_t memory_bytes = uint64_t(4) << 30;
-    uint64_t max_processes = 64;
+    // Processes and threads together (pids.max; RLIMIT_NPROC where the process runs as the sandbox's own
+    // uid, which nothing else uses). 0: no limit.
+    uint64_t max_processes = 512;
 };
 
 struct SandboxReport {

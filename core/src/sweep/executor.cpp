@@ -79,6 +79,8 @@ std::string stage_plugin(const std::string& plugin, const std::string& scratch) 
     const fs::path staged = folder / fs::path(plugin).filename();
     fs::copy_file(plugin, staged, fs::copy_options::overwrite_existing);
     fs::permissions(staged, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(folder, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                                fs::perms::others_exec);
     return staged.string();
 }
 
@@ -128,20 +130,25 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
         std::vector<std::string> args{"__worker"};
         std::optional<WorkerConfinement> confinement;
         if (options_.sandbox) {
+            // <scratch>/plugin: the copy it loads, read-only to it; <scratch>/work: its only writable folder
+            // (a private tmpfs inside its namespaces where one can be mounted), HOME and TMPDIR.
             SandboxPolicy policy = *options_.sandbox;
             w->scratch.path = make_scratch_dir();
-            policy.scratch_dir = w->scratch.path;
+            const std::string work = make_scratch_subdir(w->scratch.path, "work");
+            policy.scratch_dir = work;
             policy.network_namespace = false;  // the spawn gives it one (and no user namespace of its own)
             if (!plugin.empty()) {
                 w->plugin_path = plugin;
                 w->staged_path = stage_plugin(plugin, w->scratch.path);
+                policy.readable_paths.push_back(fs::path(w->staged_path).parent_path().string());
             }
             w->memory_bytes = policy.memory_bytes;
             if (policy.memory_bytes > 0 || policy.max_processes > 0)
                 w->cgroup = WorkerCgroup::create(policy.memory_bytes, policy.max_processes, w->cgroup_unavailable);
             confinement.emplace();
-            confinement->scratch_dir = w->scratch.path;
-            confinement->environment = confined_environment(w->scratch.path, worker_environment_names());
+            confinement->scratch_dir = work;
+            confinement->scratch_tmpfs_bytes = policy.scratch_bytes;
+            confinement->environment = confined_environment(work, worker_environment_names());
             Worker* raw = w.get();
             confinement->before_start = [raw](pid_t reaper) {
                 std::string why;
@@ -179,7 +186,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             for (const auto& a : spawn["applied"]) last_sandbox_["applied"].push_back(a);
             for (const auto& u : spawn["unavailable"]) last_sandbox_["unavailable"].push_back(u);
             last_sandbox_["applied"].push_back("environment: an allow-list, HOME and TMPDIR in the scratch folder");
-            last_sandbox_["applied"].push_back("scratch folder: " + w->scratch.path + " (private, removed afterwards)");
+            last_sandbox_["applied"].push_back("scratch folder: " + w->scratch.path + "/work (private, removed afterwards)");
             if (w->cgroup)
                 last_sandbox_["applied"].push_back("memory cgroup: " + w->cgroup->limits());
             else if (w->memory_bytes > 0)

@@ -120,6 +120,7 @@ WorkerProcess WorkerProcess::start(const std::string& exe, const std::vector<std
         c.argv = argv_storage;
         c.environment = confinement->environment;
         c.working_dir = confinement->scratch_dir;
+        c.working_dir_tmpfs_bytes = confinement->scratch_tmpfs_bytes;
         c.fds = {{child_err, STDERR_FILENO}, {child_request, kChildRequestFd}, {child_reply, kChildReplyFd}};
         try {
             w.confined_ = std::make_unique<ConfinedProcess>(ConfinedProcess::start(c, confinement->before_start));
@@ -300,7 +301,8 @@ bool WorkerProcess::read_reply_socket() {
         if (msg.msg_flags & MSG_CTRUNC) received_fds_.push_back(-1);  // more than we take: a violation later
         if (n <= 0) return false;
         reply_buffer_.append(chunk, size_t(n));
-        if (reply_buffer_.size() > 2 * kMaxWorkerLineBytes) return true;  // the caller sees the overlong line
+        if (reply_buffer_.size() > 2 * kMaxWorkerLineBytes || received_fds_.size() > size_t(kMaxDescriptorsPerRead))
+            return true;  // the caller sees the violation
     }
 }
 
@@ -359,6 +361,9 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
 
     bool dead = false;
     for (;;) {
+        // One descriptor travels with one message: a pile of them would fill the grader's own table.
+        if (received_fds_.size() > size_t(kMaxDescriptorsPerRead))
+            return violation("passed " + std::to_string(received_fds_.size()) + " descriptors no message asked for");
         // Every complete line, in order.
         for (size_t newline; (newline = reply_buffer_.find('\n')) != std::string::npos;) {
             const std::string line = reply_buffer_.substr(0, newline);

@@ -41,6 +41,7 @@ std::string signal_name(int signo);
 // How a confined worker is started (sandbox/confined_spawn.hpp).
 struct WorkerConfinement {
     std::string scratch_dir;               // its working folder; removed by the caller
+    uint64_t scratch_tmpfs_bytes = 0;      // > 0: a private tmpfs of this size over it, inside its namespaces
     std::vector<std::string> environment;  // its whole environment
     std::function<void(pid_t)> before_start;  // places the reaper (a cgroup) before anything runs
 };
