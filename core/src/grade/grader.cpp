@@ -12,8 +12,8 @@
 #include "verify/verify_gemm.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
+#include <limits>
 #include <sstream>
 
 namespace kreg {
