@@ -3,6 +3,8 @@
 #include "grade/gradebook.hpp"
 #include "run_command.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -147,6 +149,26 @@ TEST(Grade, CommandLineProblemsAreClearAndExitWithTwo) {
     const auto bad = test::run_command(kRunner + " grade --rubric bad.json --submission x.so", dir, dir);
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("/correctness/0/point"), std::string::npos) << bad.err;
+}
+
+TEST(Grade, AsRootASdkTheSandboxUidCannotReadIsAClearBuildFailure) {
+    if (::geteuid() != 0) GTEST_SKIP() << "only as root does a build run as another uid";
+    // kreg installed under a folder only root may enter: the build, as uid 61000, could not read it.
+    const auto dir = test::fresh_dir("grade-private-sdk");
+    const fs::path prefix = dir / "private" / "kreg";
+    const auto install = test::run_command("cmake --install " + std::string(KREG_BINARY_DIR) + " --prefix " + prefix.string(), dir, dir);
+    ASSERT_EQ(install.exit_code, 0) << install.err;
+    fs::permissions(dir / "private", fs::perms::owner_all);
+    fs::create_directories(dir / "subs");
+    fs::copy(fs::path(KREG_SOURCE_DIR) / "plugins" / "template", dir / "subs" / "carol", fs::copy_options::recursive);
+    const auto run = test::run_command((prefix / "bin" / "runner").string() + " grade --rubric " + kRubric + " --submissions subs --out out",
+                                       dir, dir);
+    const auto graded = results(dir / "out");
+    ASSERT_EQ(graded.count("carol"), 1u) << run.err;
+    EXPECT_EQ(graded.at("carol").status, "build_failed");
+    EXPECT_NE(graded.at("carol").summary.find("cannot read the kreg SDK: " + (dir / "private").string() + " (others may not enter it)"),
+              std::string::npos)
+        << graded.at("carol").summary;
 }
 
 TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {

@@ -9,6 +9,7 @@
 #include <kreg/abi.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +133,23 @@ std::vector<std::string> sdk_paths(const fs::path& prefix) {
     return paths;
 }
 
+// As root the build runs as kSandboxUid, which reads only what any user may: "" when every folder on
+// the way to path lets others through and path itself lets others read, else the first that does not.
+std::string unreadable_by_others(const fs::path& path) {
+    if (::geteuid() != 0) return "";
+    fs::path walked;
+    for (const fs::path& part : fs::absolute(path)) {
+        walked /= part;
+        struct stat st {};
+        if (::stat(walked.c_str(), &st) != 0) return walked.string() + ": " + std::strerror(errno);
+        const bool folder = S_ISDIR(st.st_mode);
+        const bool last = walked == fs::absolute(path);
+        if (folder && !(st.st_mode & S_IXOTH)) return walked.string() + " (others may not enter it)";
+        if (last && !(st.st_mode & S_IROTH)) return walked.string() + " (others may not read it)";
+    }
+    return "";
+}
+
 // Makes path and everything below it the sandbox identity's (when root), so the build can read its copy.
 void hand_over_tree(const fs::path& path) {
     if (::geteuid() != 0) return;
@@ -186,6 +204,13 @@ BuildResult build_submission(const fs::path& source_dir, const fs::path& build_d
     box.policy.network_namespace = false;  // the spawn made one already
     box.policy.scratch_dir = box.scratch;
     box.policy.readable_paths = sdk_paths(kreg_prefix);
+    for (const std::string& path : box.policy.readable_paths)
+        if (const std::string why = unreadable_by_others(path); !why.empty()) {
+            remove_scratch_dir(box.scratch);
+            result.reason = "the build runs as uid " + std::to_string(kSandboxUid) + ", which cannot read the kreg SDK: " + why +
+                            " (install kreg where any user can read it, e.g. under /usr or /opt)";
+            return result;
+        }
     box.policy.max_processes = std::max<uint64_t>(policy.max_processes, 512);  // make -j and the compilers
     const std::string src = box.scratch + "/src", out = box.scratch + "/build";
 
