@@ -4,6 +4,7 @@
 #include "paths.hpp"
 #include "plugin/discovery.hpp"
 #include "sandbox/confined_spawn.hpp"
+#include "sandbox/landlock.hpp"
 
 #include <cxxopts.hpp>
 
@@ -28,7 +29,7 @@ int run_grade_command(int argc, char** argv) {
         ("secret-seed", "Mixed into every case seed (default: $KREG_SECRET_SEED)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
         ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
-        ("no-sandbox-network", "Do not put workers in a private network namespace")
+        ("allow-no-landlock", "Grade even where the kernel has no Landlock (workers could then write outside their scratch folder)")
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
@@ -70,7 +71,6 @@ int run_grade_command(int argc, char** argv) {
     go.runner_exe = exe.string();
     go.device = r["device"].as<int>();
     go.verbose = r.count("verbose") > 0;
-    go.sandbox.network_namespace = r.count("no-sandbox-network") == 0;
     go.tolerate_static_libstdcxx = r.count("allow-static-libstdcxx") > 0;
     go.kreg_prefix = (exe.parent_path() / "..").lexically_normal();  // lib/cmake/kreg in the build and install trees
 
@@ -108,6 +108,12 @@ int run_grade_command(int argc, char** argv) {
     if (const std::string why = why_confinement_fails(go.runner_exe); !why.empty()) {
         std::cerr << "runner grade: this machine cannot confine submissions: " << why
                   << "\n  (grading needs user or root privileges for PID, mount and network namespaces; see docs/GRADING.md)\n";
+        return 3;
+    }
+    if (landlock_abi() == 0 && !r.count("allow-no-landlock")) {
+        std::cerr << "runner grade: this kernel has no Landlock (Linux >= 5.13, with landlock in its lsm= list): workers "
+                     "could write outside their scratch folder.\n  Grade on a kernel with Landlock, or pass --allow-no-landlock "
+                     "to grade with the other layers only.\n";
         return 3;
     }
     try {
