@@ -3,6 +3,7 @@
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
 #include "grade/outcome.hpp"
+#include "grade/provenance.hpp"
 #include "grade/timing_claims.hpp"
 #include "grade/verdict.hpp"
 #include "measure/host_ceiling.hpp"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -99,7 +101,8 @@ std::string classify_load_error(const std::string& error) {
 
 }  // namespace
 
-Grader::Grader(GradeOptions options) : options_(std::move(options)), gradebook_(options_.out_dir) {
+Grader::Grader(GradeOptions options)
+    : options_(std::move(options)), gradebook_(options_.out_dir), rubric_hash_(rubric_sha256(options_.rubric)) {
     options_.sandbox.max_file_bytes = std::max(options_.sandbox.max_file_bytes, largest_output_bytes(options_.rubric));
     ExecutorOptions trusted;
     trusted.runner_exe = options_.runner_exe;
@@ -111,6 +114,10 @@ Grader::Grader(GradeOptions options) : options_(std::move(options)), gradebook_(
         for (const auto& k : info.kernels)
             if (!reference_path_.count(k.name)) reference_path_[k.name] = info.path;
     }
+    // A tier whose reference no trusted plugin provides is a rubric error, found before grading anyone.
+    std::vector<std::string> known;
+    for (const auto& [name, path] : reference_path_) known.push_back(name);
+    check_tier_references(options_.rubric, known);
 }
 
 Grader::~Grader() = default;
@@ -194,6 +201,7 @@ StudentResult Grader::grade(const Submission& submission) {
     result.submission = submission.path.string();
     result.max_score = rubric.max_points();
     result.meta = run_meta();
+    result.meta["provenance"] = provenance(submission_sha256(submission.path), rubric_hash_, options_.secret);
     auto finish = [&](const std::string& status, const std::string& summary) {
         result.status = status;
         result.summary = summary;
@@ -376,9 +384,26 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
     for (const auto& s : submissions) {
         ++index;
         const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(submissions.size()) + "] ";
+        // A stored result stands only while what it was computed from is unchanged.
+        nlohmann::json current;
+        try {
+            current = provenance(submission_sha256(s.path), rubric_hash_, options_.secret);
+        } catch (const std::exception&) {
+            current = nullptr;  // unreadable: graded again, and grade() says why
+        }
         if (!options_.force && gradebook_.has(s.student)) {
-            progress(counter + s.student + ": already graded (use --force to grade again)");
-            continue;
+            std::string changed = "its result cannot be read back";
+            try {
+                std::ifstream in(gradebook_.student_file(s.student));
+                const StudentResult previous = StudentResult::from_json(nlohmann::json::parse(in));
+                changed = what_changed(previous.meta.value("provenance", nlohmann::json()), current);
+            } catch (const std::exception&) {
+            }
+            if (changed.empty()) {
+                progress(counter + s.student + ": already graded, and nothing it was graded from changed (use --force to grade again)");
+                continue;
+            }
+            progress(counter + s.student + ": " + changed + "; grading again");
         }
         StudentResult r;
         try {
@@ -390,7 +415,24 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
             r.status = "error";
             r.summary = std::string("grading error: ") + e.what();
         }
-        gradebook_.record(r);
+        try {
+            gradebook_.record(r);
+        } catch (const std::exception& e) {
+            // One student's result that cannot be written must not stop the others: record what we can.
+            StudentResult minimal;
+            minimal.student = s.student;
+            minimal.submission = s.path.string();
+            minimal.max_score = options_.rubric.max_points();
+            minimal.status = "error";
+            minimal.summary = std::string("grading error: could not record the result: ") + e.what();
+            r = minimal;
+            try {
+                gradebook_.record(minimal);
+            } catch (const std::exception& again) {
+                progress(counter + s.student + ": error, no result recorded: " + again.what());
+                continue;
+            }
+        }
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
                  (r.status == "graded" ? "" : " — " + r.summary));
     }

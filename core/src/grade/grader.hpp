@@ -41,7 +41,9 @@ public:
     explicit Grader(GradeOptions options);
     ~Grader();
 
-    // Grades every submission not graded yet (all with force), recording each as it finishes.
+    // Grades every submission not graded yet, or graded from other inputs than now (a changed submission,
+    // rubric, secret seed or kreg version: grade/provenance.hpp), and with force all of them, recording
+    // each as it finishes.
     // progress gets one line per student and per failed check.
     void grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
 
@@ -57,6 +59,7 @@ private:
 
     GradeOptions options_;
     Gradebook gradebook_;
+    std::string rubric_hash_;                            // of the merged rubric (grade/provenance.hpp)
     std::unique_ptr<Executor> trusted_;                 // reference kernels: ordinary workers
     std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
     std::map<std::string, Record> reference_cache_;      // "kernel MxNxK" -> its measurement this run
