@@ -55,7 +55,7 @@ int run_grade_command(int argc, char** argv) {
     try {
         std::vector<Rubric> rubrics;
         for (const auto& path : r["rubric"].as<std::vector<std::string>>())
-            rubrics.push_back(load_rubric(resolve_config_path(path, configs_dir(exe))));
+            rubrics.push_back(load_rubric(resolve_config_path(path, configs_dir(exe), "rubric")));
         go.rubric = merge_rubrics(rubrics);
         if (r.count("secret-seed")) go.secret = parse_secret_seed(r["secret-seed"].as<std::string>());
         else go.secret = secret_seed_from_environment().value_or(0);
@@ -121,6 +121,9 @@ int run_grade_command(int argc, char** argv) {
         grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
         std::cout << grader.gradebook().console_summary();
         std::cout << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
+    } catch (const ConfigError& e) {  // the rubric against the trusted plugins, before anyone is graded
+        std::cerr << "runner grade: rubric error: " << e.what() << "\n";
+        return 2;
     } catch (const std::exception& e) {
         std::cerr << "runner grade: " << e.what() << "\n";
         return 3;

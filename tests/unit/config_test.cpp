@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -260,7 +261,62 @@ TEST(ShapeExpansion, TheLimitIsOnTheTotalToo) {
     EXPECT_NE(e.message().find("more than 100000"), std::string::npos) << e.what();
 }
 
+TEST(ShapeExpansion, OneHundredThousandSpecsExpandAndDeduplicateInLinearTime) {
+    // 100000 one-shape specs, the second half repeating the first: de-duplication must be linear (a
+    // quadratic one takes minutes here), and each shape is kept once, in order of first occurrence.
+    json specs = json::array();
+    for (int64_t i = 0; i < 100000; ++i)
+        specs.push_back({{"m", 1 + i % 50000}, {"n", 7}, {"k", 1 + (i % 50000) / 1000}});
+    const std::vector<Shape> shapes = shapes_of(specs);
+    ASSERT_EQ(shapes.size(), 50000u);
+    EXPECT_EQ(shapes.front(), (Shape{1, 7, 1}));
+    EXPECT_EQ(shapes.back(), (Shape{50000, 7, 50}));
+}
+
+TEST(ParseSweepConfig, NonFiniteNumbersInABuiltDocumentAreOutOfRange) {
+    json doc{{"kernels", {"k"}}, {"shapes", {{{"square", 8}}}}};
+    doc["timeout_s"] = std::numeric_limits<double>::infinity();
+    const ConfigError e = parse_error_of(doc);
+    EXPECT_EQ(e.json_path(), "/timeout_s");
+    EXPECT_NE(e.message().find("number out of range"), std::string::npos) << e.what();
+}
+
+TEST(ParseSweepConfig, AnUnsafeFileStemDoesNotBecomeTheDefaultName) {
+    const json doc{{"kernels", {"k"}}, {"shapes", {{{"square", 8}}}}};
+    EXPECT_EQ(parse_sweep_config(doc, "dir/.hidden.json").name, "default");
+    EXPECT_EQ(parse_sweep_config(doc, "dir/a100.json").name, "a100");
+}
+
 // ---- Overrides and command-line options ----
+
+TEST(ApplyOverrides, JsonAndCsvOnOnePathNameBothKeys) {
+    SweepConfig config = load_sweep_config(kData / "good_configs" / "minimal.json");
+    config.output.csv = "out/r.csv";
+    const json before = config.to_json();
+    CliOverrides o;
+    o.json = "out/./r.csv";  // the same file, written differently
+    try {
+        apply_overrides(config, o);
+        ADD_FAILURE() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.json_path(), "--json");
+        EXPECT_NE(e.message().find("--json and output.csv are the same path"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(config.to_json(), before);
+    o.csv = "elsewhere.csv";  // both given: fine
+    apply_overrides(config, o);
+    EXPECT_EQ(config.output.csv, "elsewhere.csv");
+    CliOverrides both;
+    both.json = both.csv = "r.out";
+    try {
+        apply_overrides(config, both);
+        ADD_FAILURE() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.json_path(), "--csv");
+        EXPECT_NE(e.message().find("--json and --csv are the same path"), std::string::npos) << e.what();
+    }
+}
+
 
 TEST(ApplyOverrides, EachSetValueReplacesTheConfigsAndOthersStay) {
     SweepConfig c = load_sweep_config(kData / "good_configs" / "every_key.json");
@@ -430,12 +486,33 @@ TEST_F(ResolveConfigPath, NotFoundListsEveryPlaceTried) {
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.file(), "sweeps/missing.json");
         const std::string m = e.message();
-        EXPECT_NE(m.find("not found"), std::string::npos) << m;
+        EXPECT_NE(m.find("no such config file"), std::string::npos) << m;
         const auto cwd_at = m.find((root_ / "cwd" / "sweeps" / "missing.json").string());
         const auto configs_at = m.find((root_ / "configs" / "sweeps" / "missing.json").string());
         EXPECT_NE(cwd_at, std::string::npos) << m;
         EXPECT_NE(configs_at, std::string::npos) << m;
         EXPECT_LT(cwd_at, configs_at) << "places are listed in the order they are tried";
+    }
+}
+
+TEST_F(ResolveConfigPath, AMisspeltPathGetsASuggestionFromTheFoldersSearched) {
+    fs::create_directories(root_ / "configs" / "grading");
+    touch(root_ / "configs" / "grading" / "lab3.json");
+    touch(root_ / "configs" / "grading" / "lab5.json");
+    try {
+        resolve_config_path("grading/lab33.json", root_ / "configs", "rubric");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(e.message().find("no such rubric file (did you mean 'grading/lab3.json'?)"), std::string::npos)
+            << e.what();
+    }
+    // A file next to the path as given (the working directory) is suggested too.
+    touch(root_ / "cwd" / "sweeps" / "nightly.json");
+    try {
+        resolve_config_path("sweeps/nightyl.json", root_ / "configs");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(e.message().find("(did you mean 'sweeps/nightly.json'?)"), std::string::npos) << e.what();
     }
 }
 

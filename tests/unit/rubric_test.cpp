@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unordered_set>
@@ -242,6 +243,42 @@ TEST(MergeRubrics, ADuplicateNameAcrossFilesNamesBothFiles) {
     EXPECT_EQ(h.file(), "staff/third.json");
     EXPECT_EQ(h.json_path(), "/correctness/0/name");
     EXPECT_NE(h.message().find("staff/hidden.json at /correctness/0/name"), std::string::npos) << h.what();
+}
+
+TEST(MergeRubrics, PointsThatOverflowOnlyTogetherNameTheLaterFile) {
+    const Rubric pub = parse_rubric(json{{"correctness", {a_case("a", 1.5e308)}}}, "public/lab3.json");
+    const Rubric hid = parse_rubric(json{{"correctness", {a_case("b", 1), a_case("c", 1e308)}}}, "staff/hidden.json");
+    const ConfigError e = error_of([&] { merge_rubrics({pub, hid}); });
+    EXPECT_EQ(e.file(), "staff/hidden.json");
+    EXPECT_EQ(e.json_path(), "/correctness/1/points");
+    EXPECT_NE(e.message().find("add up to more than the largest number"), std::string::npos) << e.what();
+}
+
+TEST(ParseRubric, NonFinitePointsInABuiltDocumentAreOutOfRange) {
+    const ConfigError e = error_of([] {
+        parse_rubric(json{{"correctness", {a_case("a", std::numeric_limits<double>::infinity())}}}, "t.json");
+    });
+    EXPECT_EQ(e.json_path(), "/correctness/0/points");
+    EXPECT_NE(e.message().find("number out of range"), std::string::npos) << e.what();
+}
+
+TEST(CheckTierReferences, AnUnknownReferenceNamesItsFileAndPathWithASuggestion) {
+    const Rubric pub = parse_rubric(json{{"performance", {a_tier("t1")}}}, "public/lab3.json");
+    json hidden_tier = a_tier("t2");
+    hidden_tier["reference"] = "cublas_sgem";
+    const Rubric hid = parse_rubric(json{{"performance", {a_tier("t0"), hidden_tier}}}, "staff/hidden.json");
+    const Rubric merged = merge_rubrics({pub, hid});
+    const std::vector<std::string> known{"cpu_naive", "cublas_sgemm", "cuda_tiled"};
+    EXPECT_NO_THROW(check_tier_references(pub, known));
+    const ConfigError e = error_of([&] { check_tier_references(merged, known); });
+    EXPECT_EQ(e.file(), "staff/hidden.json");
+    EXPECT_EQ(e.json_path(), "/performance/1/reference");
+    EXPECT_NE(e.message().find("'cublas_sgem' (did you mean 'cublas_sgemm'?)"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("known reference kernels: cpu_naive, cublas_sgemm, cuda_tiled"), std::string::npos)
+        << e.what();
+    const ConfigError none = error_of([&] { check_tier_references(pub, {}); });
+    EXPECT_EQ(none.json_path(), "/performance/0/reference");
+    EXPECT_NE(none.message().find("no trusted plugin was found"), std::string::npos) << none.what();
 }
 
 TEST(MergeRubrics, EachScalarComesFromTheLastFileThatSetsIt) {

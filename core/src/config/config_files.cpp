@@ -3,6 +3,8 @@
 #include "config/json_node.hpp"
 #include "config/sweep_config.hpp"
 
+#include "common/suggest.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -66,6 +68,13 @@ public:
         return true;
     }
     const std::optional<std::string>& duplicate() const { return duplicate_; }
+    // The pointer of the value being read when the parser stopped.
+    std::string pointer() const {
+        std::string path;
+        for (const auto& f : frames_)
+            path += "/" + (f.is_array ? std::to_string(f.index) : config_detail::escape_pointer_token(f.key));
+        return path;
+    }
 
 private:
     struct Frame {
@@ -76,12 +85,6 @@ private:
     };
     void element_done() {
         if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
-    }
-    std::string pointer() const {
-        std::string path;
-        for (const auto& f : frames_)
-            path += "/" + (f.is_array ? std::to_string(f.index) : config_detail::escape_pointer_token(f.key));
-        return path;
     }
     std::vector<Frame> frames_;
     std::optional<std::string> duplicate_;
@@ -100,6 +103,22 @@ nlohmann::json read_json_document(const fs::path& path, const std::string& kind)
         });
     } catch (const nlohmann::json::parse_error& e) {
         throw ConfigError(file, "", "invalid JSON at " + line_and_column(text, e.byte) + ": " + syntax_detail(e.what()));
+    } catch (const nlohmann::json::out_of_range& e) {
+        // 406: a number beyond a double's range (1e999, -1e999, 400 digits). nlohmann gives no position
+        // here, but the parser's events say which value it was reading.
+        const std::string what = e.what();
+        const auto quote = what.find('\'');
+        const std::string token = quote == std::string::npos ? "" : what.substr(quote + 1, what.size() - quote - 2);
+        std::string literal;
+        if (!token.empty()) literal = " '" + (token.size() > 40 ? token.substr(0, 37) + "..." : token) + "'";
+        // Where, when the literal is written only once in the file.
+        const auto at = token.empty() ? std::string::npos : text.find(token);
+        if (at != std::string::npos && text.find(token, at + 1) == std::string::npos)
+            literal += " at " + line_and_column(text, at + 1);
+        throw ConfigError(file, duplicates.pointer(),
+                          "number out of range" + literal + ": it does not fit in a double (largest about 1.8e308)");
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError(file, duplicates.pointer(), "invalid JSON: " + syntax_detail(e.what()));
     }
     if (duplicates.duplicate())
         throw ConfigError(file, *duplicates.duplicate(), "key given more than once in the same object");
@@ -111,10 +130,31 @@ SweepConfig load_sweep_config(const fs::path& path) {
     return parse_sweep_config(config_detail::read_json_document(path, "config"), path.string());
 }
 
-fs::path resolve_config_path(const std::string& arg, const fs::path& configs_dir) {
-    if (arg.empty()) throw ConfigError(std::string(kCommandLineSource), "--config", "the config path is empty");
+namespace {
+// Files a misspelt path may have meant, each as the user would type it (relative to base): those in the
+// folder the path names, and, under the configs folder, every file a few levels down.
+void collect_near_files(const fs::path& base, const fs::path& arg, bool recurse, std::vector<std::string>& out) {
+    std::error_code ec;
+    fs::path folder = base / arg.parent_path();
+    if (folder.empty()) folder = ".";
+    if (fs::is_directory(folder, ec))
+        for (const auto& entry : fs::directory_iterator(folder, ec))
+            if (entry.is_regular_file(ec)) out.push_back((arg.parent_path() / entry.path().filename()).string());
+    if (!recurse || base.empty() || !fs::is_directory(base, ec)) return;
+    constexpr std::size_t kMaxFiles = 5000;  // a suggestion is not worth a long walk
+    fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end && out.size() < kMaxFiles; it.increment(ec)) {
+        if (it.depth() > 3) it.disable_recursion_pending();
+        if (it->is_regular_file(ec)) out.push_back(it->path().lexically_relative(base).string());
+    }
+}
+}  // namespace
+
+fs::path resolve_config_path(const std::string& arg, const fs::path& configs_dir, const std::string& kind) {
+    if (arg.empty()) throw ConfigError(std::string(kCommandLineSource), "--" + kind, "the " + kind + " path is empty");
     std::vector<fs::path> candidates{fs::path(arg)};
-    if (fs::path(arg).is_relative() && !configs_dir.empty()) candidates.push_back(configs_dir / arg);
+    const bool search_configs = fs::path(arg).is_relative() && !configs_dir.empty();
+    if (search_configs) candidates.push_back(configs_dir / arg);
 
     std::string tried;
     for (const auto& candidate : candidates) {
@@ -124,7 +164,10 @@ fs::path resolve_config_path(const std::string& arg, const fs::path& configs_dir
         tried += "\n  " + (ec ? candidate : shown).lexically_normal().string();
         if (fs::is_directory(candidate, ec)) tried += " (a directory)";
     }
-    throw ConfigError(arg, "", "config file not found; tried:" + tried);
+    std::vector<std::string> near;
+    collect_near_files(fs::path(), fs::path(arg), false, near);
+    if (search_configs) collect_near_files(configs_dir, fs::path(arg), true, near);
+    throw ConfigError(arg, "", "no such " + kind + " file" + did_you_mean(arg, near) + "; tried:" + tried);
 }
 
 }  // namespace kreg

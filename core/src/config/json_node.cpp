@@ -22,6 +22,17 @@ bool is_integral(const nlohmann::json& value) {
 }
 }  // namespace
 
+std::string why_not_file_stem(std::string_view name) {
+    if (name.empty()) return "must not be an empty string";
+    if (name.size() > 128) return "must be at most 128 characters, got " + std::to_string(name.size());
+    if (name.front() == '.') return "must not start with '.'";
+    for (char c : name) {
+        if (c == '/' || c == '\\') return "must not contain '/' or '\\'";
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "must not contain control characters";
+    }
+    return "";
+}
+
 std::string type_name(const nlohmann::json& value) {
     switch (value.type()) {
         case nlohmann::json::value_t::object: return "object";
@@ -109,6 +120,8 @@ uint64_t Node::as_uint64(std::string_view what) const {
 double Node::as_positive_number(std::string_view what) const {
     if (!value().is_number()) fail_type("number");
     const double v = value().get<double>();
+    // Only a document built in code can hold one: the reader rejects 1e999 with its position.
+    if (!std::isfinite(v)) fail("number out of range: " + std::string(what) + " must be a finite number");
     if (!(v > 0)) fail(std::string(what) + " must be > 0, got " + value().dump());
     return v;
 }
@@ -126,6 +139,31 @@ std::string Node::as_string() const {
 std::string Node::as_non_empty_string() const {
     std::string s = as_string();
     if (s.empty()) fail("must not be an empty string");
+    return s;
+}
+
+}  // namespace kreg::config_detail
+
+namespace kreg::config_detail {
+
+std::string Node::as_file_stem() const {
+    const std::string s = as_string();
+    if (const std::string why = why_not_file_stem(s); !why.empty())
+        fail(value().dump() + " is not a safe file name: it names files in the output folder and " + why);
+    return s;
+}
+
+std::string Node::as_kernel_name(std::string_view what) const {
+    const std::string s = as_string();
+    if (s.empty()) fail("must not be an empty string: " + std::string(what) + "s are never empty");
+    if (s.size() > 128) fail(std::string(what) + " is longer than 128 characters, which no kernel name is");
+    for (char c : s) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                        c == '-' || c == '.';
+        if (!ok)
+            fail(std::string(what) + " " + value().dump() +
+                 " can never match a kernel: kernel names have only letters, digits, '_', '-' and '.'");
+    }
     return s;
 }
 

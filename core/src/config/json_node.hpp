@@ -20,9 +20,13 @@ std::string type_name(const nlohmann::json& value);
 // RFC 6901 escaping of one reference token ('~' -> "~0", '/' -> "~1").
 std::string escape_pointer_token(std::string_view token);
 
+// "" when name is a safe file name stem (see Node::as_file_stem), else why not.
+std::string why_not_file_stem(std::string_view name);
+
 // Reads a JSON file for a config-like document (kind: "config", "rubric"): a missing or unreadable file,
 // a directory, a syntax error (with line and column) and a key given twice in one object all throw
-// ConfigError naming the file.
+// ConfigError naming the file. A number too large for a double (1e999, -1e999, an integer of 400 digits)
+// is a ConfigError at the JSON pointer of that number: "number out of range ...".
 nlohmann::json read_json_document(const std::filesystem::path& path, const std::string& kind);
 
 class Node {
@@ -55,6 +59,12 @@ public:
     bool as_bool() const;
     std::string as_string() const;           // any string
     std::string as_non_empty_string() const;  // fails on ""
+    // A name that becomes part of a file name in an output folder: non-empty, at most 128 characters, no
+    // '/', '\\' or control characters, not starting with '.' (so also never "." or "..").
+    std::string as_file_stem() const;
+    // A kernel name as a plugin may declare one (the loader's rule: letters, digits, '_', '-', '.'; at most
+    // 128), so that a rubric never names a kernel that can never exist. what names the value in messages.
+    std::string as_kernel_name(std::string_view what) const;
 
 private:
     const nlohmann::json* value_;

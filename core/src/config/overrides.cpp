@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <stdexcept>
 
 namespace kreg {
+namespace fs = std::filesystem;
+
 namespace {
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -77,8 +80,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
                 if (v < 1 || v > kMaxDimension)
                     throw cli_error("--shapes", "size must be between 1 and " + std::to_string(kMaxDimension) +
                                                     ", got " + std::to_string(v) + " in " + to_string(s));
-        config_detail::append_unique(shapes, *o.shapes);
-        if (shapes.size() > kMaxSweepShapes) throw cli_error("--shapes", "too many shapes");
+        config_detail::UniqueShapes unique;
+        unique.add(*o.shapes);
+        if (unique.size() > kMaxSweepShapes) throw cli_error("--shapes", "too many shapes");
+        shapes = unique.take();
     }
     std::vector<DType> dtypes;
     if (o.dtypes) {
@@ -99,6 +104,14 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.baseline && o.baseline->empty()) throw cli_error("--baseline", "empty kernel name");
     if (o.json && o.json->empty()) throw cli_error("--json", "empty path");
     if (o.csv && o.csv->empty()) throw cli_error("--csv", "empty path");
+    {
+        const std::optional<std::string> json = o.json ? o.json : config.output.json;
+        const std::optional<std::string> csv = o.csv ? o.csv : config.output.csv;
+        if (json && csv && fs::path(*json).lexically_normal() == fs::path(*csv).lexically_normal())
+            throw cli_error(o.csv ? "--csv" : "--json", std::string(o.json ? "--json" : "output.json") + " and " +
+                                                            (o.csv ? "--csv" : "output.csv") + " are the same path '" +
+                                                            *csv + "'; the CSV report would overwrite the JSON one");
+    }
 
     if (o.kernels) config.kernels = *o.kernels;
     if (o.shapes) config.shapes = std::move(shapes);

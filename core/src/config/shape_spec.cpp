@@ -3,9 +3,7 @@
 #include "common/suggest.hpp"
 
 #include <cmath>
-#include <set>
 #include <string>
-#include <tuple>
 
 namespace kreg::config_detail {
 namespace {
@@ -159,11 +157,21 @@ std::vector<Shape> expand_shape_spec(const Node& spec) {
     return zip(spec, dims);
 }
 
-void append_unique(std::vector<Shape>& into, const std::vector<Shape>& more) {
-    std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
-    for (const auto& s : into) seen.emplace(s.m, s.n, s.k);
+std::size_t UniqueShapes::Hash::operator()(const Shape& s) const {
+    // splitmix64-style mixing of the three dimensions.
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int64_t v : {s.m, s.n, s.k}) {
+        h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+        h ^= h >> 31;
+    }
+    return static_cast<std::size_t>(h);
+}
+
+void UniqueShapes::add(const std::vector<Shape>& more) {
     for (const auto& s : more)
-        if (seen.emplace(s.m, s.n, s.k).second) into.push_back(s);
+        if (seen_.insert(s).second) shapes_.push_back(s);
 }
 
 }  // namespace kreg::config_detail

@@ -4,6 +4,7 @@
 #include "common/types.hpp"
 #include "config/json_node.hpp"
 
+#include <unordered_set>
 #include <vector>
 
 namespace kreg::config_detail {
@@ -13,7 +14,23 @@ namespace kreg::config_detail {
 // m outermost, k innermost), duplicates included.
 std::vector<Shape> expand_shape_spec(const Node& spec);
 
-// Appends the shapes of more that are not in into yet, keeping first-occurrence order.
-void append_unique(std::vector<Shape>& into, const std::vector<Shape>& more);
+// Shapes in order of first occurrence, each once. A hash set remembers what was seen, so that adding n
+// shapes in any number of calls costs O(n): a sweep of 100 000 one-shape specs must not be quadratic.
+class UniqueShapes {
+public:
+    void add(const std::vector<Shape>& more);
+    std::size_t size() const { return shapes_.size(); }
+    std::vector<Shape> take() { return std::move(shapes_); }
+
+private:
+    struct Hash {
+        std::size_t operator()(const Shape& s) const;
+    };
+    struct Equal {
+        bool operator()(const Shape& a, const Shape& b) const { return a.m == b.m && a.n == b.n && a.k == b.k; }
+    };
+    std::vector<Shape> shapes_;
+    std::unordered_set<Shape, Hash, Equal> seen_;
+};
 
 }  // namespace kreg::config_detail

@@ -74,9 +74,11 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
 // key given twice in one object are ConfigErrors too.
 SweepConfig load_sweep_config(const std::filesystem::path& path);
 
-// Where `--config arg` points: arg as given (relative to the working directory), then configs_dir / arg.
-// Throws a ConfigError listing every place tried when neither is a file.
-std::filesystem::path resolve_config_path(const std::string& arg, const std::filesystem::path& configs_dir);
+// Where `--config arg` (or `--rubric arg`: kind "rubric") points: arg as given (relative to the working
+// directory), then configs_dir / arg. When neither is a file, throws a ConfigError "no such <kind> file"
+// with a did-you-mean over the files of the folders searched, and every place tried.
+std::filesystem::path resolve_config_path(const std::string& arg, const std::filesystem::path& configs_dir,
+                                          const std::string& kind = "config");
 
 // Shell-style match of the whole name: '*' any run of characters, '?' one character, "[abc]", "[a-z]",
 // "[!abc]" or "[^abc]" one character of (not of) the set. A '[' without its ']' matches itself.

@@ -23,7 +23,7 @@ std::vector<std::string> dtype_names() {
 std::string default_name(const std::string& source) {
     if (!source.empty() && source.front() == '<') return "default";  // "<command line>", "<built-in default>"
     const std::string stem = std::filesystem::path(source).stem().string();
-    return stem.empty() ? "default" : stem;
+    return config_detail::why_not_file_stem(stem).empty() ? stem : "default";
 }
 
 std::vector<std::string> parse_kernels(const Node& node) {
@@ -35,13 +35,13 @@ std::vector<std::string> parse_kernels(const Node& node) {
 
 std::vector<Shape> parse_shapes(const Node& node) {
     node.expect_non_empty_array("shape specs");
-    std::vector<Shape> shapes;
+    config_detail::UniqueShapes shapes;
     for (std::size_t i = 0; i < node.value().size(); ++i) {
-        config_detail::append_unique(shapes, config_detail::expand_shape_spec(node.element(i)));
+        shapes.add(config_detail::expand_shape_spec(node.element(i)));
         if (shapes.size() > kMaxSweepShapes)
             node.fail("the sweep has more than " + std::to_string(kMaxSweepShapes) + " distinct shapes");
     }
-    return shapes;
+    return shapes.take();
 }
 
 std::vector<DType> parse_dtypes(const Node& node) {
@@ -61,11 +61,19 @@ std::vector<DType> parse_dtypes(const Node& node) {
     return dtypes;
 }
 
+bool same_output_path(const std::string& a, const std::string& b) {
+    return std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal();
+}
+
 OutputPaths parse_output(const Node& node) {
     node.expect_object_with_keys(kOutputKeys);
     OutputPaths out;
     if (const auto json = node.find("json")) out.json = json->as_non_empty_string();
-    if (const auto csv = node.find("csv")) out.csv = csv->as_non_empty_string();
+    const auto csv = node.find("csv");
+    if (csv) out.csv = csv->as_non_empty_string();
+    if (out.json && out.csv && same_output_path(*out.json, *out.csv))
+        csv->fail("output.json and output.csv are the same path '" + *out.csv +
+                  "'; the CSV report would overwrite the JSON one");
     return out;
 }
 }  // namespace
@@ -87,7 +95,7 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
     if (const auto n = root.find("$schema")) n->as_string();  // for editors only
-    if (const auto n = root.find("name")) config.name = n->as_non_empty_string();
+    if (const auto n = root.find("name")) config.name = n->as_file_stem();
     if (const auto n = root.find("description")) config.description = n->as_string();
     config.kernels = parse_kernels(require("kernels"));
     config.shapes = parse_shapes(require("shapes"));

@@ -118,6 +118,10 @@ Grader::Grader(GradeOptions options)
     std::vector<std::string> known;
     for (const auto& [name, path] : reference_path_) known.push_back(name);
     check_tier_references(options_.rubric, known);
+    // A tier whose reference no trusted plugin provides is a rubric error, found before grading anyone.
+    std::vector<std::string> known;
+    for (const auto& [name, path] : reference_path_) known.push_back(name);
+    check_tier_references(options_.rubric, known);
 }
 
 Grader::~Grader() = default;

@@ -1,7 +1,10 @@
 // The canonical JSON form of a rubric, its point total, and merging the published rubric with hidden ones.
 #include "grade/rubric.hpp"
 
+#include "common/suggest.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -36,6 +39,25 @@ void add_names(std::map<std::string, NameUse>& used, const std::vector<Entry>& e
                               "name '" + entries[i].name + "' is also used by " + it->second.source + " at " +
                                   it->second.pointer + "; case and tier names must be unique across rubric files");
     }
+}
+
+// The points of all files together must stay finite, as each file's do (parse_rubric checks those).
+// The error points at the entry whose points make the sum overflow, in the file it came from.
+void check_points_total(const Rubric& merged) {
+    double total = 0;
+    const auto add = [&](const auto& entries, const std::string& kind) {
+        std::map<std::string, std::size_t> next_index;
+        for (const auto& e : entries) {
+            const std::size_t index = next_index[e.source]++;
+            total += e.points;
+            if (!std::isfinite(total))
+                throw ConfigError(e.source, "/" + kind + "/" + std::to_string(index) + "/points",
+                                  "the points of all rubric files add up to more than the largest number "
+                                  "(about 1.8e308)");
+        }
+    };
+    add(merged.correctness, "correctness");
+    add(merged.performance, "performance");
 }
 
 // How to take each scalar setting from a later rubric, by the pointer parse_rubric records.
@@ -135,7 +157,23 @@ Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
         }
         merged.sources.insert(merged.sources.end(), later.sources.begin(), later.sources.end());
     }
+    check_points_total(merged);
     return merged;
+}
+
+void check_tier_references(const Rubric& rubric, const std::vector<std::string>& known) {
+    std::map<std::string, std::size_t> next_index;
+    for (const auto& t : rubric.performance) {
+        const std::size_t index = next_index[t.source]++;
+        if (std::find(known.begin(), known.end(), t.reference) != known.end()) continue;
+        std::string listed;
+        for (std::size_t i = 0; i < known.size() && i < 12; ++i) listed += (i ? ", " : "") + known[i];
+        if (known.size() > 12) listed += ", ...";
+        throw ConfigError(t.source, "/performance/" + std::to_string(index) + "/reference",
+                          "no trusted plugin provides the reference kernel '" + t.reference + "'" +
+                              did_you_mean(t.reference, known) + "; known reference kernels: " +
+                              (listed.empty() ? "(none: no trusted plugin was found)" : listed));
+    }
 }
 
 }  // namespace kreg

@@ -93,6 +93,11 @@ Rubric load_rubric(const std::filesystem::path& path);
 // A single rubric comes back unchanged; an empty list is std::invalid_argument.
 Rubric merge_rubrics(const std::vector<Rubric>& rubrics);
 
+// Every performance tier's reference must be a kernel some trusted plugin provides (known, in any order),
+// else a ConfigError at the tier's file and "/performance/<i>/reference" with a did-you-mean over known.
+// The grader calls it once it has described the trusted plugins, before grading anyone.
+void check_tier_references(const Rubric& rubric, const std::vector<std::string>& known);
+
 // The seed a grading run actually uses for a published case seed: a splitmix64-based mix of both, so that
 // students who know the published seeds still cannot precompute the inputs. secret 0 means no secret
 // (case_seed comes back unchanged). For a fixed secret the mix is a bijection of case_seed, so distinct

@@ -6,6 +6,7 @@
 #include "config/json_node.hpp"
 #include "config/shape_spec.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -48,13 +49,13 @@ private:
 
 std::vector<Shape> parse_case_shapes(const Node& node) {
     node.expect_non_empty_array("shape specs");
-    std::vector<Shape> shapes;
+    config_detail::UniqueShapes shapes;
     for (std::size_t i = 0; i < node.value().size(); ++i) {
-        config_detail::append_unique(shapes, config_detail::expand_shape_spec(node.element(i)));
+        shapes.add(config_detail::expand_shape_spec(node.element(i)));
         if (shapes.size() > kMaxSweepShapes)
             node.fail("the case has more than " + std::to_string(kMaxSweepShapes) + " distinct shapes");
     }
-    return shapes;
+    return shapes.take();
 }
 
 std::vector<uint64_t> parse_seeds(const Node& node) {
@@ -99,11 +100,26 @@ PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::opt
     }
     t.shape = shapes.front();
     const Node reference = require(node, "reference");
-    t.reference = reference.as_non_empty_string();
+    t.reference = reference.as_kernel_name("reference kernel");
     if (kernel && *kernel == t.reference)
         reference.fail("the reference '" + t.reference + "' is the graded kernel itself");
     t.min_ratio = require(node, "min_ratio").as_positive_number("min_ratio");
     return t;
+}
+
+// Each entry's points are finite (as_positive_number); their sum must be too, or max_points() and every
+// percentage computed from it would be inf or NaN.
+void check_points_total(const Rubric& r, const std::optional<Node>& correctness,
+                        const std::optional<Node>& performance) {
+    double total = 0;
+    const auto add = [&](double points, const Node& list, std::size_t i) {
+        total += points;
+        if (!std::isfinite(total))
+            list.element(i).find("points")->fail(
+                "the rubric's points add up to more than the largest number (about 1.8e308)");
+    };
+    for (std::size_t i = 0; i < r.correctness.size(); ++i) add(r.correctness[i].points, *correctness, i);
+    for (std::size_t i = 0; i < r.performance.size(); ++i) add(r.performance[i].points, *performance, i);
 }
 
 Backend parse_backend_node(const Node& node) {
@@ -146,7 +162,7 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
     if (const auto n = root.find("$schema")) n->as_string();  // for editors only
     if (const auto n = setting(root, "name")) r.name = n->as_non_empty_string();
     if (const auto n = setting(root, "description")) r.description = n->as_string();
-    if (const auto n = setting(root, "kernel")) r.kernel = n->as_non_empty_string();
+    if (const auto n = setting(root, "kernel")) r.kernel = n->as_kernel_name("kernel");
     if (const auto n = setting(root, "backend")) r.backend = parse_backend_node(*n);
     if (const auto limits = root.find("limits")) {
         limits->expect_object_with_keys(kLimitKeys);
@@ -174,6 +190,8 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         for (std::size_t i = 0; i < performance->value().size(); ++i)
             r.performance.push_back(parse_tier(performance->element(i), names, r.kernel));
     }
+
+    check_points_total(r, correctness, performance);
 
     if (const auto measure = root.find("measure")) {
         measure->expect_object_with_keys(kMeasureKeys);
