@@ -4,11 +4,13 @@
 #include "common/host_info.hpp"
 #include "grade/outcome.hpp"
 #include "grade/provenance.hpp"
+#include "grade/student_view.hpp"
 #include "grade/timing_claims.hpp"
 #include "grade/verdict.hpp"
 #include "measure/host_ceiling.hpp"
 #include "measure/output_export.hpp"
 #include "measure/roofline.hpp"
+#include "report/atomic_file.hpp"
 #include "sweep/executor.hpp"
 #include "verify/verify_gemm.hpp"
 
@@ -114,10 +116,6 @@ Grader::Grader(GradeOptions options)
         for (const auto& k : info.kernels)
             if (!reference_path_.count(k.name)) reference_path_[k.name] = info.path;
     }
-    // A tier whose reference no trusted plugin provides is a rubric error, found before grading anyone.
-    std::vector<std::string> known;
-    for (const auto& [name, path] : reference_path_) known.push_back(name);
-    check_tier_references(options_.rubric, known);
     // A tier whose reference no trusted plugin provides is a rubric error, found before grading anyone.
     std::vector<std::string> known;
     for (const auto& [name, path] : reference_path_) known.push_back(name);
@@ -373,14 +371,10 @@ StudentResult Grader::grade(const Submission& submission) {
         result.checks.push_back(check);
     }
 
-    std::ostringstream summary;
-    summary << format_points(result.score) << "/" << format_points(result.max_score);
-    for (const auto& c : result.checks)
-        if (!c.passed && (c.kind == "correctness" || c.kind == "performance")) summary << "; " << c.name << ": " << c.summary;
     std::string status = worst_outcome(outcomes);
     if (status == "ok") status = "graded";
     if (status == "skipped") status = "failed";  // a declared shape constraint the rubric's cases need
-    return finish(status, summary.str());
+    return finish(status, summarize_result(result, rubric));  // names no hidden case
 }
 
 void Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
@@ -436,6 +430,13 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
                 progress(counter + s.student + ": error, no result recorded: " + again.what());
                 continue;
             }
+        }
+        // What may be handed to the student: <out>/student-view/<id>.json (grade/student_view.hpp).
+        try {
+            write_file_atomically(options_.out_dir / "student-view" / (r.student + ".json"),
+                                  student_view(r, options_.rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        } catch (const std::exception& e) {
+            progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
         }
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
                  (r.status == "graded" ? "" : " — " + r.summary));
