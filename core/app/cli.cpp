@@ -69,7 +69,10 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("isolation", "process: every plugin runs in a worker process (default); none: in this process, for debugging", cxxopts::value<std::string>()->default_value("process"))
         ("load-timeout", "Seconds a worker may take to start and load its plugin", cxxopts::value<double>()->default_value("60"));
     // clang-format on
-    cl.help_text = options.help();
+    cl.help_text = options.help() +
+                   "\nSubcommands:\n"
+                   "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
+                   "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n";
 
     cxxopts::ParseResult r;
     try {

@@ -8,16 +8,53 @@
 
 #include <cxxopts.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 
 namespace kreg::app {
 namespace fs = std::filesystem;
 
+namespace {
+const char* const kExitStatusHelp =
+    "\nExit status: 0 every submission was graded (whatever its score or status); 1 grading could not finish\n"
+    "some submission (status error); 2 bad command line or rubric; 3 nothing to grade, or this machine cannot\n"
+    "confine submissions; 4 (with --fail-under) some score is below SCORE. 1 wins over 4.\n";
+
+// What the run ends with, from the gradebook's results for this run's submissions. With exactly one
+// submission, its checks are listed too (the student template's README promises them).
+int exit_status(const Gradebook& gradebook, const std::vector<Submission>& submissions, std::optional<double> fail_under) {
+    std::map<std::string, StudentResult> results;
+    for (auto& result : gradebook.all()) results[result.student] = std::move(result);
+    bool unfinished = false, below = false;
+    for (const auto& s : submissions) {
+        const auto it = results.find(s.student);
+        if (it == results.end() || it->second.status == "error") {
+            unfinished = true;
+            continue;
+        }
+        if (fail_under && it->second.score < *fail_under) below = true;
+        if (submissions.size() == 1) std::cout << "\n" << format_checks(it->second);
+    }
+    if (unfinished) {
+        std::cerr << "runner grade: grading could not finish every submission (status error)\n";
+        return 1;
+    }
+    if (below) {
+        std::cerr << "runner grade: a score is below --fail-under " << format_points(*fail_under) << "\n";
+        return 4;
+    }
+    return 0;
+}
+}  // namespace
+
 int run_grade_command(int argc, char** argv) {
     cxxopts::Options options("runner grade", "Grade untrusted kreg plugin submissions against a rubric.");
     options.set_width(100);
+    options.custom_help("--rubric RUBRIC.json (--submission PATH | --submissions DIR) [OPTION...]");
     // clang-format off
     options.add_options()
         ("h,help", "Show this help")
@@ -31,6 +68,7 @@ int run_grade_command(int argc, char** argv) {
         ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
         ("allow-no-landlock", "Grade even where the kernel has no Landlock (workers could then write outside their scratch folder)")
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
+        ("fail-under", "Exit with 4 when any student's score is below SCORE (a student's own CI)", cxxopts::value<double>(), "SCORE")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
     cxxopts::ParseResult r;
@@ -42,8 +80,16 @@ int run_grade_command(int argc, char** argv) {
         return 2;
     }
     if (r.count("help")) {
-        std::cout << options.help();
+        std::cout << options.help() << kExitStatusHelp;
         return 0;
+    }
+    std::optional<double> fail_under;
+    if (r.count("fail-under")) {
+        fail_under = r["fail-under"].as<double>();
+        if (!std::isfinite(*fail_under)) {
+            std::cerr << "runner grade: --fail-under needs a finite score\n";
+            return 2;
+        }
     }
     if (!r.count("rubric") || (!r.count("submission") && !r.count("submissions"))) {
         std::cerr << "runner grade: needs --rubric and at least one --submission or --submissions\n";
@@ -121,6 +167,7 @@ int run_grade_command(int argc, char** argv) {
         grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
         std::cout << grader.gradebook().console_summary();
         std::cout << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
+        return exit_status(grader.gradebook(), submissions, fail_under);
     } catch (const ConfigError& e) {  // the rubric against the trusted plugins, before anyone is graded
         std::cerr << "runner grade: rubric error: " << e.what() << "\n";
         return 2;
@@ -128,7 +175,6 @@ int run_grade_command(int argc, char** argv) {
         std::cerr << "runner grade: " << e.what() << "\n";
         return 3;
     }
-    return 0;
 }
 
 }  // namespace kreg::app

@@ -151,6 +151,54 @@ TEST(Grade, CommandLineProblemsAreClearAndExitWithTwo) {
     EXPECT_NE(bad.err.find("/correctness/0/point"), std::string::npos) << bad.err;
 }
 
+TEST(Grade, RunnerHelpListsTheGradeSubcommandAndGradeHelpItsExitStatus) {
+    const auto dir = test::fresh_dir("grade-help");
+    const auto help = test::run_command(kRunner + " --help", dir, dir);
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    EXPECT_NE(help.out.find("runner grade --rubric"), std::string::npos) << help.out;
+    const auto grade_help = test::run_command(kRunner + " grade --help", dir, dir);
+    EXPECT_NE(grade_help.out.find("--fail-under"), std::string::npos) << grade_help.out;
+    EXPECT_NE(grade_help.out.find("Exit status: 0"), std::string::npos) << grade_help.out;
+}
+
+TEST(Grade, OneSubmissionListsEveryCheckAndFailUnderExitsWithFour) {
+    const auto dir = test::fresh_dir("grade-one");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "solo.so");
+    const std::string grade = kRunner + " grade --rubric " + kRubric + " --submission subs/solo.so --out out";
+    const auto below = test::run_command(grade + " --fail-under 101", dir, dir);
+    EXPECT_EQ(below.exit_code, 4) << below.err;
+    EXPECT_NE(below.err.find("--fail-under 101"), std::string::npos) << below.err;
+    ASSERT_EQ(results(dir / "out").at("solo").status, "graded");
+    // Every check, with its verdict, after the summary table.
+    const StudentResult solo = results(dir / "out").at("solo");
+    ASSERT_FALSE(solo.checks.empty());
+    const std::size_t listing = below.out.find("checks of solo:");
+    ASSERT_NE(listing, std::string::npos) << below.out;
+    EXPECT_GT(listing, below.out.find("mean score")) << below.out;
+    for (const auto& check : solo.checks)
+        EXPECT_NE(below.out.find(check.kind + "  ", listing), std::string::npos) << check.kind << "\n" << below.out;
+    EXPECT_NE(below.out.find("yes", listing), std::string::npos) << below.out;
+    // The same result, already graded, with the bar at its score: 0.
+    const auto met = test::run_command(grade + " --fail-under " + format_points(solo.score), dir, dir);
+    EXPECT_EQ(met.exit_code, 0) << met.err;
+}
+
+TEST(Grade, AResultThatCannotBeRecordedIsAnErrorAndTheRunGoesOn) {
+    const auto dir = test::fresh_dir("grade-unrecordable");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "a_blocked.so");
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "b_next.so");
+    // A folder where a_blocked's result file goes: its result cannot be renamed into place.
+    fs::create_directories(dir / "out" / "students" / "a_blocked.json");
+    const auto run = test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("a_blocked: error"), std::string::npos) << run.err;
+    const auto graded = results(dir / "out");
+    ASSERT_EQ(graded.count("b_next"), 1u) << run.err;
+    EXPECT_EQ(graded.at("b_next").status, "graded") << graded.at("b_next").summary;
+}
+
 TEST(Grade, AsRootASdkTheSandboxUidCannotReadIsAClearBuildFailure) {
     if (::geteuid() != 0) GTEST_SKIP() << "only as root does a build run as another uid";
     // kreg installed under a folder only root may enter: the build, as uid 61000, could not read it.

@@ -151,6 +151,52 @@ TEST_F(GradebookTest, CsvQuotesSummariesWithCommasQuotesAndNewlines) {
               "bob,0,100,crashed,\"SIGSEGV\nin student_gemm\"\n");
 }
 
+TEST_F(GradebookTest, InvalidUtf8AndControlBytesAreRecordedPrintableAndReadBack) {
+    Gradebook book(dir_);
+    StudentResult r = result_for("alice", 10, "build_failed", "bad \xff byte\x1b[2J\nsecond line");
+    r.checks.push_back({"build", "cmake\x07", 0, 10, false, "error: \xc3(\r\nmore",
+                        json{{"log_tail", "gcc: \xfe\x1b[31merror\nld: failed"}, {"seconds", 1.5}}});
+    r.meta = json{{"note", "\xe2\x82"}};
+    ASSERT_NO_THROW(book.record(r));
+    const auto all = book.all();
+    ASSERT_EQ(all.size(), 1u);
+    const StudentResult& back = all[0];
+    EXPECT_EQ(back.status, "build_failed");  // not a corrupt-file entry
+    EXPECT_EQ(back.summary, "bad \xEF\xBF\xBD byte [2J\nsecond line");
+    ASSERT_EQ(back.checks.size(), 1u);
+    EXPECT_EQ(back.checks[0].name, "cmake ");
+    EXPECT_EQ(back.checks[0].summary, "error: \xEF\xBF\xBD(\r\nmore");
+    EXPECT_EQ(back.checks[0].evidence["log_tail"], "gcc: \xEF\xBF\xBD [31merror\nld: failed");
+    EXPECT_EQ(back.checks[0].evidence["seconds"], 1.5);
+    EXPECT_EQ(back.meta["note"], "\xEF\xBF\xBD\xEF\xBF\xBD");
+    for (const std::string& text : {book.csv(), book.console_summary(), format_checks(back)})
+        for (char c : text) EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\r') << int(c);
+}
+
+TEST_F(GradebookTest, CsvNeutralisesFormulaTextButNotScores) {
+    Gradebook book(dir_);
+    StudentResult r = result_for("-minus", -0.5, "graded", "=HYPERLINK(\"http://x\")");
+    r.max_score = 10;
+    book.record(r);
+    book.record(result_for("bob", 1, "graded", "@cmd"));
+    EXPECT_EQ(book.csv(),
+              "student,score,max,status,summary\n"
+              "'-minus,-0.5,10,graded,\"'=HYPERLINK(\"\"http://x\"\")\"\n"
+              "bob,1,100,graded,'@cmd\n");
+}
+
+TEST(GradebookText, FormatChecksListsEveryCheckWithItsVerdict) {
+    StudentResult r = result_for("alice", 30);
+    r.checks.push_back({"build", "build", 0, 0, true, "built in 2.1 s", json()});
+    r.checks.push_back({"correctness", "odd shapes", 10, 20, false, "1/2 runs\nsecond line", json()});
+    const auto lines = lines_of(format_checks(r));
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_EQ(lines[0], "checks of alice:");
+    EXPECT_EQ(lines[1], "  kind         name        points  passed  summary");
+    EXPECT_EQ(lines[2], "  build        build       0/0     yes     built in 2.1 s");
+    EXPECT_EQ(lines[3], "  correctness  odd shapes  10/20   no      1/2 runs...");
+}
+
 TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndTotalsPerStatus) {
     Gradebook book(dir_);
     book.record(result_for("alice", 100));

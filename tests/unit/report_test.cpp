@@ -383,6 +383,49 @@ TEST(Csv, FieldQuotingFollowsRfc4180) {
     EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
 }
 
+TEST(Csv, TextCellsThatASpreadsheetWouldRunAreNeutralisedButNumbersAreNot) {
+    EXPECT_EQ(csv_field("=cmd|' /C calc'!A0"), "'=cmd|' /C calc'!A0");
+    EXPECT_EQ(csv_field("+1"), "'+1");
+    EXPECT_EQ(csv_field("-2 apples"), "'-2 apples");
+    EXPECT_EQ(csv_field("@SUM(A1)"), "'@SUM(A1)");
+    EXPECT_EQ(csv_field("\tx"), "' x");
+    EXPECT_EQ(csv_field("\rx"), "' x");  // a lone CR is a control byte like any other
+    EXPECT_EQ(csv_field("a=b"), "a=b");  // only the first character counts
+
+    Record r = failed_record("=evil", k512, RowStatus::wrong_result, "@import");
+    r.max_rel_err = -0.5;  // a number, however odd: stays a number
+    r.tolerance = -1e-5;
+    const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, -2.0) + "\n");
+    ASSERT_EQ(rows.size(), 2u);
+    const CsvRow row{rows[0], rows[1]};
+    EXPECT_EQ(row["kernel"], "'=evil");
+    EXPECT_EQ(row["reason"], "'@import");
+    EXPECT_EQ(row["max_rel_err"], "-0.5");
+    EXPECT_EQ(row["tolerance"], "-1e-05");
+    EXPECT_EQ(row["speedup_vs_baseline"], "-2");
+}
+
+TEST(Csv, ControlBytesAndInvalidUtf8NeverReachACell) {
+    const std::string field = csv_field("red \x1b[31mtext\x07 bell\x7f, bad \xff byte\nnext line");
+    for (char c : field) {
+        const auto byte = static_cast<unsigned char>(c);
+        EXPECT_TRUE(byte >= 0x20 || c == '\n') << int(byte);
+        EXPECT_NE(byte, 0x7F);
+    }
+    EXPECT_EQ(field, "\"red  [31mtext  bell , bad \xEF\xBF\xBD byte\nnext line\"");
+    Record r = failed_record("k", k512, RowStatus::failed, std::string("nul\0byte", 8));
+    EXPECT_EQ((CsvRow{parse_csv(csv_header())[0], parse_csv(csv_row(r, std::nullopt))[0]}["reason"]), "nul byte");
+}
+
+TEST(ConsoleTable, ControlBytesAndInvalidUtf8NeverReachTheTerminal) {
+    Record r = failed_record("k", k512, RowStatus::failed, "\x1b]0;owned\x07 and \xc3");
+    const std::string table = format_table({r}, std::nullopt);
+    const std::string progress = format_progress(1, 1, r);
+    for (const std::string* text : {&table, &progress})
+        for (char c : *text) EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 || c == '\n') << int(c);
+    EXPECT_NE(progress.find(" ]0;owned  and \xEF\xBF\xBD"), std::string::npos) << progress;
+}
+
 TEST(Csv, NonFiniteErrorIsWrittenAndParses) {
     Record r = failed_record("nan_maker", k512, RowStatus::wrong_result, "output has Inf");
     r.max_rel_err = std::numeric_limits<double>::infinity();

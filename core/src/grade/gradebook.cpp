@@ -1,7 +1,9 @@
 // The gradebook folder: student ids, per-student files written atomically, and reading them all back.
 #include "grade/gradebook.hpp"
 
+#include "common/text.hpp"
 #include "report/atomic_file.hpp"
+#include "report/printable_text.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -14,6 +16,28 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr std::size_t kMaxIdLength = 200;
+constexpr std::size_t kMaxNameBytes = 256;
+constexpr std::size_t kMaxSummaryBytes = 4000;
+constexpr std::size_t kMaxEvidenceStringBytes = 8000;
+
+// What record() writes: every string printable (summaries, build log tails and whatever else a plugin,
+// worker or compiler said may hold invalid UTF-8 or terminal escapes), so that no reader of the file,
+// the CSV or the console gets raw bytes, and no JSON dump can throw.
+StudentResult printable(const StudentResult& r) {
+    StudentResult out = r;
+    out.submission = printable_utf8(r.submission, 4096);
+    out.status = printable_utf8(r.status, kMaxNameBytes);
+    out.summary = printable_lines(r.summary, kMaxSummaryBytes);
+    for (auto& c : out.checks) {
+        c.kind = printable_utf8(c.kind, kMaxNameBytes);
+        c.name = printable_utf8(c.name, kMaxNameBytes);
+        c.summary = printable_lines(c.summary, kMaxSummaryBytes);
+        c.evidence = printable_json(c.evidence, kMaxEvidenceStringBytes);
+    }
+    out.sandbox = printable_json(r.sandbox, kMaxEvidenceStringBytes);
+    out.meta = printable_json(r.meta, kMaxEvidenceStringBytes);
+    return out;
+}
 
 bool is_id_char(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -93,7 +117,8 @@ bool Gradebook::has(const std::string& student) const {
 
 void Gradebook::record(const StudentResult& result) {
     require_valid_id(result.student);
-    write_file_atomically(student_file(result.student), result.to_json().dump(2) + "\n");
+    const std::string text = printable(result).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    write_file_atomically(student_file(result.student), text + "\n");
     write_file_atomically(csv_file(), csv());
 }
 

@@ -71,7 +71,8 @@ public:
     // result. A corrupt file does not count, so a resumed run grades that student again and replaces it.
     bool has(const std::string& student) const;
 
-    // Writes students/<student>.json atomically, then rewrites gradebook.csv atomically from every
+    // Writes students/<student>.json atomically, every string in it made printable first (valid UTF-8, no
+    // control characters but line ends in summaries and evidence, lengths capped), then rewrites gradebook.csv atomically from every
     // student file. std::invalid_argument for an invalid student id; std::runtime_error when a write fails.
     void record(const StudentResult& result);
 
@@ -92,6 +93,11 @@ public:
 private:
     std::filesystem::path out_dir_;
 };
+
+// Every check of result, one per line under a header: kind, name, points/max, passed (yes/no) and the
+// summary cut to one line, e.g. "  correctness  small shapes  20/20  yes  10/10 runs". What `runner
+// grade` prints after the summary table when it grades one submission.
+std::string format_checks(const StudentResult& result);
 
 // 42.5 -> "42.5", 13.333333 -> "13.3333", 20 -> "20": scores as the CSV and the console print them.
 std::string format_points(double points);

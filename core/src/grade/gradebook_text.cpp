@@ -2,6 +2,7 @@
 // Both are derived from all(), i.e. from the student files, never kept separately.
 #include "grade/gradebook.hpp"
 
+#include "common/text.hpp"
 #include "report/csv.hpp"
 
 #include <algorithm>
@@ -13,12 +14,12 @@ namespace kreg {
 namespace {
 constexpr std::size_t kSummaryWidth = 60;
 
-// The first line of text, cut to width characters with "..." when longer.
+// The first line of text, printable, cut to width bytes with "..." when longer or when more lines follow.
 std::string one_line(const std::string& text, std::size_t width) {
-    std::string line = text.substr(0, text.find_first_of("\r\n"));
-    const bool cut = line.size() < text.size() || line.size() > width;
-    if (line.size() > width) line = line.substr(0, width - 3);
-    if (cut) line += "...";
+    const std::size_t end = text.find_first_of("\r\n");
+    std::string line = printable_utf8(std::string_view(text).substr(0, end), width);
+    if (end != std::string::npos && line.size() + 3 <= width && line.compare(line.size() - std::min<std::size_t>(3, line.size()), 3, "...") != 0)
+        line += "...";
     return line;
 }
 
@@ -46,6 +47,26 @@ std::string Gradebook::csv() const {
     for (const auto& r : all())
         out += csv_field(r.student) + "," + format_points(r.score) + "," + format_points(r.max_score) + "," +
                csv_field(r.status) + "," + csv_field(r.summary) + "\n";
+    return out;
+}
+
+std::string format_checks(const StudentResult& result) {
+    std::vector<std::vector<std::string>> rows{{"kind", "name", "points", "passed", "summary"}};
+    for (const auto& c : result.checks)
+        rows.push_back({printable_utf8(c.kind, 40), printable_utf8(c.name, 80),
+                        format_points(c.points) + "/" + format_points(c.max_points), c.passed ? "yes" : "no",
+                        one_line(c.summary, 100)});
+    std::vector<std::size_t> widths(rows[0].size(), 0);
+    for (const auto& row : rows)
+        for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    std::string out = "checks of " + result.student + ":\n";
+    for (const auto& row : rows) {
+        std::string line = " ";
+        for (std::size_t i = 0; i < row.size(); ++i) line += " " + pad_right(row[i], i + 1 < row.size() ? widths[i] + 1 : 0);
+        line.erase(line.find_last_not_of(' ') + 1);
+        out += line + "\n";
+    }
+    if (result.checks.empty()) out += "  (no checks)\n";
     return out;
 }
 

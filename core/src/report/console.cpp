@@ -1,5 +1,7 @@
 #include "report/console.hpp"
 
+#include "common/text.hpp"
+
 #include "report/number_format.hpp"
 #include "report/speedup.hpp"
 #include "report/summary.hpp"
@@ -14,6 +16,7 @@ using detail::format_general;
 
 constexpr size_t kTableReasonBytes = 60;
 constexpr size_t kProgressReasonBytes = 100;
+constexpr size_t kNameBytes = 200;
 
 // Milliseconds with three decimals, or four significant digits below 1 ms so that fast kernels do not
 // all read 0.001.
@@ -43,15 +46,7 @@ std::string rstrip(std::string s) {
 
 }  // namespace
 
-std::string one_line(const std::string& text, size_t max_bytes) {
-    std::string flat = text;
-    std::replace_if(flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-    if (flat.size() <= max_bytes) return flat;
-    const std::string ellipsis = "...";
-    size_t cut = max_bytes > ellipsis.size() ? max_bytes - ellipsis.size() : 0;
-    while (cut > 0 && (static_cast<unsigned char>(flat[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 continuation byte
-    return flat.substr(0, cut) + ellipsis;
-}
+std::string one_line(const std::string& text, size_t max_bytes) { return printable_utf8(text, max_bytes); }
 
 std::string format_table(const std::vector<Record>& records, std::optional<std::string> baseline) {
     std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"};
@@ -62,7 +57,7 @@ std::string format_table(const std::vector<Record>& records, std::optional<std::
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < records.size(); ++i) {
         const Record& r = records[i];
-        std::vector<std::string> cells{r.kernel,
+        std::vector<std::string> cells{one_line(r.kernel, kNameBytes),
                                        std::string(to_string(r.dtype)),
                                        to_string(r.shape),
                                        std::string(to_string(r.status)),
@@ -100,7 +95,7 @@ std::string format_progress(size_t done, size_t total, const Record& r) {
     const std::string total_text = std::to_string(total);
     std::string done_text = std::to_string(done);
     if (done_text.size() < total_text.size()) done_text.insert(0, total_text.size() - done_text.size(), ' ');
-    std::string line = "[" + done_text + "/" + total_text + "] " + r.kernel + "  " + std::string(to_string(r.dtype)) +
+    std::string line = "[" + done_text + "/" + total_text + "] " + one_line(r.kernel, kNameBytes) + "  " + std::string(to_string(r.dtype)) +
                        "  " + to_string(r.shape) + "  " + std::string(to_string(r.status));
     if (r.status == RowStatus::ok) {
         if (r.stats) line += "  " + short_ms(r.stats->median_ms) + " ms";

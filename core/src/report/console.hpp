@@ -21,8 +21,9 @@ std::string format_table(const std::vector<Record>& records, std::optional<std::
 // rows that are not ok show the error (if measured) and the reason instead of the timing.
 std::string format_progress(size_t done, size_t total, const Record& r);
 
-// text on one line (CR, LF and tabs become spaces), cut to at most max_bytes with "..." at the end,
-// never inside a UTF-8 character.
+// text on one line and safe for a terminal (printable_utf8: control characters, CR, LF and tabs included,
+// become spaces, invalid UTF-8 U+FFFD), cut to at most max_bytes with "..." at the end, never inside a
+// UTF-8 character.
 std::string one_line(const std::string& text, size_t max_bytes);
 
 }  // namespace kreg

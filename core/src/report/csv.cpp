@@ -1,6 +1,7 @@
 #include "report/csv.hpp"
 
 #include "report/number_format.hpp"
+#include "report/printable_text.hpp"
 #include "report/speedup.hpp"
 
 #include <array>
@@ -25,16 +26,17 @@ std::string stat(const Record& r, Field field, std::string (*format)(double)) {
 struct Column {
     const char* name;
     std::string (*cell)(const Record& r, const std::optional<double>& speedup);
+    bool text = false;  // free text (csv_field: sanitised, formula-neutralised), else a number written as is
 };
 const std::array<Column, 23> kColumns{{
-    {"kernel", [](const Record& r, const auto&) { return r.kernel; }},
-    {"plugin", [](const Record& r, const auto&) { return r.plugin; }},
-    {"backend", [](const Record& r, const auto&) { return std::string(to_string(r.backend)); }},
-    {"dtype", [](const Record& r, const auto&) { return std::string(to_string(r.dtype)); }},
+    {"kernel", [](const Record& r, const auto&) { return r.kernel; }, true},
+    {"plugin", [](const Record& r, const auto&) { return r.plugin; }, true},
+    {"backend", [](const Record& r, const auto&) { return std::string(to_string(r.backend)); }, true},
+    {"dtype", [](const Record& r, const auto&) { return std::string(to_string(r.dtype)); }, true},
     {"m", [](const Record& r, const auto&) { return std::to_string(r.shape.m); }},
     {"n", [](const Record& r, const auto&) { return std::to_string(r.shape.n); }},
     {"k", [](const Record& r, const auto&) { return std::to_string(r.shape.k); }},
-    {"status", [](const Record& r, const auto&) { return std::string(to_string(r.status)); }},
+    {"status", [](const Record& r, const auto&) { return std::string(to_string(r.status)); }, true},
     {"max_rel_err", [](const Record& r, const auto&) { return optional_text(r.max_rel_err, general); }},
     {"median_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::median_ms, ms); }},
     {"min_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::min_ms, ms); }},
@@ -46,17 +48,20 @@ const std::array<Column, 23> kColumns{{
      [](const Record& r, const auto&) { return std::to_string(r.stats ? size_t(r.stats->count) : r.samples_ms.size()); }},
     {"tolerance", [](const Record& r, const auto&) { return optional_text(r.tolerance, general); }},
     {"speedup_vs_baseline", [](const Record&, const auto& speedup) { return optional_text(speedup, general); }},
-    {"reason", [](const Record& r, const auto&) { return r.reason; }},
-    {"plugin_path", [](const Record& r, const auto&) { return r.plugin_path; }},
+    {"reason", [](const Record& r, const auto&) { return r.reason; }, true},
+    {"plugin_path", [](const Record& r, const auto&) { return r.plugin_path; }, true},
     {"seed", [](const Record& r, const auto&) { return std::to_string(r.seed); }},
     {"job_id", [](const Record& r, const auto&) { return std::to_string(r.job_id); }},
-    {"timer", [](const Record& r, const auto&) { return r.timer; }},
+    {"timer", [](const Record& r, const auto&) { return r.timer; }, true},
 }};
 
 }  // namespace
 
-std::string csv_field(std::string_view text) {
-    if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+std::string csv_field(std::string_view raw) {
+    // A spreadsheet runs a cell starting with one of these as a formula (OWASP, "CSV Injection").
+    const bool formula = !raw.empty() && std::string_view("=+-@\t\r").find(raw.front()) != std::string_view::npos;
+    const std::string text = (formula ? "'" : "") + printable_lines(raw, raw.size() * 3 + 4);
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
     std::string quoted = "\"";
     for (char c : text) {
         if (c == '"') quoted += '"';
@@ -81,7 +86,7 @@ std::string csv_row(const Record& r, std::optional<double> speedup) {
     for (const Column& column : kColumns) {
         if (!first) line += ',';
         first = false;
-        line += csv_field(column.cell(r, speedup));
+        line += column.text ? csv_field(column.cell(r, speedup)) : column.cell(r, speedup);
     }
     return line;
 }
