@@ -41,7 +41,8 @@ const std::string kSecret = "0x5eedc0ffee";  // KREG_SECRET_SEED for every gradi
 constexpr uid_t kNobody = 65534;
 
 // The attack rubric's points: "odd shapes" 60 (all or nothing), "a mid-size shape" 20, and two tiers at
-// 64^3 of 10 each, "within 5x of the naive loop" and "twice as fast as the naive loop".
+// 64^3 of 10 each, "within 50x of the naive loop" (any honest loop, whatever the load) and "20x faster
+// than the naive loop" (only a cache or a forged timing).
 constexpr double kCorrectness = 80, kNaiveSpeed = 90;
 
 struct Expected {
