@@ -114,6 +114,13 @@ time.sleep(30)
     EXPECT_NE(reply.violation.find("descriptors"), std::string::npos) << reply.violation;
 }
 
+TEST(WorkerProtocol, AMessageMayCarryOnlyItsKnownFields) {
+    EXPECT_EQ(unexpected_field({{"op", "output"}, {"id", "n:1"}}, {"op", "id"}), "");
+    const std::string why = unexpected_field({{"op", "output"}, {"id", "n:1"}, {"score", 100}}, {"op", "id"});
+    EXPECT_NE(why.find("unknown field 'score'"), std::string::npos) << why;
+    EXPECT_NE(why.find("'output'"), std::string::npos) << why;
+}
+
 TEST(WorkerProtocol, DeathIsSeenEvenWhenAChildHoldsTheReplyChannel) {
     // The child keeps fd 4 open: EOF never comes. Without watching the process itself this would be a
     // timeout after the whole 60 s.

@@ -47,7 +47,8 @@ public:
     // progress gets one line per student and per failed check.
     void grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
 
-    StudentResult grade(const Submission& submission);
+    // provenance: what the submission is graded from (grade/provenance.hpp), when the caller has it already.
+    StudentResult grade(const Submission& submission, const nlohmann::json& provenance = nullptr);
     Gradebook& gradebook() { return gradebook_; }
 
 private:

@@ -80,29 +80,23 @@ CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_call
     interim_.handler = [this](const nlohmann::json& message, int fd) { return on_message(message, fd); };
 }
 
-namespace {
-// The fields a message may carry, nothing else; "" or what is wrong.
-std::string unexpected_fields(const nlohmann::json& message, std::initializer_list<const char*> allowed) {
-    for (const auto& [key, value] : message.items()) {
-        bool known = false;
-        for (const char* a : allowed) known = known || key == a;
-        if (!known) return "sent a '" + message.value("op", "") + "' message with an unknown field '" + key + "'";
-    }
-    return "";
-}
-}  // namespace
-
 std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
+    // The descriptor is ours from here: closed on every way out but the one that keeps it.
+    struct Owned {
+        int fd;
+        ~Owned() {
+            if (fd >= 0) ::close(fd);
+        }
+    } owned{fd};
     const std::string op = message["op"].get<std::string>();
     const uint64_t expected = calls_.size();
     const auto call = message.find("call");
     if (call == message.end() || !call->is_number_unsigned()) {
-        if (fd >= 0) ::close(fd);
         return "sent a '" + op + "' message without a call number";
     }
     const uint64_t number = call->get<uint64_t>();
     if (op == "next_call") {
-        if (std::string why = unexpected_fields(message, {"op", "id", "call"}); !why.empty()) return why;
+        if (std::string why = unexpected_field(message, {"op", "id", "call"}); !why.empty()) return why;
         if (seed_out_) return "asked for the seed of call " + std::to_string(number) + " before handing over call " + std::to_string(expected);
         if (number != expected) return "asked for the seed of call " + std::to_string(number) + ", expected call " + std::to_string(expected);
         if (int(number) >= max_calls_) return "asked for a seed for call " + std::to_string(number) + ", more calls than the job has";
@@ -113,37 +107,26 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
     }
     // "output"
     const double window_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seed_sent_).count();
-    if (std::string why = unexpected_fields(message, {"op", "id", "call", "count", "measured_ms"}); !why.empty()) {
-        if (fd >= 0) ::close(fd);
-        return why;
-    }
-    if (!seed_out_ || number != expected) {
-        if (fd >= 0) ::close(fd);
+    if (std::string why = unexpected_field(message, {"op", "id", "call", "count", "measured_ms"}); !why.empty()) return why;
+    if (!seed_out_ || number != expected)
         return "handed over call " + std::to_string(number) + " without asking for its seed first";
-    }
     const auto count = message.find("count");
-    if (count == message.end() || !count->is_number_unsigned() || count->get<uint64_t>() != output_count_) {
-        if (fd >= 0) ::close(fd);
+    if (count == message.end() || !count->is_number_unsigned() || count->get<uint64_t>() != output_count_)
         return "handed over call " + std::to_string(number) + " with a count other than M*N = " + std::to_string(output_count_);
-    }
     CheckedCall c;
     c.call = number;
     c.seed = *seed_out_;
     c.window_ms = window_ms;
     const auto measured = message.find("measured_ms");
-    if (measured == message.end()) {
-        if (fd >= 0) ::close(fd);
-        return "handed over call " + std::to_string(number) + " without measured_ms";
-    }
+    if (measured == message.end()) return "handed over call " + std::to_string(number) + " without measured_ms";
     if (!measured->is_null()) {
         if (!measured->is_number() || !std::isfinite(measured->get<double>()) || measured->get<double>() < 0) {
-            if (fd >= 0) ::close(fd);
-            return "handed over call " + std::to_string(number) + " with a measured time that is not a time";
+                return "handed over call " + std::to_string(number) + " with a measured time that is not a time";
         }
         c.measured_ms = measured->get<double>();
     }
     std::string why_not;
-    c.output = SealedOutput::take(fd, output_count_, why_not);
+    c.output = SealedOutput::take(std::exchange(owned.fd, -1), output_count_, why_not);
     if (!why_not.empty()) return "handed over call " + std::to_string(number) + ", but " + why_not;
     calls_.push_back(std::move(c));
     seed_out_.reset();

@@ -32,23 +32,13 @@ std::string last_lines(const std::string& text, size_t max_chars) {
     return printable_utf8(t, max_chars + 8);
 }
 
-// The fields a reply may carry, nothing else; "" or what is wrong.
-std::string unexpected_fields(const nlohmann::json& message, std::initializer_list<const char*> allowed) {
-    for (const auto& [key, value] : message.items()) {
-        bool known = false;
-        for (const char* a : allowed) known = known || key == a;
-        if (!known) return "sent a '" + message.value("op", "") + "' reply with an unknown field '" + key + "'";
-    }
-    return "";
-}
-
 // A worker's record, read as the claim it is: known fields only, bounded sizes, the job's own identity
 // (the parent knows which job it asked for), printable text. "" and the record, or the violation.
 std::string read_record_claim(const nlohmann::json& reply, const Job& job, Record& record) {
-    if (std::string why = unexpected_fields(reply, {"op", "record"}); !why.empty()) return why;
+    if (std::string why = unexpected_field(reply, {"op", "record"}); !why.empty()) return why;
     const auto it = reply.find("record");
     if (it == reply.end() || !it->is_object()) return "sent a result without a record";
-    if (std::string why = unexpected_fields(*it, {"op", "job_id", "kernel", "plugin", "plugin_path", "backend", "dtype", "m", "n", "k",
+    if (std::string why = unexpected_field(*it, {"op", "job_id", "kernel", "plugin", "plugin_path", "backend", "dtype", "m", "n", "k",
                                                    "seed", "status", "reason", "timer", "samples_ms", "extra", "max_rel_err",
                                                    "tolerance", "stats", "gflops", "exit_code", "signal"});
         !why.empty())
@@ -219,7 +209,7 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
         info.error = plugin_path + ": " + kProtocolViolationPrefix + reply.violation + " while loading; worker killed";
     } else if (reply.outcome == WorkerProcess::Outcome::ended) {
         info.error = plugin_path + ": " + explain_worker_end(reply.exit, w->process.stderr_tail()) + " while loading";
-    } else if (std::string why = unexpected_fields(reply.message, {"op", "plugin"}); !why.empty() || reply.message.value("op", "") != "described") {
+    } else if (std::string why = unexpected_field(reply.message, {"op", "plugin"}); !why.empty() || reply.message.value("op", "") != "described") {
         info.error = plugin_path + ": " + kProtocolViolationPrefix + (why.empty() ? "answered a description with '" + reply.message.value("op", "") + "'" : why);
     } else {
         try {
@@ -312,7 +302,7 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", loads}}, options_.load_timeout_s);
         if (loaded.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, loaded, " while loading the plugin");
         const std::string op = loaded.message.value("op", "");
-        if (op == "loaded" && unexpected_fields(loaded.message, {"op", "sandbox"}).empty()) {
+        if (op == "loaded" && unexpected_field(loaded.message, {"op", "sandbox"}).empty()) {
             if (loaded.message.contains("sandbox") && last_sandbox_.is_object() && loaded.message["sandbox"].is_object()) {
                 // The worker's own steps after loading; the parent's stay.
                 for (const auto& a : loaded.message["sandbox"].value("applied", nlohmann::json::array()))
@@ -323,7 +313,7 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
             }
         } else {
             Record r = record_for(job, RowStatus::failed, "");
-            if (op == "load_failed" && unexpected_fields(loaded.message, {"op", "error"}).empty())
+            if (op == "load_failed" && unexpected_field(loaded.message, {"op", "error"}).empty())
                 r.reason = printable_utf8(worker_->unstage(loaded.message.value("error", "plugin could not be loaded")), kMaxClaimText);
             else
                 r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" + printable_utf8(op, 64) + "'";
@@ -345,7 +335,7 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     if (reply.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, reply, "");
 
     const std::string op = reply.message.value("op", "");
-    if (op == "error" && unexpected_fields(reply.message, {"op", "message"}).empty())
+    if (op == "error" && unexpected_field(reply.message, {"op", "message"}).empty())
         return record_for(job, RowStatus::failed, "worker error: " + printable_utf8(reply.message.value("message", ""), kMaxClaimText));
     Record r;
     std::string violation = op == "result" ? read_record_claim(reply.message, sent, r) : "answered a run with '" + printable_utf8(op, 64) + "'";

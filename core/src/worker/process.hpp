@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <set>
@@ -37,6 +38,9 @@ struct ExitInfo {
 };
 
 std::string signal_name(int signo);
+
+// "" when message carries no field but those allowed; else the violation naming the first other one.
+std::string unexpected_field(const nlohmann::json& message, std::initializer_list<const char*> allowed);
 
 // How a confined worker is started (sandbox/confined_spawn.hpp).
 struct WorkerConfinement {
