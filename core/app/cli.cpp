@@ -57,6 +57,8 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("json", "Write the JSON report here", cxxopts::value<std::string>())
         ("csv", "Write the CSV report here", cxxopts::value<std::string>())
         ("output-dir", "Folder for reports when --json/--csv and the config name none", cxxopts::value<std::string>()->default_value("kreg-reports"))
+        ("force", "Overwrite reports that exist (otherwise the runner refuses to start)")
+        ("resume", "Continue the interrupted sweep of REPORT (its .json or .journal.jsonl): only the missing rows run", cxxopts::value<std::string>())
         ("no-calibrate", "Skip measuring the GPU's copy bandwidth and cuBLAS ceilings")
         ("strict", "Grading's measurement: fresh inputs in fresh buffers and a verified output for every call, inputs checked, device-wide sync");
     options.add_options("Lab conveniences")
@@ -141,6 +143,16 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("json")) o.json = r["json"].as<std::string>();
     if (r.count("csv")) o.csv = r["csv"].as<std::string>();
     cl.output_dir = r["output-dir"].as<std::string>();
+    cl.force = r.count("force") > 0;
+    if (r.count("resume")) {
+        cl.resume = r["resume"].as<std::string>();
+        // The plan comes from the report's own command line; anything else here would silently be ignored
+        // or make a report whose rows were measured two ways.
+        for (const auto& kv : r.arguments())
+            if (kv.key() != "resume" && kv.key() != "verbose" && kv.key() != "v")
+                throw std::invalid_argument("--resume takes no other option but --verbose (got --" + kv.key() +
+                                            "): the sweep continues with the options recorded in the report");
+    }
 
     if (r.count("plugin-dir")) cl.plugin_dirs = r["plugin-dir"].as<std::vector<std::string>>();
     if (r.count("plugin")) cl.plugin_files = r["plugin"].as<std::vector<std::string>>();

@@ -30,6 +30,8 @@ struct CommandLine {
     Isolation isolation = Isolation::process;
     double load_timeout_s = 60.0;
     std::string output_dir = "kreg-reports";  // where reports go when no path is given
+    bool force = false;                     // --force: overwrite existing reports
+    std::optional<std::string> resume;      // --resume REPORT: continue the sweep of that report
     std::string help_text;
     std::vector<std::string> argv;
 };

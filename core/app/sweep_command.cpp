@@ -1,5 +1,6 @@
 #include "sweep_command.hpp"
 
+#include "common/host_info.hpp"
 #include "measure/roofline.hpp"
 #include "paths.hpp"
 #include "plugin/discovery.hpp"
@@ -7,14 +8,20 @@
 #include "report/console.hpp"
 #include "report/meta.hpp"
 #include "report/report_writer.hpp"
+#include "report_files.hpp"
 #include "sweep/plan.hpp"
+#include "worker/stop_request.hpp"
 
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
-#include <ctime>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 namespace kreg::app {
 namespace {
@@ -71,15 +78,6 @@ bool any_quick_option(const CliOverrides& o) {
            o.tolerance || o.verify || o.warm_cache || o.seed || o.device || o.baseline || o.json || o.csv;
 }
 
-std::string timestamp_for_file() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-    return buf;
-}
-
 void print_plan(const std::vector<PlannedJob>& plan) {
     for (const auto& p : plan) {
         std::cout << p.job.id << "  " << p.job.kernel << "  " << to_string(p.job.dtype) << "  " << to_string(p.job.shape)
@@ -88,9 +86,80 @@ void print_plan(const std::vector<PlannedJob>& plan) {
     std::cout << plan.size() << " job(s)\n";
 }
 
+// The command line recorded in a journal, parsed again as it was then (in its working directory).
+std::optional<CommandLine> recorded_command_line(const ResumeState& resume, const std::string& report) {
+    const nlohmann::json& h = resume.contents.header;
+    std::vector<std::string> args;
+    for (const auto& a : h["argv"]) {
+        if (!a.is_string()) {
+            std::cerr << "runner: cannot resume " << report << ": " << resume.journal_path.string() << ":1: /argv holds a non-string\n";
+            return std::nullopt;
+        }
+        args.push_back(a.get<std::string>());
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    try {
+        CommandLine cl = parse_command_line(int(args.size()), argv.data());
+        const std::string cwd = h["cwd"].get<std::string>();
+        if (::chdir(cwd.c_str()) != 0) {
+            std::cerr << "runner: cannot resume " << report << ": its sweep ran in " << cwd
+                      << ", which cannot be entered now: " << std::strerror(errno) << "\n";
+            return std::nullopt;
+        }
+        return cl;
+    } catch (const std::exception& e) {
+        std::cerr << "runner: cannot resume " << report << ": its recorded command line no longer parses: " << e.what() << "\n";
+        return std::nullopt;
+    }
+}
+
+// A plugin the recorded run used whose file now differs: its rows would mix two builds in one report.
+std::string changed_plugin(const nlohmann::json& recorded_plugins, const Registry& registry, const std::vector<PlannedJob>& plan) {
+    std::set<std::string> used;
+    for (const auto& p : plan) used.insert(p.job.plugin_path);
+    if (!recorded_plugins.is_array()) return "";
+    for (const auto& then : recorded_plugins) {
+        const std::string path = then.value("path", "");
+        if (!used.count(path)) continue;
+        for (const auto& now : registry.plugins())
+            if (now.path == path && now.sha256 != then.value("sha256", ""))
+                return path + " changed since the report was started (sha256 " + then.value("sha256", "?").substr(0, 12) +
+                       "... then, " + now.sha256.substr(0, 12) + "... now)";
+    }
+    return "";
+}
+
 }  // namespace
 
-int run_command(const CommandLine& cl) {
+int run_command(const CommandLine& given) {
+    CommandLine cl = given;
+    std::optional<ResumeState> resume;
+    if (given.resume) {
+        std::string error;
+        resume = read_resume_state(*given.resume, error);
+        if (!resume) {
+            std::cerr << "runner: " << error << "\n";
+            return 2;
+        }
+        const size_t planned = resume->contents.header["planned"].get<size_t>();
+        std::set<uint64_t> done_ids;
+        for (const auto& r : resume->contents.records) done_ids.insert(r.job_id);
+        if (done_ids.size() >= planned) {
+            std::cerr << "runner: " << *given.resume << " is complete (" << planned << " of " << planned
+                      << " rows); nothing to resume\n";
+            return 3;
+        }
+        if (!resume->contents.dropped_tail.empty())
+            std::cerr << "runner: " << resume->journal_path.string() << ": " << resume->contents.dropped_tail
+                      << " (the runner was killed while writing it; that job runs again)\n";
+        auto recorded = recorded_command_line(*resume, *given.resume);
+        if (!recorded) return 2;
+        cl = *recorded;
+        cl.verbose = cl.verbose || given.verbose;
+        std::cerr << "runner: resuming " << *given.resume << ": " << done_ids.size() << " of " << planned << " rows done\n";
+    }
     const fs::path exe = runner_executable();
     ExecutorOptions options;
     options.isolation = cl.isolation;
@@ -217,33 +286,87 @@ int run_command(const CommandLine& cl) {
     });
     if (runs_cuda) query_gpu(cl.calibrate);
 
-    // 3. Reports: named by the config, or the default folder.
+    // 3. Reports: named by the config, or the default folder; a resumed sweep keeps the ones it had.
     const SweepConfig& main_part = parts.front();
-    const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + timestamp_for_file())).string();
-    const fs::path json_path = main_part.output.json.value_or(stem + ".json");
-    const fs::path csv_path = main_part.output.csv.value_or(stem + ".csv");
-    MetaInputs meta;
-    meta.argv = cl.argv;
-    if (parts.size() == 1) meta.config = parts.front().to_json();
-    else for (const auto& p : parts) meta.config.push_back(p.to_json());
-    meta.seed = main_part.seed;
-    for (const auto& p : registry.plugins())
-        meta.plugins.push_back({p.path, p.name, p.version, p.sha256, p.abi_major, p.abi_minor, p.error});
-    meta.gpu = gpu;
-    std::optional<ReportWriter> writer;
+    const std::string fingerprint = plan_fingerprint(plan);
+    const std::string runner_word = shell_word(given.argv.empty() ? "runner" : given.argv.front());
+    ReportTargets targets;
+    std::optional<JournalWriter> journal;
+    nlohmann::json report_meta;
+    std::vector<Record> already;
     try {
-        writer.emplace(json_path, csv_path, make_report_meta(meta), main_part.baseline);
+        if (resume) {
+            const nlohmann::json& h = resume->contents.header;
+            if (std::string changed = changed_plugin(h["meta"].value("plugins", nlohmann::json()), registry, plan); !changed.empty()) {
+                std::cerr << "runner: cannot resume " << *given.resume << ": " << changed
+                          << "; its rows would mix two builds (start a new report instead)\n";
+                return 2;
+            }
+            if (plan.size() != h["planned"].get<size_t>() || fingerprint != h["plan_sha256"]) {
+                std::cerr << "runner: cannot resume " << *given.resume << ": the plan made again from its recorded command line ("
+                          << plan.size() << " jobs) is not the recorded one (" << h["planned"].get<size_t>()
+                          << " jobs): the config file, a plugin's kernels or this machine changed since it was started\n";
+                return 2;
+            }
+            targets.json = h["json"].get<std::string>();
+            targets.csv = h["csv"].get<std::string>();
+            targets.journal = resume->journal_path;
+            report_meta = h["meta"];
+            already = std::move(resume->contents.records);
+            journal.emplace(JournalWriter::continue_at(targets.journal, resume->contents.valid_bytes));
+            journal->append_event({{"resumed", utc_timestamp_iso8601()}, {"argv", given.argv}, {"rows_done", already.size()}});
+        } else {
+            const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + kTimePlaceholder)).string();
+            targets = choose_report_targets(main_part.output.json.value_or(stem + ".json"),
+                                            main_part.output.csv.value_or(stem + ".csv"));
+            if (std::string refusal = why_not_overwrite(targets, cl.force, runner_word); !refusal.empty()) {
+                std::cerr << "runner: refusing to overwrite: " << refusal << "\n";
+                return 3;
+            }
+            MetaInputs meta;
+            meta.argv = cl.argv;
+            if (parts.size() == 1) meta.config = parts.front().to_json();
+            else for (const auto& p : parts) meta.config.push_back(p.to_json());
+            meta.seed = main_part.seed;
+            for (const auto& p : registry.plugins())
+                meta.plugins.push_back({p.path, p.name, p.version, p.sha256, p.abi_major, p.abi_minor, p.error});
+            meta.gpu = gpu;
+            report_meta = make_report_meta(meta);
+            // What --resume needs to make the same plan again: the command line, where it ran, the files.
+            const nlohmann::json header = {{"argv", cl.argv},           {"cwd", fs::current_path().string()},
+                                           {"json", targets.json.string()}, {"csv", targets.csv.string()},
+                                           {"planned", plan.size()},    {"plan_sha256", fingerprint},
+                                           {"meta", report_meta}};
+            journal.emplace(JournalWriter::create(targets.journal, header, cl.force));
+        }
     } catch (const std::exception& e) {
         std::cerr << "runner: cannot write reports: " << e.what() << "\n";
         return 3;
     }
-    std::cerr << "runner: " << plan.size() << " job(s); reports: " << json_path.string() << ", " << csv_path.string() << "\n";
+    std::optional<ReportWriter> writer;
+    try {
+        writer.emplace(targets.json, targets.csv, std::move(*journal), report_meta, main_part.baseline, plan.size(),
+                       std::move(already));
+    } catch (const std::exception& e) {
+        std::cerr << "runner: cannot write reports: " << e.what() << "\n";
+        return 3;
+    }
+    std::cerr << "runner: " << plan.size() << " job(s)";
+    if (writer->done() > 0) std::cerr << ", " << writer->done() << " already done";
+    std::cerr << "; reports: " << targets.json.string() << ", " << targets.csv.string() << " (journal "
+              << targets.journal.string() << ")\n";
 
-    // 4. Run, writing every row as it arrives.
-    size_t done = 0;
+    // 4. Run, journaling every row as it arrives. From here SIGINT/SIGTERM stop after the current worker.
+    install_stop_handlers();
+    const auto sweep_start = std::chrono::steady_clock::now();
     bool all_good = true;
+    for (const Record& r : writer->records())
+        if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
     for (const auto& p : plan) {
+        if (stop_requested()) break;
+        if (writer->has(p.job.id)) continue;
         Record r = p.skip_reason ? skipped_record(p) : executor.run_job(p.job);
+        if (stop_requested()) break;  // its worker was killed for the stop: not a row, it runs again on resume
         if (r.status == RowStatus::ok && r.backend == Backend::cuda && !gpu.is_null())
             annotate_roofline(r, gpu["facts"], gpu["ceilings"]);
         if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
@@ -253,13 +376,31 @@ int run_command(const CommandLine& cl) {
             std::cerr << "runner: cannot write reports: " << e.what() << "\n";
             return 3;
         }
-        ++done;
-        std::cerr << format_progress(done, plan.size(), r) << "\n";
+        std::cerr << format_progress(writer->done(), plan.size(), r) << "\n";
     }
     executor.finish();
+    try {
+        writer->render();
+    } catch (const std::exception& e) {
+        std::cerr << "runner: cannot write reports: " << e.what() << "\n";
+        return 3;
+    }
 
+    if (cl.verbose) {
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
+        std::cerr << "runner: " << writer->done() << " rows in " << wall << " s; journal and reports took "
+                  << writer->seconds_writing() << " s of it (" << 100.0 * writer->seconds_writing() / std::max(wall, 1e-9)
+                  << " %)\n";
+    }
+    if (const int signo = stop_signal(); signo != 0) {
+        const std::string report = resume ? *given.resume : targets.json.string();
+        std::cerr << "runner: stopped by " << (signo == SIGINT ? "SIGINT" : "SIGTERM") << ": " << writer->done() << " of "
+                  << plan.size() << " rows finished; reports: " << targets.json.string() << ", " << targets.csv.string()
+                  << "; resume with: " << runner_word << " --resume " << shell_word(report) << "\n";
+        return 128 + signo;
+    }
     std::cout << "\n" << format_table(writer->records(), main_part.baseline);
-    std::cout << "reports: " << json_path.string() << "  " << csv_path.string() << "\n";
+    std::cout << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
     return all_good ? 0 : 1;
 }
 

@@ -1,5 +1,6 @@
 // End to end: the real runner binary, real plugins and deliberately broken ones, real reports.
 #include "common/job.hpp"
+#include "report/journal.hpp"
 #include "report/json_report.hpp"
 #include "run_command.hpp"
 
@@ -144,7 +145,7 @@ TEST(EndToEnd, DefaultSweepRunsWithNoArguments) {
     EXPECT_NE(r.err.find("built-in default"), std::string::npos) << r.err;
     std::vector<std::filesystem::path> reports;
     for (const auto& e : std::filesystem::directory_iterator(dir / "kreg-reports")) reports.push_back(e.path());
-    ASSERT_EQ(reports.size(), 2u);  // one JSON, one CSV
+    ASSERT_EQ(reports.size(), 3u);  // one JSON, one CSV, and the journal they were rendered from
     for (const auto& p : reports)
         if (p.extension() == ".json")
             for (const auto& rec : read_records_json(p)) EXPECT_TRUE(rec.status == RowStatus::ok || rec.status == RowStatus::skipped) << rec.reason;
@@ -167,7 +168,7 @@ TEST(EndToEnd, ConfigErrorsNameTheFileAndPathAndExitWithTwo) {
     EXPECT_EQ(badopt.exit_code, 2);
 }
 
-TEST(EndToEnd, AnInterruptedSweepKeepsEveryFinishedRow) {
+TEST(EndToEnd, AKilledSweepKeepsEveryFinishedRowInItsJournal) {
     const auto dir = fresh_dir("interrupted");
     // Good rows first, then a kernel that hangs far longer than we wait; the runner is then killed.
     const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " +
@@ -175,14 +176,16 @@ TEST(EndToEnd, AnInterruptedSweepKeepsEveryFinishedRow) {
                             " --kernels fixture_good,fixture_hang_in_run --sizes 4,5,6 --repeat 1 --warmup 0 --timeout 600"
                             " --json part.json --csv part.csv & pid=$!; "
                             "for i in $(seq 1 100); do sleep 0.1; "
-                            "  if [ -f part.csv ] && [ $(wc -l < part.csv) -ge 4 ]; then break; fi; done; "
+                            "  if [ -f part.journal.jsonl ] && [ $(wc -l < part.journal.jsonl) -ge 4 ]; then break; fi; done; "
                             "sleep 0.5; kill -9 $pid; wait $pid; true";
     run_command(cmd, dir, dir);
-    const auto records = read_records_json(dir / "part.json");
-    ASSERT_EQ(records.size(), 3u);
-    for (const auto& rec : records) EXPECT_EQ(rec.status, RowStatus::ok);
-    const std::string csv = test::slurp(dir / "part.csv");
-    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;
+    const auto journal = read_journal(dir / "part.journal.jsonl");
+    ASSERT_EQ(journal.records.size(), 3u);
+    for (const auto& rec : journal.records) EXPECT_EQ(rec.status, RowStatus::ok);
+    // The rendered report is valid, whatever rows its last render had, and does not claim to be complete.
+    const auto doc = nlohmann::json::parse(test::slurp(dir / "part.json"));
+    EXPECT_EQ(doc["meta"]["progress"]["complete"], false);
+    EXPECT_LE(doc["records"].size(), 3u);
 }
 
 }  // namespace

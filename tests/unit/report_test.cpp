@@ -4,6 +4,7 @@
 #include "report/atomic_file.hpp"
 #include "report/console.hpp"
 #include "report/csv.hpp"
+#include "report/journal.hpp"
 #include "report/json_report.hpp"
 #include "report/meta.hpp"
 #include "report/report_writer.hpp"
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -487,49 +489,105 @@ TEST(AtomicFile, FailureNamesThePathAndLeavesNoTemporaryFile) {
 
 std::vector<std::vector<std::string>> read_csv(const fs::path& path) { return parse_csv(read_text(path)); }
 
-TEST(ReportWriter, BothFilesHoldEveryRowAfterEachAdd) {
-    const fs::path dir = fresh_dir("writer");
-    const fs::path json_path = dir / "out" / "report.json", csv_path = dir / "out" / "report.csv";
-    ReportWriter writer(json_path, csv_path, make_report_meta(sample_meta_inputs()), std::nullopt);
-
-    // Written at once, with no rows, so an unwritable path fails before the sweep.
-    EXPECT_TRUE(read_records_json(json_path).empty());
-    EXPECT_EQ(read_csv(csv_path).size(), 1u);
-
-    const auto records = mixed_records();
-    for (size_t n = 1; n <= records.size(); ++n) {
-        writer.add(records[n - 1]);
-        const auto from_json = read_records_json(json_path);
-        ASSERT_EQ(from_json.size(), n);
-        EXPECT_EQ(json(from_json.back()), json(records[n - 1]));
-        const auto csv_rows = read_csv(csv_path);
-        ASSERT_EQ(csv_rows.size(), n + 1);
-        EXPECT_EQ((CsvRow{csv_rows[0], csv_rows.back()}["kernel"]), records[n - 1].kernel);
-        EXPECT_EQ(writer.records().size(), n);
-    }
-    EXPECT_EQ(directory_entries(json_path.parent_path()), (std::vector<std::string>{"report.csv", "report.json"}));
-    const json report = json::parse(read_text(json_path));
-    EXPECT_EQ(report["meta"]["schema_version"], kReportSchemaVersion);
-    EXPECT_EQ(report["summary"]["ok"], 3);
+// Records with distinct job ids, as a sweep makes them (the writer refuses a job twice).
+std::vector<Record> numbered(std::vector<Record> records) {
+    for (size_t i = 0; i < records.size(); ++i) records[i].job_id = i;
+    return records;
 }
 
-TEST(ReportWriter, SetMetaFieldRewritesTheReport) {
+JournalWriter fresh_journal(const fs::path& dir) {
+    return JournalWriter::create(dir / "r.journal.jsonl", {{"planned", 5}}, false);
+}
+
+TEST(ReportWriter, RendersAtOnceWithTheProgressAndJournalsEveryRowAsItArrives) {
+    const fs::path dir = fresh_dir("writer");
+    const fs::path json_path = dir / "out" / "report.json", csv_path = dir / "out" / "report.csv";
+    const auto records = numbered(mixed_records());
+    ReportWriter writer(json_path, csv_path, fresh_journal(dir), make_report_meta(sample_meta_inputs()), std::nullopt,
+                        records.size());
+
+    // Rendered at once, with no rows, so an unwritable path fails before the sweep.
+    EXPECT_TRUE(read_records_json(json_path).empty());
+    EXPECT_EQ(read_csv(csv_path).size(), 1u);
+    json report = json::parse(read_text(json_path));
+    EXPECT_EQ(report["meta"]["progress"], json({{"planned", 5}, {"done", 0}, {"complete", false},
+                                               {"journal", (dir / "r.journal.jsonl").string()}}));
+
+    for (size_t n = 1; n <= records.size(); ++n) {
+        writer.add(records[n - 1]);
+        // The journal has the row at once; the reports wait for their next render (5 s by default).
+        const auto journaled = read_journal(dir / "r.journal.jsonl").records;
+        ASSERT_EQ(journaled.size(), n);
+        EXPECT_EQ(json(journaled.back()), json(records[n - 1]));
+        EXPECT_EQ(writer.done(), n);
+    }
+    writer.render();
+    const auto from_json = read_records_json(json_path);
+    ASSERT_EQ(from_json.size(), records.size());
+    for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(json(from_json[i]), json(records[i]));
+    EXPECT_EQ(read_csv(csv_path).size(), records.size() + 1);
+    report = json::parse(read_text(json_path));
+    EXPECT_EQ(report["meta"]["schema_version"], kReportSchemaVersion);
+    EXPECT_EQ(report["meta"]["progress"]["done"], 5);
+    EXPECT_EQ(report["meta"]["progress"]["complete"], true);
+    EXPECT_EQ(report["summary"]["ok"], 3);
+    EXPECT_EQ(directory_entries(json_path.parent_path()), (std::vector<std::string>{"report.csv", "report.json"}));
+}
+
+TEST(ReportWriter, WithAZeroIntervalEveryRowIsRendered) {
+    const fs::path dir = fresh_dir("writer_every_row");
+    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 5);
+    writer.set_render_interval(std::chrono::milliseconds(0));
+    const auto records = numbered(mixed_records());
+    for (size_t n = 1; n <= 2; ++n) {
+        writer.add(records[n - 1]);
+        EXPECT_EQ(read_records_json(dir / "r.json").size(), n);
+    }
+}
+
+TEST(ReportWriter, ResumedRowsComeFirstInPlanOrderAndAJobIsNeverAddedTwice) {
+    const fs::path dir = fresh_dir("writer_resumed");
+    auto records = numbered(mixed_records());
+    // Rows 0, 3 and 4 are done (read back from a journal, in any order); 1 and 2 are still to come.
+    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 5,
+                        {records[4], records[0], records[3], records[0]});
+    EXPECT_EQ(writer.done(), 3u);
+    EXPECT_TRUE(writer.has(3));
+    EXPECT_FALSE(writer.has(1));
+    EXPECT_THROW(writer.add(records[3]), std::logic_error);
+    writer.add(records[2]);
+    writer.add(records[1]);
+    writer.render();
+    std::vector<uint64_t> ids;
+    for (const auto& r : read_records_json(dir / "r.json")) ids.push_back(r.job_id);
+    EXPECT_EQ(ids, (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(json::parse(read_text(dir / "r.json"))["meta"]["progress"]["complete"], true);
+    EXPECT_EQ(read_journal(dir / "r.journal.jsonl").records.size(), 2u);  // only the new rows were journaled
+}
+
+TEST(ReportWriter, SetMetaFieldIsInTheNextRender) {
     const fs::path dir = fresh_dir("writer_meta");
-    ReportWriter writer(dir / "r.json", std::nullopt, make_report_meta(sample_meta_inputs()), std::nullopt);
+    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), make_report_meta(sample_meta_inputs()),
+                        std::nullopt, 1);
     writer.add(ok_record("cpu_blocked", k512, 1.0));
     writer.set_meta_field("gpu", {{"name", "NVIDIA H100"}});
+    writer.render();
     const json report = json::parse(read_text(dir / "r.json"));
     EXPECT_EQ(report["meta"]["gpu"]["name"], "NVIDIA H100");
     EXPECT_EQ(report["records"].size(), 1u);
-    EXPECT_EQ(directory_entries(dir), std::vector<std::string>{"r.json"});  // no CSV asked for
+    EXPECT_EQ(directory_entries(dir), (std::vector<std::string>{"r.journal.jsonl", "r.json"}));  // no CSV asked for
 }
 
 TEST(ReportWriter, LaterBaselineRowUpdatesEarlierSpeedups) {
     const fs::path dir = fresh_dir("writer_baseline");
-    ReportWriter writer(std::nullopt, dir / "r.csv", json::object(), std::string("cublas"));
-    writer.add(ok_record("cpu_blocked", k512, 4.0));
+    ReportWriter writer(std::nullopt, dir / "r.csv", fresh_journal(dir), json::object(), std::string("cublas"), 2);
+    writer.set_render_interval(std::chrono::milliseconds(0));
+    Record blocked = ok_record("cpu_blocked", k512, 4.0), cublas = ok_record("cublas", k512, 1.0);
+    blocked.job_id = 0;
+    cublas.job_id = 1;
+    writer.add(blocked);
     EXPECT_EQ((CsvRow{read_csv(dir / "r.csv")[0], read_csv(dir / "r.csv")[1]}["speedup_vs_baseline"]), "");
-    writer.add(ok_record("cublas", k512, 1.0));
+    writer.add(cublas);
     const auto rows = read_csv(dir / "r.csv");
     EXPECT_EQ((CsvRow{rows[0], rows[1]}["speedup_vs_baseline"]), "0.25");
     EXPECT_EQ((CsvRow{rows[0], rows[2]}["speedup_vs_baseline"]), "1");
@@ -538,7 +596,7 @@ TEST(ReportWriter, LaterBaselineRowUpdatesEarlierSpeedups) {
 TEST(ReportWriter, UnwritablePathFailsAtConstruction) {
     const fs::path dir = fresh_dir("writer_unwritable");
     write_file_atomically(dir / "file", "x");
-    EXPECT_THROW(ReportWriter(dir / "file" / "r.json", std::nullopt, json::object(), std::nullopt),
+    EXPECT_THROW(ReportWriter(dir / "file" / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 1),
                  std::runtime_error);
 }
 

@@ -1,43 +1,69 @@
-// Keeps the JSON and CSV reports of a sweep up to date on disk as rows arrive.
+// Keeps a sweep's rows in its journal and its JSON and CSV reports rendered from them.
 #pragma once
 
 #include "common/job.hpp"
+#include "report/journal.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace kreg {
 
 class ReportWriter {
 public:
-    // Either path may be absent (that report is not written). Both files are written at once, with no
-    // rows, so that an unwritable path fails before the sweep starts rather than after it.
-    // Throws std::runtime_error naming the path.
-    ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv,
-                 nlohmann::json meta, std::optional<std::string> baseline);
+    // Either report path may be absent (that report is not written). `already` are the rows a resumed
+    // sweep read back from the journal. The reports are rendered at once, so that an unwritable path fails
+    // before the sweep starts rather than after it. Throws std::runtime_error naming the path.
+    ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv, JournalWriter journal,
+                 nlohmann::json meta, std::optional<std::string> baseline, size_t planned, std::vector<Record> already = {});
 
-    // Appends a row and rewrites both files atomically, so that an interrupted sweep keeps every finished
-    // row and a reader never sees a partial file. Whole rewrites (not appends) because a baseline row
-    // that arrives later changes the speed-ups of earlier rows.
+    // Appends the row to the journal (one write) and renders the reports when a render is due. A row
+    // for a job that already has one is refused (std::logic_error): a report never holds a job twice.
     void add(const Record& r);
 
-    // Sets meta[key] (e.g. GPU facts learned once a worker ran) and rewrites both files.
+    // Renders the JSON and CSV from every row now (atomically: temp file + rename) and syncs the journal.
+    void render();
+
+    // Sets meta[key] (e.g. GPU facts learned once a worker ran); the next render carries it.
     void set_meta_field(const std::string& key, nlohmann::json value);
 
+    // Rows in plan order (by job id), whatever order they arrived in.
     const std::vector<Record>& records() const { return records_; }
     const nlohmann::json& meta() const { return meta_; }
+    size_t planned() const { return planned_; }
+    size_t done() const { return records_.size(); }
+    bool has(uint64_t job_id) const { return done_ids_.count(job_id) > 0; }
+    JournalWriter& journal() { return journal_; }
+    // Seconds spent in add() and render() so far: what keeping the reports costs the sweep.
+    double seconds_writing() const { return std::chrono::duration<double>(busy_).count(); }
+
+    // Renders are due every `interval`, but never more often than 50 times the last render took: a
+    // render costs O(rows), so a fixed period would make a long sweep O(rows²) again. This bounds the
+    // time spent rendering to about 2% of the sweep's, whatever its size. An interval of 0 renders after
+    // every row (O(rows²) again: for tests).
+    void set_render_interval(std::chrono::milliseconds interval) { render_interval_ = interval; }
 
 private:
-    void write();
+    bool render_due() const;
 
     std::optional<std::filesystem::path> json_path_, csv_path_;
+    JournalWriter journal_;
     nlohmann::json meta_;
     std::optional<std::string> baseline_;
+    size_t planned_ = 0;
     std::vector<Record> records_;
+    std::unordered_set<uint64_t> done_ids_;
+    std::chrono::milliseconds render_interval_{5000};
+    std::chrono::steady_clock::time_point last_render_{};
+    std::chrono::steady_clock::duration last_render_took_{};
+    std::chrono::steady_clock::duration busy_{};
 };
 
 }  // namespace kreg

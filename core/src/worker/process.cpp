@@ -1,6 +1,7 @@
 #include "worker/process.hpp"
 
 #include "sandbox/confined_spawn.hpp"
+#include "worker/stop_request.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -419,6 +420,12 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
             return reply;
         }
 
+        if (stop_requested()) {  // SIGINT/SIGTERM (worker/stop_request.hpp): the worker goes first
+            reply.outcome = Outcome::ended;
+            reply.interrupted = true;
+            reply.exit = kill_and_reap();
+            return reply;
+        }
         const double left = timeout_s - seconds_since(start);
         if (left <= 0) {
             reply.outcome = Outcome::timed_out;

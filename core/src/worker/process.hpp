@@ -72,6 +72,9 @@ public:
         nlohmann::json message;  // when outcome == reply
         ExitInfo exit;           // when ended, timed out or violation (after the kill)
         std::string violation;   // when outcome == violation: what the worker did
+        // A stop was requested (worker/stop_request.hpp) while waiting: the worker was killed for it and
+        // outcome is `ended`. Only a runner that installed the stop handlers ever sees this.
+        bool interrupted = false;
     };
 
     // A message of the request in flight that is not its final reply (its op is one of the interim
