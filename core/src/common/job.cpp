@@ -29,6 +29,7 @@ void to_json(nlohmann::json& j, const RunSettings& s) {
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
     put_optional(j, "call_timeout_s", s.call_timeout_s);
+    put_optional(j, "noise_target", s.noise_target);
 }
 void from_json(const nlohmann::json& j, RunSettings& s) {
     j.at("warmup").get_to(s.warmup);
@@ -43,6 +44,7 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);
     get_optional(j, "call_timeout_s", s.call_timeout_s);
+    get_optional(j, "noise_target", s.noise_target);
 }
 
 void to_json(nlohmann::json& j, const Shape& s) { j = {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
@@ -70,6 +72,8 @@ void from_json(const nlohmann::json& j, Job& job) {
 void to_json(nlohmann::json& j, const TimingStats& s) {
     j = {{"count", s.count},   {"median_ms", s.median_ms}, {"min_ms", s.min_ms},
          {"mean_ms", s.mean_ms}, {"stddev_ms", s.stddev_ms}, {"cv", s.cv}};
+    if (s.median_ci_low_ms) j["median_ci_low_ms"] = *s.median_ci_low_ms;
+    if (s.median_ci_high_ms) j["median_ci_high_ms"] = *s.median_ci_high_ms;
 }
 void from_json(const nlohmann::json& j, TimingStats& s) {
     j.at("count").get_to(s.count);
@@ -78,6 +82,8 @@ void from_json(const nlohmann::json& j, TimingStats& s) {
     j.at("mean_ms").get_to(s.mean_ms);
     j.at("stddev_ms").get_to(s.stddev_ms);
     j.at("cv").get_to(s.cv);
+    get_optional(j, "median_ci_low_ms", s.median_ci_low_ms);
+    get_optional(j, "median_ci_high_ms", s.median_ci_high_ms);
 }
 
 void to_json(nlohmann::json& j, const Record& r) {

@@ -16,8 +16,14 @@ namespace kreg {
 // How one job is measured and checked. Defaults are the runner's defaults.
 struct RunSettings {
     int warmup = 2;                       // untimed calls before the first sample
-    int repeats = 10;                     // timed calls (upper bound when a time budget is also set)
-    std::optional<double> time_budget_s;  // stop sampling once this much time was spent timing
+    // Timed calls. Without a noise target: this many (fewer if the time budget is spent first, never
+    // fewer than min(3, repeats)). With one: the minimum count of the stopping rule (measure/sampler.hpp).
+    int repeats = 10;
+    std::optional<double> time_budget_s;  // cap on the wall time of the timed calls
+    // Stopping rule: sample until the 95 % interval of the median is within +-noise_target of it
+    // (relative), or the time budget (kDefaultNoiseTimeCapS when unset) is spent. Unset or 0: fixed count.
+    // Sweep configs default it to 0.005; strict runs ignore it (grading calls are counted, not adaptive).
+    std::optional<double> noise_target;
     bool verify = true;
     std::optional<double> tolerance;      // normalised error bound; default per dtype
     double timeout_s = 300.0;             // wall-clock limit for the job in its worker
@@ -31,7 +37,7 @@ struct RunSettings {
     bool strict = false;
     // Grading: the check of C is made outside the worker. Implies strict. Every call's inputs are drawn
     // from a seed the checker issues right before that call, and every call's C is handed to the
-    // checker right after it (worker/job_runner.hpp's CallChannel); the worker computes no reference.
+    // checker right after it (pipeline/job_runner.hpp's CallChannel); the worker computes no reference.
     bool checked_outside = false;
 };
 
@@ -49,6 +55,9 @@ struct TimingStats {
     int count = 0;
     double median_ms = 0, min_ms = 0, mean_ms = 0, stddev_ms = 0;
     double cv = 0;  // stddev / mean
+    // The median's 95 % confidence interval from order statistics (measure/stats.hpp); unset when there
+    // are too few samples (fewer than 6) for one.
+    std::optional<double> median_ci_low_ms, median_ci_high_ms;
 };
 
 struct Record {

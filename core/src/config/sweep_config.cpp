@@ -17,7 +17,7 @@ ConfigError::ConfigError(std::string file, std::string json_path, std::string me
 const std::vector<std::string>& sweep_config_keys() {
     static const std::vector<std::string> keys{
         "$schema", "name",      "description", "kernels",   "shapes", "dtypes",   "seed",   "warmup", "repeats",
-        "time_budget_s", "verify", "tolerance", "timeout_s", "warm_cache", "device", "baseline", "output"};
+        "time_budget_s", "noise_target", "verify", "tolerance", "timeout_s", "warm_cache", "device", "baseline", "output"};
     return keys;
 }
 
@@ -43,6 +43,7 @@ nlohmann::json SweepConfig::to_json() const {
     // Unset optionals are left out rather than written as null, so the result parses back.
     if (settings.time_budget_s) j["time_budget_s"] = *settings.time_budget_s;
     if (settings.tolerance) j["tolerance"] = *settings.tolerance;
+    j["noise_target"] = settings.noise_target.value_or(0.0);
     if (baseline) j["baseline"] = *baseline;
     nlohmann::json out = nlohmann::json::object();
     if (output.json) out["json"] = *output.json;

@@ -46,6 +46,15 @@ struct OutputPaths {
     std::optional<std::string> csv;
 };
 
+// RunSettings as a sweep starts from: the runner's defaults plus the stopping rule's noise target
+// ("noise_target", kDefaultNoiseTarget), so sweeps sample until their medians are known.
+inline constexpr double kDefaultNoiseTarget = 0.005;
+inline RunSettings default_sweep_settings() {
+    RunSettings s;
+    s.noise_target = kDefaultNoiseTarget;
+    return s;
+}
+
 struct SweepConfig {
     std::string source{kBuiltinDefaultSource};  // file path, "<command line>" or "<built-in default>"
     std::string name = "default";               // "name" key; default: the file's stem
@@ -54,7 +63,7 @@ struct SweepConfig {
     std::vector<Shape> shapes;         // expanded, de-duplicated, in order of first occurrence
     std::vector<DType> dtypes{DType::fp32};
     uint64_t seed = 42;
-    RunSettings settings;
+    RunSettings settings = default_sweep_settings();
     std::optional<std::string> baseline;  // kernel the speed-ups are relative to
     OutputPaths output;
 

@@ -106,6 +106,13 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     if (const auto n = root.find("warmup")) s.warmup = int(n->as_int("warmup", 0, kIntMax));
     if (const auto n = root.find("repeats")) s.repeats = int(n->as_int("repeats", 1, kIntMax));
     if (const auto n = root.find("time_budget_s")) s.time_budget_s = n->as_positive_number("time_budget_s");
+    if (const auto n = root.find("noise_target")) {
+        // 0 turns the stopping rule off (a fixed count of repeats); 1 or more would accept any median.
+        if (!n->value().is_number()) n->fail_type("number");
+        const double v = n->value().get<double>();
+        if (!(v >= 0 && v < 1)) n->fail("noise_target must be >= 0 and < 1, got " + n->value().dump());
+        s.noise_target = v;
+    }
     if (const auto n = root.find("verify")) s.verify = n->as_bool();
     if (const auto n = root.find("tolerance")) s.tolerance = n->as_positive_number("tolerance");
     if (const auto n = root.find("timeout_s")) s.timeout_s = n->as_positive_number("timeout_s");

@@ -1,10 +1,13 @@
-// The measurement loop shared by every backend: warm-up calls, then timed calls until the repeat
-// count or the time budget is reached. The timer decides what "time" means (host clock, CUDA events).
+// The measurement loop shared by every backend: warm-up calls, optionally calls until the clocks have
+// settled, then timed calls until the stopping rule is met. The timer decides what "time" means (host
+// clock, CUDA events).
 #pragma once
 
 #include "common/job.hpp"
+#include "measure/stats.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,10 +56,57 @@ struct SampleHooks {
     std::function<void(const CallSite&, double ms)> after_call;
 };
 
-// Runs settings.warmup untimed calls, then timed calls: settings.repeats of them, or fewer if
-// settings.time_budget_s is set and spent (never fewer than min(3, repeats)). Returns the samples.
-// call() throws to abort; the exception propagates.
+// The time cap of the stopping rule when a noise target is set and time_budget_s is not.
+inline constexpr double kDefaultNoiseTimeCapS = 1.0;
+// The most samples one job takes, whatever the rule says (bounds a report's size): max(repeats, this).
+inline constexpr int kMaxSamples = 1000;
+
+// How sample() decides it has enough timed calls. Checked after every timed call, in this order:
+//   - max_samples reached                                         -> "max_samples"
+//   - the time cap spent (wall time since the first timed call),
+//     and at least min(3, min_samples) samples                    -> "time_cap"
+//   - at least min_samples, and either no noise target, or the
+//     median's 95 % interval within +-noise_target of the median  -> "repeats" / "noise_target"
+// With no noise target this is the fixed count of old: repeats samples, fewer if time_budget_s runs out.
+struct StoppingRule {
+    int min_samples = 10;
+    int max_samples = 10;
+    double noise_target = 0;            // relative half-width of the median's interval; 0: fixed count
+    std::optional<double> time_cap_s;   // none: no cap
+
+    // From settings: min = repeats; a noise target (not in strict runs, whose calls are counted, nor in
+    // --profile runs, which run a fixed number of calls for the profiler) makes
+    // max = max(repeats, kMaxSamples) and the cap time_budget_s or kDefaultNoiseTimeCapS.
+    static StoppingRule from(const RunSettings& settings);
+};
+
+// Warm-up that waits for the clocks: timed (but discarded) calls until the medians of the last two
+// windows of `window` calls agree within `agreement` and min_s has passed, or max_s has passed. A GPU
+// that idled between sweeps starts at low clocks; the first job of a process would otherwise be timed
+// while they ramp (samples spread 3x at 512^3 on the H200).
+struct ClockSettle {
+    bool enabled = false;
+    double min_s = 0.2, max_s = 2.0;
+    int window = 5;
+    double agreement = 0.01;
+};
+
+// What sample() did besides the samples, for the record.
+struct SamplingOutcome {
+    std::string stop;             // "repeats", "noise_target", "time_cap", "max_samples"
+    MedianInterval interval;      // of the samples it stopped with
+    double relative_half_width = 0;
+    int settle_calls = 0;         // ClockSettle calls made (0 when disabled)
+    double settle_s = 0;
+    bool settled = false;         // the windows agreed (false: max_s ran out, or disabled)
+};
+
+// Runs settings.warmup untimed calls, then (settle.enabled) the settling calls, then timed calls until
+// StoppingRule::from(settings) says stop. Returns the samples; outcome, when given, says why it stopped.
+// call() throws to abort; the exception propagates. Settling calls are warm-up calls to the hooks
+// (indices after settings.warmup's), timed with the timer.
 std::vector<double> sample(const RunSettings& settings, Timer& timer, const std::function<void()>& call,
-                           const SampleHooks& hooks = {});
+                           const SampleHooks& hooks = {}, const ClockSettle& settle = {},
+                           SamplingOutcome* outcome = nullptr);
 
 }  // namespace kreg
