@@ -8,7 +8,7 @@
 #include "plugin/loader.hpp"
 #include "sweep/executor.hpp"
 #include "verify/random_fill.hpp"
-#include "worker/job_runner.hpp"
+#include "pipeline/job_runner.hpp"
 #include "worker/session.hpp"
 
 #include <gtest/gtest.h>
@@ -107,11 +107,11 @@ TEST(StrictCpu, ThreadLeftRunningIsRecorded) {
 }
 
 TEST(StrictCpu, NthCallCheatNeedsEveryCallChecked) {
-    // Without strict the same plugin is caught too, but only by the last timed output, which cannot say
-    // which call went wrong; strict names the first bad call.
+    // Without strict the same plugin is caught too, at the same call: every call's C is scanned for the
+    // poison it left (pipeline/pipeline.hpp); strict verifies every call in full besides.
     const Record lax = run(strict_job(fixture("cheat_nth_call"), "cheat_nth_call", false));
     EXPECT_EQ(lax.status, RowStatus::wrong_result) << lax.reason;
-    EXPECT_TRUE(starts_with(lax.reason, "last timed call")) << lax.reason;
+    EXPECT_TRUE(starts_with(lax.reason, "timed call 1: unwritten element")) << lax.reason;
     const Record strict = run(strict_job(fixture("cheat_nth_call"), "cheat_nth_call"));
     EXPECT_TRUE(starts_with(strict.reason, "timed call 1: ")) << strict.reason;
     EXPECT_EQ(strict.extra["anticheat"]["calls"], 4);

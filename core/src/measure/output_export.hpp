@@ -21,7 +21,7 @@ struct TrustedCheck {
     std::string reason;  // why not, naming the call
 };
 
-// --- Checked outside, call by call (worker/job_runner.hpp's CallChannel) ---------------------------
+// --- Checked outside, call by call (pipeline/job_runner.hpp's CallChannel) ---------------------------
 // The inputs of one call of a job with settings.checked_outside, drawn from the seed the checker issued
 // for that call: the worker and the checker draw them alike. a: M x K, b: K x N, row-major fp32,
 // uniform in [-1, 1): fill_uniform streams 0 (A) and 1 (B) of call_seed. For bf16/fp16 jobs the runner

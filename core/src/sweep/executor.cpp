@@ -6,7 +6,7 @@
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/memory_limit.hpp"
 #include "sandbox/policy_json.hpp"
-#include "worker/call_watchdog.hpp"
+#include "pipeline/call_watchdog.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,10 +1,10 @@
 // The worker's end of the protocol: lines in from the request pipe, lines (and sealed descriptors) out
 // on the reply socket, each reply carrying the id of the request it answers. And the CallChannel of a
-// job checked outside the worker (worker/job_runner.hpp), which asks the parent for each call's seed
+// job checked outside the worker (pipeline/job_runner.hpp), which asks the parent for each call's seed
 // and hands each call's output over as a sealed memfd.
 #pragma once
 
-#include "worker/job_runner.hpp"
+#include "pipeline/job_runner.hpp"
 
 #include <nlohmann/json.hpp>
 

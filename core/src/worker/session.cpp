@@ -1,7 +1,7 @@
 #include "worker/session.hpp"
 
 #include "common/sha256.hpp"
-#include "worker/call_watchdog.hpp"
+#include "pipeline/call_watchdog.hpp"
 
 #ifdef KREG_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -49,21 +49,6 @@ void WorkerSession::destroy_instances() {
             if (const auto* info = plugin_->find_kernel(name)) info->destroy(instance);
     instances_.clear();
 }
-
-namespace {
-// A CPU kernel's calls are synchronous: the per-call limit is armed around each one. The worker runs
-// one job at a time, so the call being guarded lives in these globals.
-kreg_status (*guarded_run_gemm)(void*, const kreg_gemm_args*, char*, size_t) = nullptr;
-double guarded_limit_s = 0;
-std::string guarded_what;
-
-kreg_status run_gemm_with_call_limit(void* instance, const kreg_gemm_args* args, char* error, size_t error_size) {
-    arm_call_watchdog(guarded_limit_s, guarded_what);
-    const kreg_status status = guarded_run_gemm(instance, args, error, error_size);
-    disarm_call_watchdog();
-    return status;
-}
-}  // namespace
 
 std::string unavailable_reason(const KernelMeta& kernel, int device) {
     if (kernel.backend == Backend::cpu) return "";
@@ -134,15 +119,9 @@ nlohmann::json WorkerSession::run(const Job& job) {
         } else {
             LoadedKernel kernel{info, instance_for(*info), plugin.descriptor().plugin_name, job.plugin_path};
             if (job.settings.call_timeout_s) start_call_watchdog();
+            // The per-call limit is the pipeline's (pipeline/pipeline.hpp); its thread starts here, before
+            // a strict run counts the process's threads.
             if (meta.backend == Backend::cpu) {
-                kreg_kernel_info limited = *info;
-                if (job.settings.call_timeout_s) {
-                    guarded_run_gemm = info->run_gemm;
-                    guarded_limit_s = *job.settings.call_timeout_s;
-                    guarded_what = "a call of " + job.kernel + " at " + to_string(job.shape);
-                    limited.run_gemm = &run_gemm_with_call_limit;
-                    kernel.info = &limited;
-                }
                 record = run_cpu_gemm_job(job, kernel, call_channel_);
             } else {
 #ifdef KREG_HAVE_CUDA

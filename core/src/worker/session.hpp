@@ -18,7 +18,7 @@
 
 #include "plugin/loader.hpp"
 #include "sandbox/sandbox.hpp"
-#include "worker/job_runner.hpp"
+#include "pipeline/job_runner.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -6,7 +6,7 @@ tools can be tested on a machine without a GPU. The report says so in meta.synth
 and tools/kreg_results.py refuses to render it without --allow-synthetic. Never publish these numbers.
 
 The layout follows what the runner writes (core/src/report/json_report.cpp, core/src/common/job.cpp), with
-extra.launch / extra.attributes as core/src/cuda/run_cuda.cpp writes them and extra.roofline computed with
+extra.launch / extra.attributes as core/src/pipeline/cuda_backend.cpp writes them and extra.roofline computed with
 the formula of core/src/measure/roofline.cpp. Re-run after changing it:
 
     python3 tests/data/reports/make_gpu_sample.py > tests/data/reports/gpu_sample.json

@@ -1,4 +1,4 @@
-#include "worker/job_runner.hpp"
+#include "pipeline/job_runner.hpp"
 
 #include "plugin/loader.hpp"
 

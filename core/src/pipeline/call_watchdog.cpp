@@ -1,4 +1,4 @@
-#include "worker/call_watchdog.hpp"
+#include "pipeline/call_watchdog.hpp"
 
 #include <unistd.h>
 

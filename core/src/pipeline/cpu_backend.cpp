@@ -1,0 +1,192 @@
+// The host backend of the measurement pipeline: operands in host memory, the host clock, no caches to
+// flush (the CPU's are left as they are) and nothing to wait for (a call is synchronous).
+//
+// Strict runs place each C against inaccessible guard regions (measure/guard_pages.hpp): a write past
+// its end kills the worker at the instruction, with a line on stderr that says where; a small underrun
+// lands in the band before C and becomes the row's reason. They also count the threads each call
+// leaves running (measure/anticheat.hpp).
+#include "measure/anticheat.hpp"
+#include "measure/guard_pages.hpp"
+#include "pipeline/job_runner.hpp"
+#include "pipeline/pipeline.hpp"
+#include "verify/random_fill.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+// The band of guard words before each strict C (the page slack before it is band too).
+constexpr size_t kGuardFloats = 1024;
+
+class CpuBackend final : public MeasureBackend {
+public:
+    CpuBackend(const kreg_kernel_info& info, void* instance) : info_(info), instance_(instance) {}
+
+    void allocate(const Job& job, int sets, bool guarded) override {
+        shape_ = job.shape;
+        dtype_ = static_cast<kreg_dtype>(job.dtype);
+        const size_t m = size_t(job.shape.m), n = size_t(job.shape.n), k = size_t(job.shape.k);
+        guard_bytes_ = guarded ? tile_guard_bytes(job.shape.n) : 0;
+        for (int i = 0; i < sets; ++i) {
+            Set set;
+            set.a.resize(m * k);
+            set.b.resize(k * n);
+            if (guarded) set.guarded.emplace(m * n, kGuardFloats, guard_bytes_);
+            else set.c.resize(m * n);
+            sets_.push_back(std::move(set));
+        }
+        if (guarded) {
+            written_a_.resize(m * k);
+            written_b_.resize(k * n);
+        }
+    }
+    void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) override {
+        Set& s = sets_[size_t(set)];
+        std::memcpy(s.a.data(), a.data(), a.size() * sizeof(float));
+        std::memcpy(s.b.data(), b.data(), b.size() * sizeof(float));
+        if (!written_a_.empty()) {
+            written_a_ = a;
+            written_b_ = b;
+        }
+    }
+    void poison_output(int set) override {
+        Set& s = sets_[size_t(set)];
+        if (s.guarded) s.guarded->fill_band();
+        poison_nan(c_of(s), c_count());
+    }
+    void flush_caches() override {}
+    void synchronize(const std::string&, bool) override {}
+    void copy_output(int set, float* c) override { std::memcpy(c, c_of(sets_[size_t(set)]), c_count() * sizeof(float)); }
+    std::string inputs_changed(int set) override {
+        const Set& s = sets_[size_t(set)];
+        const struct {
+            const char* name;
+            const std::vector<float>& expected;
+            const std::vector<float>& got;
+            int64_t cols;
+        } inputs[] = {{"A", written_a_, s.a, shape_.k}, {"B", written_b_, s.b, shape_.n}};
+        for (const auto& input : inputs) {
+            std::string change = describe_input_change(input.name, input.expected.data(), input.got.data(),
+                                                       input.expected.size(), sizeof(float), input.cols);
+            if (!change.empty()) return change;
+        }
+        return "";
+    }
+    std::string guard_damage(int set) override {
+        const Set& s = sets_[size_t(set)];
+        if (!s.guarded) return "";
+        return describe_guard_damage(s.guarded->band(), s.guarded->band_elements(), nullptr, 0);
+    }
+    OutputScan scan_output(int set, const std::vector<size_t>& sample_at) override {
+        const float* c = c_of(sets_[size_t(set)]);
+        OutputScan scan;
+        for (size_t i = 0, count = c_count(); i < count; ++i) {
+            if (std::isfinite(c[i])) continue;
+            if (is_poison(c[i])) {
+                if (scan.unwritten++ == 0) scan.first_unwritten = i;
+            } else if (scan.non_finite++ == 0) {
+                scan.first_non_finite = i;
+            }
+        }
+        for (size_t i : sample_at) scan.samples.push_back(c[i]);
+        return scan;
+    }
+    kreg_gemm_args args(int set) override {
+        Set& s = sets_[size_t(set)];
+        kreg_gemm_args args = gemm_args(shape_, dtype_);
+        args.a = s.a.data();
+        args.b = s.b.data();
+        args.c = c_of(s);
+        return args;
+    }
+    void call(const kreg_gemm_args& args) override {
+        if (std::string failure = call_run_gemm(info_, instance_, args); !failure.empty())
+            throw KernelFailed{std::move(failure)};
+    }
+    Timer& timer(bool) override { return timer_; }
+
+    void start_strict(StrictEvidence& evidence) override {
+        evidence.threads_left_running = false;
+        evidence.guard_band_elements = kGuardFloats;
+        evidence.guard_page_bytes = guard_bytes_;
+        threads_at_start_ = count_threads();
+        std::vector<const GuardedFloats*> outputs;
+        for (const Set& s : sets_) outputs.push_back(&*s.guarded);
+        // Faults in the guard regions are explained while the kernel can make them, and until the
+        // threads it left behind are gone; not once the regions are unmapped (a fault there would be
+        // someone else's).
+        watch_ = std::make_unique<GuardPageWatch>(outputs);
+    }
+    void end_strict() override {
+        // A thread the kernel left running may still write into these buffers: give it a moment to end
+        // before they are freed (a legitimate thread pool just outlasts the wait).
+        if (threads_at_start_ >= 0 && count_threads() > threads_at_start_)
+            wait_for_threads(threads_at_start_, std::chrono::milliseconds(500));
+        watch_.reset();
+    }
+    void before_call() override { threads_before_ = count_threads(); }
+    void after_call(StrictEvidence& evidence) override {
+        const int threads_after = count_threads();
+        if (threads_before_ >= 0 && threads_after > threads_before_) {
+            evidence.threads_left_running = true;
+            evidence.max_threads_left = std::max(evidence.max_threads_left, threads_after - threads_before_);
+        }
+    }
+
+private:
+    struct Set {
+        std::vector<float> a, b, c;
+        std::optional<GuardedFloats> guarded;  // strict: C lives here instead of in c
+    };
+    static float* c_of(Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }
+    static const float* c_of(const Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }
+    size_t c_count() const { return size_t(shape_.m) * size_t(shape_.n); }
+
+    const kreg_kernel_info& info_;
+    void* instance_;
+    Shape shape_;
+    kreg_dtype dtype_ = KREG_DTYPE_FP32;
+    size_t guard_bytes_ = 0;
+    std::vector<Set> sets_;
+    std::vector<float> written_a_, written_b_;  // strict: what fill_inputs wrote last
+    HostTimer timer_;
+    int threads_at_start_ = -1, threads_before_ = -1;
+    std::unique_ptr<GuardPageWatch> watch_;  // after sets_: destroyed before the buffers it watches
+};
+
+}  // namespace
+
+Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel* channel) {
+    JobStart start = start_job(job, kernel, Backend::cpu, "host");
+    if (!start.usable) return start.record;
+    Record record = std::move(start.record);
+    if (job.dtype != DType::fp32) {
+        record.status = RowStatus::skipped;
+        record.reason = "the CPU runner only runs fp32; " + std::string(to_string(job.dtype)) + " was requested";
+        return record;
+    }
+    if (job.settings.checked_outside && channel == nullptr) {
+        record.reason = "checked_outside needs a channel";
+        return record;
+    }
+    try {
+        CpuBackend backend(*kernel.info, kernel.instance);
+        run_gemm_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
+    } catch (const std::bad_alloc&) {
+        record.status = RowStatus::failed;
+        record.reason = "out of host memory for the operands of " + to_string(job.shape);
+        record.stats.reset();
+        record.gflops.reset();
+    }
+    return record;
+}
+
+}  // namespace kreg

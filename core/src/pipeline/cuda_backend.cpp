@@ -1,0 +1,464 @@
+// The CUDA backend of the measurement pipeline. What is CUDA-specific:
+//   - the harness owns the stream (non-blocking) and every buffer; RAII frees them on every path;
+//   - a kernel fault is a sticky error that ruins the context: it becomes WorkerFatal, the worker
+//     reports the row as crashed and exits; any other CUDA error fails the row only;
+//   - the reference sees the inputs exactly as the kernel does: bf16/fp16 operands are rounded on the
+//     host first;
+//   - poison is written with cuMemsetD32Async, L2 is flushed by overwriting twice its size, and C is
+//     scanned after every call on the device (cuda_kernels.cu), so only a few words travel back;
+//   - timed calls are timed with events while the stream is held (HeldStreamTimer below): the launch's
+//     host overhead is not in the sample, and is reported on its own (extra.launch_overhead_ms);
+//   - strict runs time with CudaEventTimer::Wait::device instead, whose host wall clock around a
+//     device-wide wait is what TimingCrossCheck compares the event time with.
+#include "cuda/cuda_check.hpp"
+#include "cuda/event_timer.hpp"
+#include "cuda/host_convert.hpp"
+#include "cuda/resources.hpp"
+#include "measure/anticheat.hpp"
+#include "measure/stats.hpp"
+#include "pipeline/cuda_kernels.hpp"
+#include "pipeline/job_runner.hpp"
+#include "pipeline/pipeline.hpp"
+#include "verify/random_fill.hpp"
+
+#include <cuda.h>  // types of cuMemsetD32Async only; the function is fetched through the runtime
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX: ranges for --profile
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+// Turns the error a wait returned (or a launch error the kernel left unchecked) into the row's end:
+// sticky -> WorkerFatal (the context is gone), anything else -> KernelFailed (this row only).
+void raise_pending(cudaError_t waited, const std::string& when) {
+    const cudaError_t last = cudaGetLastError();  // also clears a non-sticky launch error
+    const cudaError_t e = waited != cudaSuccess ? waited : last;
+    if (e == cudaSuccess) return;
+    const std::string message = cuda_error_text(e) + " (" + when + ")";
+    if (is_sticky(e)) throw WorkerFatal(message);
+    throw KernelFailed{message};
+}
+
+// Writes the project's poison NaN (kPoisonBits) over count floats on stream, so verification can tell
+// "never written" from "computed NaN". cuMemsetD32Async is reached through the runtime's driver entry
+// point (no link against libcuda); if that fails, an all-ones byte memset (also a NaN) does instead.
+using MemsetD32AsyncFn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
+MemsetD32AsyncFn memset_d32_async() {
+    static const MemsetD32AsyncFn fn = [] {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult query{};
+        if (cudaGetDriverEntryPointByVersion("cuMemsetD32Async", &p, 12000, cudaEnableDefault, &query) != cudaSuccess ||
+            query != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            return MemsetD32AsyncFn(nullptr);
+        }
+        return reinterpret_cast<MemsetD32AsyncFn>(p);
+    }();
+    return fn;
+}
+
+// The poison actually written: kPoisonBits, or the all-ones fallback when the driver entry point is
+// missing (the scan must look for the same word).
+uint32_t poison_device(float* data, size_t count, cudaStream_t stream) {
+    if (const MemsetD32AsyncFn fn = memset_d32_async()) {
+        const CUresult r = fn(reinterpret_cast<CUdeviceptr>(data), kPoisonBits, count, stream);
+        if (r == CUDA_SUCCESS) return kPoisonBits;
+        // Driver and runtime error codes coincide for the errors that matter here (700-series faults).
+        const cudaError_t e = static_cast<cudaError_t>(r);
+        if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cuMemsetD32Async (poisoning C)");
+    }
+    KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
+    return 0xFFFFFFFFu;
+}
+
+size_t element_bytes(DType dtype) { return dtype == DType::bf16 || dtype == DType::fp16 ? 2 : 4; }
+
+// host fp32 operand values -> the bytes the kernel gets for dtype. 16-bit types round `values` in
+// place, so the reference sees what the kernel sees.
+void to_device_bytes(std::vector<float>& values, DType dtype, std::vector<unsigned char>& bytes) {
+    if (dtype == DType::bf16 || dtype == DType::fp16) {
+        const std::vector<uint16_t> bits = dtype == DType::bf16 ? round_to_bf16(values.data(), values.size())
+                                                                : round_to_fp16(values.data(), values.size());
+        bytes.resize(bits.size() * sizeof(uint16_t));
+        std::memcpy(bytes.data(), bits.data(), bytes.size());
+    } else {
+        bytes.resize(values.size() * sizeof(float));
+        std::memcpy(bytes.data(), values.data(), bytes.size());
+    }
+}
+
+// {"launch": {...}, "attributes": {...}} from the kernel's describe_launch and cudaFuncGetAttributes.
+// Informational: a kernel that cannot describe itself still runs; the reason is recorded instead.
+void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, nlohmann::json& extra) {
+    if (info.describe_launch == nullptr) return;
+    kreg_launch_info launch{};
+    launch.struct_size = sizeof(kreg_launch_info);
+    char error[512] = {};
+    const kreg_status status = info.describe_launch(instance, &args, &launch, error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    if (status != KREG_STATUS_OK) {
+        if (status != KREG_STATUS_UNSUPPORTED) extra["launch_error"] = std::string(status_name(status)) + ": " + error;
+        return;
+    }
+    extra["launch"] = {{"grid", {launch.grid[0], launch.grid[1], launch.grid[2]}},
+                       {"block", {launch.block[0], launch.block[1], launch.block[2]}},
+                       {"dynamic_smem", launch.dynamic_shared_bytes}};
+    if (launch.device_function == nullptr) return;
+    cudaFuncAttributes attr{};
+    const cudaError_t e = cudaFuncGetAttributes(&attr, launch.device_function);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cudaFuncGetAttributes");
+        extra["attributes_error"] = cuda_error_text(e);
+        return;
+    }
+    extra["attributes"] = {{"registers", attr.numRegs},
+                           {"static_shared_bytes", attr.sharedSizeBytes},
+                           {"max_dynamic_shared_bytes", attr.maxDynamicSharedSizeBytes},
+                           {"local_bytes", attr.localSizeBytes},
+                           {"max_threads_per_block", attr.maxThreadsPerBlock},
+                           {"ptx_version", attr.ptxVersion},
+                           {"binary_version", attr.binaryVersion}};
+}
+
+// Pinned host memory mapped into the device: the flag the hold kernel spins on, and its verdict.
+class MappedFlags {
+public:
+    MappedFlags() {
+        void* host = nullptr;
+        KREG_RUNNER_CUDA_CHECK(cudaHostAlloc(&host, 2 * sizeof(int32_t), cudaHostAllocMapped));
+        host_ = static_cast<volatile int32_t*>(host);
+        void* device = nullptr;
+        KREG_RUNNER_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
+        device_ = static_cast<int32_t*>(device);
+    }
+    ~MappedFlags() {
+        if (host_ != nullptr) (void)cudaFreeHost(const_cast<int32_t*>(host_));
+    }
+    MappedFlags(const MappedFlags&) = delete;
+    MappedFlags& operator=(const MappedFlags&) = delete;
+    volatile int32_t* host() const { return host_; }
+    int32_t* device() const { return device_; }
+
+private:
+    volatile int32_t* host_ = nullptr;  // [0]: release, [1]: state (0 spinning, 1 released, 2 timed out)
+    int32_t* device_ = nullptr;
+};
+
+// Times one launch with events while the stream is held (the nvbench blocking_kernel): start() queues
+// the hold kernel and the start event; the call queues its launch behind them; stop_ms() queues the stop
+// event, then releases the hold and waits. The GPU runs start event, kernel, stop event back to back,
+// so the sample is the kernel's time on the GPU, and the host's launch overhead (the wall time of the
+// call, measured here too) is reported apart.
+//
+// Deadlock guard: a plugin that waits for its own launch inside run_gemm (a stream synchronize) would
+// wait for the held stream forever; the hold kernel gives up after kHoldTimeout, the sample is taken
+// as it comes (it then contains the wait), and the rest of the job is timed without holding (start
+// event recorded before the launch, as before this timer existed). hold_timeouts() counts those.
+class HeldStreamTimer final : public Timer {
+public:
+    static constexpr double kHoldTimeoutS = 1.0;
+
+    HeldStreamTimer(cudaStream_t stream, std::optional<double> call_timeout_s) : stream_(stream) {
+        // Inside the per-call limit, so a plugin that synchronizes costs a timeout, not the worker.
+        double timeout_s = kHoldTimeoutS;
+        if (call_timeout_s) timeout_s = std::min(timeout_s, *call_timeout_s / 4);
+        timeout_ns_ = uint64_t(timeout_s * 1e9);
+    }
+    void start() override {
+        if (hold_) {
+            flags_.host()[0] = 0;
+            flags_.host()[1] = 0;
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            KREG_RUNNER_CUDA_CHECK(launch_hold_stream(flags_.device(), flags_.device() + 1, timeout_ns_, stream_));
+        }
+        KREG_RUNNER_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
+        launch_begin_ = std::chrono::steady_clock::now();
+    }
+    double stop_ms() override {
+        const auto launch_end = std::chrono::steady_clock::now();
+        launch_ms_.push_back(std::chrono::duration<double, std::milli>(launch_end - launch_begin_).count());
+        KREG_RUNNER_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
+        if (hold_) {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            flags_.host()[0] = 1;
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+        }
+        KREG_RUNNER_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+        if (hold_ && flags_.host()[1] == 2) {
+            ++hold_timeouts_;
+            hold_ = false;
+        }
+        float ms = 0;
+        KREG_RUNNER_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+        return double(ms);
+    }
+    std::string name() const override { return "cuda_event"; }
+
+    const std::vector<double>& launch_ms() const { return launch_ms_; }
+    int hold_timeouts() const { return hold_timeouts_; }
+    double timeout_s() const { return double(timeout_ns_) * 1e-9; }
+
+private:
+    cudaStream_t stream_;
+    uint64_t timeout_ns_ = 0;
+    bool hold_ = true;
+    int hold_timeouts_ = 0;
+    MappedFlags flags_;
+    Event start_, stop_;
+    std::chrono::steady_clock::time_point launch_begin_{};
+    std::vector<double> launch_ms_;
+};
+
+class CudaBackend final : public MeasureBackend {
+public:
+    CudaBackend(const Job& job, const LoadedKernel& kernel, cudaStream_t stream, int l2_bytes)
+        : info_(*kernel.info),
+          instance_(kernel.instance),
+          who_(kernel.info->name != nullptr ? kernel.info->name : job.kernel),
+          profile_name_(job.kernel),
+          profile_(job.settings.profile),
+          warm_cache_(job.settings.warm_cache),
+          stream_(stream),
+          l2_bytes_(l2_bytes),
+          held_timer_(stream, job.settings.call_timeout_s),
+          strict_timer_(stream, CudaEventTimer::Wait::device) {}
+
+    void allocate(const Job& job, int sets, bool guarded) override {
+        shape_ = job.shape;
+        dtype_ = job.dtype;
+        esize_ = element_bytes(job.dtype);
+        const size_t m = size_t(job.shape.m), n = size_t(job.shape.n), k = size_t(job.shape.k);
+        c_count_ = m * n;
+        // Each band is tile_guard_bytes(ldc) long (at least 1 MiB): an unpredicated 256 x 256 tile written
+        // past C's last row or last column lands in it rather than in some other allocation. Written
+        // once here: a write into one ends the job, so they never need rewriting.
+        guard_floats_ = guarded ? tile_guard_bytes(job.shape.n) / sizeof(float) : 0;
+        const std::vector<uint32_t> guard_words(guard_floats_, kGuardBits);
+        for (int i = 0; i < sets; ++i) {
+            sets_.push_back({DeviceBuffer(m * k * esize_), DeviceBuffer(k * n * esize_),
+                             DeviceBuffer((c_count_ + 2 * guard_floats_) * sizeof(float))});
+            if (guard_floats_ > 0) {
+                const Set& set = sets_.back();
+                const size_t bytes = guard_floats_ * sizeof(uint32_t);
+                KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c_with_guards.get(), guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
+                KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_of(set) + c_count_, guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
+            }
+        }
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // guard_words is read by the copies
+        // Flushing L2 means overwriting more than all of it; twice its size leaves no line of A, B or C.
+        if (!warm_cache_) flush_ = DeviceBuffer(std::max<size_t>(2 * size_t(l2_bytes_), size_t(1) << 20));
+        scan_counts_ = DeviceBuffer(sizeof(DeviceScanCounts));
+        scan_at_ = DeviceBuffer(kSampledElements * sizeof(unsigned long long));
+        scan_samples_ = DeviceBuffer(kSampledElements * sizeof(float));
+    }
+    void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) override {
+        to_device_bytes(a, dtype_, a_bytes_);
+        to_device_bytes(b, dtype_, b_bytes_);
+        const Set& s = sets_[size_t(set)];
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host bytes are rewritten by the next call
+    }
+    void poison_output(int set) override { poison_bits_ = poison_device(c_of(sets_[size_t(set)]), c_count_, stream_); }
+    void flush_caches() override {
+        // After the poison, so C's freshly written lines are evicted too. A changing value keeps the
+        // memset from being a no-op a clever driver could skip.
+        if (flush_.bytes() > 0) KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++, flush_.bytes(), stream_));
+    }
+    void synchronize(const std::string& when, bool device_wide) override {
+        raise_pending(device_wide ? cudaDeviceSynchronize() : cudaStreamSynchronize(stream_), when);
+    }
+    void copy_output(int set, float* c) override {
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(c, c_of(sets_[size_t(set)]), c_count_ * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    std::string inputs_changed(int set) override {
+        const Set& s = sets_[size_t(set)];
+        a_back_.resize(s.a.bytes());
+        b_back_.resize(s.b.bytes());
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(a_back_.data(), s.a.get(), s.a.bytes(), cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(b_back_.data(), s.b.get(), s.b.bytes(), cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        const struct {
+            const char* name;
+            const std::vector<unsigned char>& expected;
+            const std::vector<unsigned char>& got;
+            int64_t cols;
+        } inputs[] = {{"A", a_bytes_, a_back_, shape_.k}, {"B", b_bytes_, b_back_, shape_.n}};
+        for (const auto& input : inputs) {
+            std::string change = describe_input_change(input.name, input.expected.data(), input.got.data(),
+                                                       input.expected.size() / esize_, esize_, input.cols);
+            if (!change.empty()) return change;
+        }
+        return "";
+    }
+    std::string guard_damage(int set) override {
+        if (guard_floats_ == 0) return "";
+        const Set& s = sets_[size_t(set)];
+        std::vector<uint32_t> before(guard_floats_), after(guard_floats_);
+        const size_t bytes = guard_floats_ * sizeof(uint32_t);
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(before.data(), s.c_with_guards.get(), bytes, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(after.data(), c_of(s) + c_count_, bytes, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        return describe_guard_damage(before.data(), after.data(), guard_floats_);
+    }
+    OutputScan scan_output(int set, const std::vector<size_t>& sample_at) override {
+        const int count = int(std::min<size_t>(sample_at.size(), kSampledElements));
+        at_host_.assign(sample_at.begin(), sample_at.begin() + count);
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(scan_at_.get(), at_host_.data(), size_t(count) * sizeof(unsigned long long),
+                                               cudaMemcpyHostToDevice, stream_));
+        KREG_RUNNER_CUDA_CHECK(launch_scan_c(reinterpret_cast<const uint32_t*>(c_of(sets_[size_t(set)])), c_count_,
+                                             poison_bits_, scan_counts_.as<DeviceScanCounts>(),
+                                             scan_at_.as<unsigned long long>(), scan_samples_.as<float>(), count, stream_));
+        DeviceScanCounts counts{};
+        OutputScan scan;
+        scan.samples.resize(size_t(count));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(&counts, scan_counts_.get(), sizeof counts, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(scan.samples.data(), scan_samples_.get(), size_t(count) * sizeof(float),
+                                               cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        scan.unwritten = size_t(counts.unwritten);
+        scan.first_unwritten = size_t(counts.first_unwritten);
+        scan.non_finite = size_t(counts.non_finite);
+        scan.first_non_finite = size_t(counts.first_non_finite);
+        return scan;
+    }
+    kreg_gemm_args args(int set) override {
+        const Set& s = sets_[size_t(set)];
+        kreg_gemm_args args = gemm_args(shape_, static_cast<kreg_dtype>(dtype_));
+        args.a = s.a.get();
+        args.b = s.b.get();
+        args.c = c_of(s);
+        args.stream = stream_;
+        return args;
+    }
+    void call(const kreg_gemm_args& args) override {
+        // --profile: one NVTX range per sampled launch, named after the kernel, for ncu/nsys to target.
+        const bool range = profile_ && sampling_;
+        if (range) nvtxRangePushA(profile_name_.c_str());
+        const std::string message = call_run_gemm(info_, instance_, args);
+        if (range) nvtxRangePop();
+        if (!message.empty()) {
+            // A kernel that reports a fault it caught (an illegal address, say) still leaves the
+            // context broken: that is the worker's end, not only this row's.
+            const cudaError_t e = cudaStreamSynchronize(stream_);
+            (void)cudaGetLastError();
+            if (is_sticky(e)) throw WorkerFatal(cuda_error_text(e) + " (" + who_ + ": " + message + ")");
+            throw KernelFailed{message};
+        }
+    }
+    Timer& timer(bool strict) override {
+        if (strict) return strict_timer_;
+        return held_timer_;
+    }
+
+    bool wants_clock_settle() const override { return true; }
+    void before_sampling() override {
+        sampling_ = true;
+        // Persisting L2 lines the checked call set aside would make the timed calls' inputs look cached.
+        const cudaError_t reset = cudaCtxResetPersistingL2Cache();
+        if (reset != cudaSuccess && reset != cudaErrorNotSupported) KREG_RUNNER_CUDA_CHECK(reset);
+        (void)cudaGetLastError();
+    }
+    void describe(Record& record, const kreg_gemm_args& args) override {
+        describe_launch(info_, instance_, args, record.extra);
+    }
+    void start_strict(StrictEvidence& evidence) override {
+        evidence.device_wide_sync = true;
+        evidence.timing.emplace();
+        evidence.guard_band_elements = guard_floats_;
+    }
+    void after_timed_call(double ms, StrictEvidence& evidence) override {
+        if (evidence.timing) evidence.timing->add(ms, strict_timer_.last_wall_ms());
+    }
+    std::string timing_violation(const StrictEvidence& evidence) override {
+        return evidence.timing && evidence.timing->escaped() ? evidence.timing->reason() : "";
+    }
+    void timing_facts(Record& record) override {
+        record.extra["warm_cache"] = warm_cache_;
+        if (!warm_cache_) record.extra["l2_flush_bytes"] = flush_.bytes();
+        const std::vector<double>& launch = held_timer_.launch_ms();
+        if (launch.empty()) return;  // strict: timed by strict_timer_
+        // The samples exclude the launch; its host cost, per timed call, is here.
+        record.extra["timing_method"] = held_timer_.hold_timeouts() == 0 ? "held_stream" : "held_stream_until_timeout";
+        record.extra["launch_overhead_ms"] = compute_stats(launch).median_ms;
+        if (held_timer_.hold_timeouts() > 0) {
+            record.extra["hold_timeouts"] = held_timer_.hold_timeouts();
+            record.extra["hold_timeout_s"] = held_timer_.timeout_s();
+        }
+    }
+
+private:
+    struct Set {
+        DeviceBuffer a, b, c_with_guards;
+    };
+    float* c_of(const Set& s) const { return s.c_with_guards.as<float>() + guard_floats_; }
+
+    const kreg_kernel_info& info_;
+    void* instance_;
+    std::string who_, profile_name_;
+    bool profile_, warm_cache_;
+    cudaStream_t stream_;
+    int l2_bytes_;
+    Shape shape_;
+    DType dtype_ = DType::fp32;
+    size_t esize_ = 4, c_count_ = 0, guard_floats_ = 0;
+    std::vector<Set> sets_;
+    DeviceBuffer flush_, scan_counts_, scan_at_, scan_samples_;
+    unsigned char flush_value_ = 0;
+    uint32_t poison_bits_ = kPoisonBits;
+    bool sampling_ = false;
+    std::vector<unsigned char> a_bytes_, b_bytes_, a_back_, b_back_;  // strict: what was written, what came back
+    std::vector<unsigned long long> at_host_;
+    HeldStreamTimer held_timer_;
+    CudaEventTimer strict_timer_;
+};
+
+}  // namespace
+
+Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel* channel) {
+    JobStart start = start_job(job, kernel, Backend::cuda, "cuda_event");
+    if (!start.usable) return start.record;
+    Record record = std::move(start.record);
+    if (job.settings.checked_outside && channel == nullptr) {
+        record.reason = "checked_outside needs a channel";
+        return record;
+    }
+    record.extra["device"] = job.settings.device;
+    try {
+        KREG_RUNNER_CUDA_CHECK(cudaSetDevice(job.settings.device));
+        int l2_bytes = 0;
+        KREG_RUNNER_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, job.settings.device));
+        Stream stream;
+        CudaBackend backend(job, kernel, stream.get(), l2_bytes);
+        run_gemm_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
+        return record;
+    } catch (const KernelFailed& e) {
+        record.reason = e.message;
+    } catch (const CudaError& e) {
+        if (e.sticky()) throw WorkerFatal(e.what());
+        record.reason = e.what();
+    } catch (const CublasError& e) {
+        record.reason = e.what();
+    } catch (const std::bad_alloc&) {
+        record.reason = "out of host memory for the operands of " + to_string(job.shape);
+    }
+    // Timings of a row that did not end ok must not be read as a result.
+    record.status = RowStatus::failed;
+    record.stats.reset();
+    record.gflops.reset();
+    return record;
+}
+
+}  // namespace kreg

@@ -1,0 +1,309 @@
+#include "pipeline/pipeline.hpp"
+
+#include "measure/anticheat.hpp"
+#include "measure/output_export.hpp"
+#include "measure/sampler.hpp"
+#include "measure/stats.hpp"
+#include "pipeline/call_watchdog.hpp"
+#include "verify/random_fill.hpp"
+#include "verify/verify_gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kreg {
+namespace {
+
+// settings.call_timeout_s: armed right before a call, disarmed once the wait for that call has returned
+// (a CUDA launch returns at once; a kernel that never ends keeps the wait blocked until the watchdog
+// ends the worker and the parent records a timeout). Disarmed on every way out by the destructor, so
+// an early exit never leaves it armed for the next job.
+class CallLimit {
+public:
+    explicit CallLimit(const Job& job)
+        : seconds_(job.settings.call_timeout_s), what_("a call of " + job.kernel + " at " + to_string(job.shape)) {}
+    ~CallLimit() { disarm(); }
+    CallLimit(const CallLimit&) = delete;
+    CallLimit& operator=(const CallLimit&) = delete;
+
+    void arm() {
+        if (seconds_) arm_call_watchdog(*seconds_, what_);
+        armed_ = bool(seconds_);
+    }
+    void disarm() {
+        if (armed_) disarm_call_watchdog();
+        armed_ = false;
+    }
+
+private:
+    std::optional<double> seconds_;
+    std::string what_;
+    bool armed_ = false;
+};
+
+uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+std::string at(size_t index, int64_t n) {
+    return "(" + std::to_string(int64_t(index) / n) + ", " + std::to_string(int64_t(index) % n) + ")";
+}
+
+// Step 3 of the protocol (pipeline.hpp) on one call's C: "" if it passes, else the reason.
+class CallScan {
+public:
+    CallScan(const Shape& shape, double tolerance, uint64_t seed) : shape_(shape), tolerance_(tolerance), seed_(seed) {}
+
+    // The elements call `number` is checked at: drawn from the job's verify seed and the call number, so
+    // they differ from call to call and reproduce from run to run.
+    std::vector<size_t> elements(uint64_t number) const {
+        uint64_t state = seed_ ^ (number * 0xd1b54a32d192ed03ULL);
+        const uint64_t count = uint64_t(shape_.m) * uint64_t(shape_.n);
+        std::vector<size_t> at;
+        for (int i = 0; i < kSampledElements; ++i) at.push_back(size_t(splitmix64(state) % count));
+        return at;
+    }
+
+    std::string judge(const OutputScan& scan, const std::vector<size_t>& at_, const std::vector<float>& a,
+                      const std::vector<float>& b, double& worst) const {
+        const int64_t n = shape_.n, k = shape_.k;
+        const size_t total = size_t(shape_.m) * size_t(n);
+        if (scan.unwritten > 0)
+            return "unwritten element at " + at(scan.first_unwritten, n) + " (" + std::to_string(scan.unwritten) + " of " +
+                   std::to_string(total) + " elements of C never written)";
+        if (scan.non_finite > 0)
+            return "non-finite element at " + at(scan.first_non_finite, n) + " (" + std::to_string(scan.non_finite) +
+                   " of " + std::to_string(total) + " elements)";
+        for (size_t s = 0; s < at_.size() && s < scan.samples.size(); ++s) {
+            const int64_t i = int64_t(at_[s]) / n, j = int64_t(at_[s]) % n;
+            double ref = 0, magnitude = 0;
+            for (int64_t p = 0; p < k; ++p) {
+                const double term = double(a[size_t(i * k + p)]) * double(b[size_t(p * n + j)]);
+                ref += term;
+                magnitude += std::abs(term);
+            }
+            const double err = std::abs(double(scan.samples[s]) - ref) / std::max(magnitude, 1e-30);
+            worst = std::max(worst, err);
+            if (!(err <= tolerance_)) {
+                char text[160];
+                std::snprintf(text, sizeof text, "error %.2e at %s (sampled): got %.6g expected %.6g > tolerance %.0e",
+                              err, at(at_[s], n).c_str(), double(scan.samples[s]), ref, tolerance_);
+                return text;
+            }
+        }
+        return "";
+    }
+
+private:
+    Shape shape_;
+    double tolerance_;
+    uint64_t seed_;
+};
+
+// The first job of a process that times on a backend wanting it waits for the clocks (ClockSettle).
+bool take_first_clock_settle() {
+    static bool settled = false;
+    return !std::exchange(settled, true);
+}
+
+}  // namespace
+
+void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
+                       CallChannel* channel) {
+    const RunSettings& settings = job.settings;
+    const kreg_kernel_info& info = *kernel.info;
+    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
+    const bool strict = settings.strict || settings.checked_outside;
+    const bool check = strict || settings.verify;
+    const int sets = strict ? kStrictBufferSets : 1;
+
+    backend.allocate(job, sets, strict);
+    // Host side: the current call's inputs as the reference sees them, and a copy of its C.
+    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+    if (!strict) {
+        // Two streams per job: A and B differ, and every job of a plan draws from its own pair; the same
+        // on every backend, so a job's inputs do not depend on where it runs.
+        fill_uniform(a.data(), a.size(), job.seed, 2 * job.id);
+        fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
+        backend.fill_inputs(0, a, b);
+    }
+    kreg_gemm_args args = backend.args(0);
+    backend.describe(record, args);
+    if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, args.dtype);
+
+    const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype));
+    if (check) record.tolerance = tolerance;
+    const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
+    const CallScan scanner(job.shape, tolerance, verify_seed);
+
+    CallLimit limit(job);
+    StrictEvidence evidence;
+    uint64_t call_number = 0;  // 0: the checked call, then warm-ups, then timed calls
+    int set = 0;
+    CallSite current{CallSite::Role::checked, 0};
+    int scanned_calls = 0;
+    double sampled_worst = 0;
+
+    // Outside the timed region, before every call.
+    auto prepare = [&](const CallSite& site) {
+        current = site;
+        if (strict) {
+            set = int(call_number % uint64_t(sets));
+            if (channel != nullptr) {
+                fill_call_inputs(job, channel->seed_for_call(call_number), a.data(), b.data());
+            } else {
+                fill_uniform(a.data(), a.size(), job.seed, strict_input_stream(job.id, call_number, 0));
+                fill_uniform(b.data(), b.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+            }
+            backend.fill_inputs(set, a, b);
+        }
+        backend.poison_output(set);
+        if (site.role != CallSite::Role::checked && !settings.warm_cache) backend.flush_caches();
+        backend.synchronize("preparing the " + site.label() + " of " + record.kernel, strict);
+        args = backend.args(set);
+        if (strict) backend.before_call();
+        limit.arm();
+    };
+    // Full verification of the host copy c.
+    auto verify_full = [&](const std::string& label, uint64_t seed) {
+        const VerifyResult v =
+            verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, tolerance, seed);
+        if (strict) ++evidence.calls_verified;
+        if (std::isfinite(v.max_rel_err))
+            record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
+        if (v.sampled) record.extra["verify_sampled"] = true;
+        if (!v.passed) throw StrictViolation{RowStatus::wrong_result, label + ": " + v.reason};
+    };
+    // Right after every call (and after the timer stopped): wait for it, then check what it left.
+    auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
+        backend.synchronize("after the " + site.label() + " of " + record.kernel + (strict ? ", whole device" : ""), strict);
+        limit.disarm();
+        const uint64_t number = call_number++;
+        if (!strict) {
+            if (site.role == CallSite::Role::checked) {
+                if (check) {
+                    backend.copy_output(set, c.data());
+                    verify_full(site.label(), verify_seed);
+                }
+                return;
+            }
+            if (!check) return;
+            const std::vector<size_t> elements = scanner.elements(number);
+            const std::string why = scanner.judge(backend.scan_output(set, elements), elements, a, b, sampled_worst);
+            ++scanned_calls;
+            if (!why.empty()) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + why};
+            return;
+        }
+        // Strict: C first (work finishing after the call returned is not seen), then everything else.
+        backend.copy_output(set, c.data());
+        ++evidence.calls;
+        backend.after_call(evidence);
+        if (const std::string change = backend.inputs_changed(set); !change.empty())
+            throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
+        if (const std::string oob = backend.guard_damage(set); !oob.empty())
+            throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
+        if (channel != nullptr) {  // the checker checks C, outside this process
+            channel->hand_over(number, c.data(), c.size(), measured_ms);
+            ++evidence.calls_exported;
+            return;
+        }
+        verify_full(site.label(), verify_seed + number);
+    };
+
+    SamplingOutcome outcome;
+    if (strict) backend.start_strict(evidence);
+    try {
+        const CallSite checked{CallSite::Role::checked, 0};
+        prepare(checked);
+        backend.call(args);
+        inspect(checked, std::nullopt);
+
+        backend.before_sampling();
+        SampleHooks hooks;
+        hooks.before_call = prepare;
+        hooks.after_call = [&](const CallSite& site, double ms) {
+            const bool timed = site.role == CallSite::Role::timed;
+            if (timed && strict) backend.after_timed_call(ms, evidence);
+            inspect(site, timed ? std::optional<double>(ms) : std::nullopt);
+        };
+        ClockSettle settle;
+        settle.enabled = !strict && backend.wants_clock_settle() && take_first_clock_settle();
+        Timer& timer = backend.timer(strict);
+        record.samples_ms = sample(settings, timer, [&] { backend.call(args); }, hooks, settle, &outcome);
+        if (!strict) {
+            // Work the kernel hid on another stream is waited for (and its faults surface) before the
+            // last output is read.
+            current = CallSite{CallSite::Role::timed, int(record.samples_ms.size()) - 1};
+            limit.arm();
+            backend.synchronize("after the timed calls of " + record.kernel + ", whole device", true);
+            limit.disarm();
+            if (check) {
+                backend.copy_output(set, c.data());
+                verify_full("last timed call", verify_seed);
+            }
+        }
+    } catch (const KernelFailed& e) {
+        if (strict) {
+            evidence.failed_at = current.label();
+            backend.end_strict();
+            record.extra["anticheat"] = evidence.to_json();
+        }
+        record.status = RowStatus::failed;
+        record.reason = current.label() + ": " + e.message;
+        return;
+    } catch (const StrictViolation& v) {
+        if (strict) {
+            evidence.failed_at = current.label();
+            backend.end_strict();
+            record.extra["anticheat"] = evidence.to_json();
+        }
+        record.status = v.status;
+        record.reason = v.reason;
+        record.samples_ms.clear();
+        return;
+    } catch (...) {
+        if (strict) {
+            backend.end_strict();
+            record.extra["anticheat"] = evidence.to_json();
+        }
+        throw;
+    }
+    if (strict) {
+        backend.end_strict();
+        record.extra["anticheat"] = evidence.to_json();
+        if (const std::string why = backend.timing_violation(evidence); !why.empty()) {
+            record.status = RowStatus::failed;
+            record.reason = why;
+            return;
+        }
+    }
+    backend.timing_facts(record);
+    if (!strict && check)
+        record.extra["call_checks"] = {{"verified", {"first call", "last timed call"}},
+                                       {"scanned_calls", scanned_calls},
+                                       {"sampled_elements_per_call", kSampledElements},
+                                       {"sampled_max_rel_err", sampled_worst}};
+    nlohmann::json sampling = {{"stop", outcome.stop}, {"confidence", 0.95}};
+    if (outcome.interval.exists) sampling["relative_half_width"] = outcome.relative_half_width;
+    const StoppingRule rule = StoppingRule::from(settings);
+    if (rule.noise_target > 0) sampling["noise_target"] = rule.noise_target;
+    if (rule.time_cap_s) sampling["time_cap_s"] = *rule.time_cap_s;
+    if (outcome.settle_calls > 0)
+        sampling["clock_settle"] = {{"calls", outcome.settle_calls}, {"seconds", outcome.settle_s}, {"settled", outcome.settled}};
+    record.extra["sampling"] = sampling;
+    record.stats = compute_stats(record.samples_ms);
+    if (record.stats->median_ms > 0) record.gflops = job.shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
+    record.status = RowStatus::ok;
+    record.reason.clear();
+}
+
+}  // namespace kreg
