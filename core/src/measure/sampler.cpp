@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace kreg {
@@ -88,7 +89,8 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
 
     const StoppingRule rule = StoppingRule::from(settings);
     std::vector<double> samples;
-    samples.reserve(size_t(std::min(rule.max_samples, 4 * rule.min_samples)));
+    // A modest reservation: --stress asks for a billion samples it never takes.
+    samples.reserve(size_t(std::min<int64_t>({int64_t(rule.max_samples), 4 * int64_t(rule.min_samples), 4096})));
     const int floor = std::min(3, rule.min_samples);
     const Clock::time_point begin = Clock::now();
     for (;;) {
