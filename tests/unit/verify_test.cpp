@@ -1,12 +1,14 @@
 // Verification: the reference, the inputs, and every way a wrong output must be caught.
 #include "verify/random_fill.hpp"
 #include "verify/reference_gemm.hpp"
+#include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <vector>
@@ -274,6 +276,126 @@ TEST(VerifyGemm, RejectsInvalidDescription) {
     const auto c = rounded_product(p);
     EXPECT_FALSE(verify_gemm(p.a.data(), p.b.data(), c.data(), 4, 4, 4, 3, 4, 4, 1e-5, 1).passed);
     EXPECT_FALSE(verify_gemm(p.a.data(), p.b.data(), c.data(), 0, 4, 4, 4, 4, 4, 1e-5, 1).passed);
+}
+
+
+// ---------------------------------------------------------------------------------------------------
+// The tolerance per dtype and K (verify/tolerance.hpp, derived in docs/TOLERANCES.md).
+
+float bf16_round(float x) {  // round to nearest even, as the harness does before the reference
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    std::memcpy(&x, &u, 4);
+    return x;
+}
+
+float tf32_truncate(float x) {  // what a tensor core makes of an fp32 register: the worse of tf32's roundings
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u &= 0xffffe000u;
+    std::memcpy(&x, &u, 4);
+    return x;
+}
+
+float toward_zero(double x) {  // fp32 rounding by truncation, as tensor cores normalise
+    float f = static_cast<float>(x);
+    if (std::fabs(double(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+    return f;
+}
+
+// A tensor-core-like kernel: the accumulator and kb exact products summed, then truncated to fp32, block
+// after block along k. tf32 truncates its inputs first (the reference keeps the fp32 ones).
+std::vector<float> tensor_core_product(const Problem& p, int64_t kb, bool truncate_inputs_to_tf32) {
+    auto in = [&](float x) { return truncate_inputs_to_tf32 ? tf32_truncate(x) : x; };
+    std::vector<float> c(size_t(p.m * p.n));
+    for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) {
+            float acc = 0;
+            for (int64_t q0 = 0; q0 < p.k; q0 += kb) {
+                double block = acc;  // exact: products of <= 11-bit significands and one fp32, within double
+                for (int64_t q = q0; q < std::min(p.k, q0 + kb); ++q)
+                    block += double(in(p.a[size_t(i * p.k + q)])) * double(in(p.b[size_t(q * p.n + j)]));
+                acc = toward_zero(block);
+            }
+            c[size_t(i * p.n + j)] = acc;
+        }
+    return c;
+}
+
+Problem bf16_problem(int64_t m, int64_t n, int64_t k) {
+    Problem p = random_problem(m, n, k);
+    for (float& x : p.a) x = bf16_round(x);
+    for (float& x : p.b) x = bf16_round(x);
+    return p;
+}
+
+VerifyResult check_as(const Problem& p, const std::vector<float>& c, double tolerance) {
+    return verify_gemm(p.a.data(), p.b.data(), c.data(), p.m, p.n, p.k, p.k, p.n, p.n, tolerance, 99);
+}
+
+TEST(Tolerance, FollowsTheDerivation) {
+    EXPECT_EQ(default_tolerance(DType::fp32, 4096), 1e-5);
+    EXPECT_EQ(default_tolerance(DType::bf16, 4096), 4096 * 0x1p-22);  // 2 K 2^-23: 9.8e-4
+    EXPECT_EQ(default_tolerance(DType::fp16, 257), 257 * 0x1p-22);
+    const double e_in = 0x1p-9 + 0x1p-20;  // (1 + 2^-10)^2 - 1
+    EXPECT_DOUBLE_EQ(default_tolerance(DType::tf32, 257), e_in + 257 * 0x1p-22 * (1 + e_in));
+    EXPECT_LT(default_tolerance(DType::bf16, 1024), default_tolerance(DType::bf16, 1025));
+    EXPECT_EQ(default_tolerance(DType::bf16, 0), default_tolerance(DType::bf16, 1));
+    // The bound is the worst case in u: far above bf16's unit roundoff only where K makes it so.
+    EXPECT_LT(default_tolerance(DType::bf16, 8192), kUnitRoundoffBf16);
+}
+
+TEST(Tolerance, PassesTensorCoreStyleResults) {
+    for (int64_t k : {1, 17, 257, 4096}) {
+        const Problem b = bf16_problem(24, 40, k);
+        const VerifyResult rb = check_as(b, tensor_core_product(b, 16, false), default_tolerance(DType::bf16, k));
+        EXPECT_TRUE(rb.passed) << "bf16 K=" << k << ": " << rb.reason;
+        const Problem t = random_problem(24, 40, k);
+        const VerifyResult rt = check_as(t, tensor_core_product(t, 8, true), default_tolerance(DType::tf32, k));
+        EXPECT_TRUE(rt.passed) << "tf32 K=" << k << ": " << rt.reason;
+        if (k >= 17) EXPECT_GT(rt.max_rel_err, 0.0) << "the tf32 model must actually round";
+    }
+}
+
+TEST(Tolerance, FailsAResultOffByMoreThanTheBound) {
+    for (DType dtype : {DType::bf16, DType::tf32, DType::fp16})
+        for (int64_t k : {257, 4096}) {
+            const Problem p = dtype == DType::bf16 ? bf16_problem(8, 12, k) : random_problem(8, 12, k);
+            std::vector<double> ref(size_t(p.m * p.n)), magnitude(ref.size());
+            reference_gemm_fp64(p.m, p.n, p.k, p.a.data(), p.k, p.b.data(), p.n, ref.data(), p.n, magnitude.data());
+            const double tol = default_tolerance(dtype, k);
+            const size_t at = size_t(5 * p.n + 7);
+            std::vector<float> c(ref.begin(), ref.end());
+            c[at] = static_cast<float>(ref[at] + 0.5 * tol * magnitude[at]);
+            EXPECT_TRUE(check_as(p, c, tol).passed) << to_string(dtype) << " K=" << k << ": half the bound passes";
+            c[at] = static_cast<float>(ref[at] - 1.5 * tol * magnitude[at]);
+            const VerifyResult r = check_as(p, c, tol);
+            EXPECT_FALSE(r.passed) << to_string(dtype) << " K=" << k << ": 1.5 times the bound must fail";
+            EXPECT_NE(r.reason.find("(5, 7)"), std::string::npos) << r.reason;
+        }
+}
+
+TEST(Tolerance, CatchesASkippedKTermInBf16AtModerateK) {
+    // One product of ~|1| missing out of K = 257: a normalised error of order 1/K, 60x the bf16 bound here.
+    const Problem p = bf16_problem(16, 16, 257);
+    const VerifyResult r = check_as(p, fp32_loop_product(p, 100), default_tolerance(DType::bf16, p.k));
+    EXPECT_FALSE(r.passed);
+}
+
+TEST(Tolerance, NaNAndInfNeverPass) {
+    const Problem p = random_problem(6, 9, 33);
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                      -std::numeric_limits<float>::infinity()})
+        for (DType dtype : {DType::fp32, DType::tf32, DType::bf16, DType::fp16})
+            for (double tol : {default_tolerance(dtype, 1 << 24), std::numeric_limits<double>::infinity()}) {
+                std::vector<float> c = rounded_product(p);
+                c[size_t(2 * p.n + 3)] = bad;
+                const VerifyResult r = check_as(p, c, tol);
+                EXPECT_FALSE(r.passed) << to_string(dtype) << " tolerance " << tol << " value " << bad;
+                EXPECT_FALSE(std::isfinite(r.max_rel_err)) << "a non-finite result reports a finite error";
+            }
 }
 
 }  // namespace
