@@ -3,6 +3,7 @@
 #include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
 #include "verify/random_fill.hpp"
+#include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
 
 #include <algorithm>
@@ -82,7 +83,7 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
             return check;
         }
 
-    const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype, k));
     std::vector<float> a(size_t(m * k)), b(size_t(k * n));
     std::random_device entropy;  // the sampled check's rows: unknowable to the worker
     for (const CallOutput& out : outputs) {

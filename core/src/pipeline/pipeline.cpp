@@ -6,6 +6,7 @@
 #include "measure/stats.hpp"
 #include "pipeline/call_watchdog.hpp"
 #include "verify/random_fill.hpp"
+#include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
 
 #include <algorithm>
@@ -140,7 +141,7 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
     backend.describe(record, args);
     if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, args.dtype);
 
-    const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype));
+    const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype, k));
     if (check) record.tolerance = tolerance;
     const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
     const CallScan scanner(job.shape, tolerance, verify_seed);
