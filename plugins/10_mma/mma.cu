@@ -19,8 +19,11 @@
 //   C 16x8  f32:  c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
 // with g = lane / 4 (the group) and t = lane % 4 (the thread in the group).
 //
-// Tiles: 128x128 per block, 8 warps as 2 (M) x 4 (N), 64x32 per warp = 4 x 4 mma tiles, 64 fp32
-// accumulators per lane. K steps of 32 (bf16) or 16 (tf32) elements, i.e. 64 bytes of a row of A per
+// Tiles: 128x128 per block, 4 warps as 2 (M) x 2 (N), 64x64 per warp = 4 x 8 mma tiles, 128 fp32
+// accumulators per lane (248 registers with bf16, 240 with tf32, no spills; two blocks per SM). Why 64x64
+// and not 64x32 with twice the warps: per k16 step a 64x64 warp tile reads 4 KB of shared memory for 32
+// mma (32 FLOP/B), a 64x32 one 3 KB for 16 (21 FLOP/B), and shared-memory bandwidth (128 B/clock/SM) is
+// what feeds mma.sync; 4 ldmatrix.x4 for A and 4 .trans for B serve 32 mma instead of 6 for 16. K steps of 32 (bf16) or 16 (tf32) elements, i.e. 64 bytes of a row of A per
 // stage either way; 3 stages of cp.async (56,832 B of shared memory, opted in). Shared rows are padded
 // (A by 16 bytes, B by 16 bytes) so that ldmatrix's eight 16-byte row reads and the tf32 fragment loads
 // fall in distinct banks: A's row pitch is 80 B (20 words: rows land 20 words apart, mod 32 all
@@ -95,10 +98,10 @@ template <class T>
 struct Config {
     using Elem = typename T::Elem;
     static constexpr int BM = 128, BN = 128, BK = T::BK;
-    static constexpr int WM = 64, WN = 32;                     // warp tile
-    static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 2 x 4
-    static constexpr int kThreads = kWarpsM * kWarpsN * 32;     // 256
-    static constexpr int kMTiles = WM / 16, kNTiles = WN / 8;   // 4 x 4 mma tiles per warp
+    static constexpr int WM = 64, WN = 64;                     // warp tile
+    static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 2 x 2
+    static constexpr int kThreads = kWarpsM * kWarpsN * 32;     // 128
+    static constexpr int kMTiles = WM / 16, kNTiles = WN / 8;   // 4 x 8 mma tiles per warp
     static constexpr int kStages = 3;
     static constexpr int kChunk = 16 / static_cast<int>(sizeof(Elem));  // elements per 16-byte copy
     static constexpr int kLdA = BK + kChunk;  // shared row pitch of A in elements: 80 bytes
@@ -217,7 +220,7 @@ __device__ __forceinline__ void compute_stage(float (&acc)[C::kMTiles][C::kNTile
 #pragma unroll
     for (int kk = 0; kk < C::BK; kk += 16) {
         // All of the warp's B fragments, then one A fragment at a time: fewer live registers than holding
-        // both sets (the 64 accumulators already take half of the 128 that two blocks per SM allow).
+        // both sets (the 128 accumulators already take half of the 255 a thread may have).
         unsigned b[C::kNTiles][2];
 #pragma unroll
         for (int nj = 0; nj < C::kNTiles / 2; ++nj) {
@@ -364,7 +367,7 @@ public:
         s.name = "cuda_10_mma";
         s.description =
             "mma.sync tensor cores: bf16 m16n8k16 with ldmatrix, tf32 m16n8k8 (cvt.rna); 128x128 block, "
-            "64x32 warp tiles, 3-stage cp.async";
+            "64x64 warp tiles, 3-stage cp.async";
         s.backend = KREG_BACKEND_CUDA;
         s.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_BF16) | KREG_DTYPE_BIT(KREG_DTYPE_TF32);
         s.min_compute_capability = 80;  // mma.sync with bf16/tf32, ldmatrix and cp.async are sm_80
