@@ -32,7 +32,15 @@ TEST(GradeViews, HiddenCasesAreCountedNotNamedInTheGradebookAndTheStudentView) {
     }
     const std::string view = test::slurp(dir / "out" / "student-view" / "eve.json");
     EXPECT_NE(view.find("0/1 cases passed"), std::string::npos) << view;
-    EXPECT_NE(test::slurp(dir / "out" / "gradebook.csv").find("hidden: 0/1 cases passed"), std::string::npos);
+    const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
+    EXPECT_NE(csv.find("hidden: 0/1 cases passed"), std::string::npos);
+    // One column per published case and tier, the hidden case only in the hidden column.
+    const std::string header = csv.substr(0, csv.find('\n'));
+    EXPECT_EQ(header, "student,score,max,status,summary,correctness:odd shapes,correctness:a mid-size shape,"
+                      "hidden:correctness,performance:within 5x of the naive loop");
+    const std::string row = csv.substr(header.size() + 1);
+    EXPECT_EQ(row.rfind("eve,0,110,wrong_result,", 0), 0u) << row;
+    EXPECT_EQ(row.substr(row.size() - std::string(",0,0,0,0\n").size()), ",0,0,0,0\n") << row;
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 // reported rather than dropped, CSV quoting, the console summary, and student ids from paths.
 #include "grade/gradebook.hpp"
 
+#include "grade/rubric.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <sstream>
@@ -185,19 +188,88 @@ TEST_F(GradebookTest, CsvNeutralisesFormulaTextButNotScores) {
               "bob,1,100,graded,'@cmd\n");
 }
 
+// A published rubric (two cases, one tier) and a staff file with a hidden case and a hidden tier.
+Rubric rubric_with_hidden_cases() {
+    auto a_case = [](const std::string& name, double points) {
+        return json{{"name", name}, {"points", points}, {"shapes", {{{"square", 17}}}}, {"seeds", {1}}};
+    };
+    auto a_tier = [](const std::string& name, double points) {
+        return json{{"name", name}, {"points", points}, {"shape", {{"square", 64}}}, {"reference", "cpu_naive"}, {"min_ratio", 1.0}};
+    };
+    const Rubric published = parse_rubric(
+        json{{"correctness", {a_case("odd shapes", 40), a_case("=big, \"one\"", 20)}}, {"performance", {a_tier("fast", 20)}}},
+        "lab.json");
+    const Rubric hidden = parse_rubric(
+        json{{"correctness", {a_case("secret ragged", 10), a_case("secret tall", 5)}}, {"performance", {a_tier("secret speed", 5)}}},
+        "staff/hidden.json");
+    return merge_rubrics({published, hidden});
+}
+
+TEST(GradebookColumns, PublishedEntriesByNameHiddenOnesAsOneColumnPerSection) {
+    std::vector<std::string> headers;
+    for (const auto& column : gradebook_columns(rubric_with_hidden_cases())) headers.push_back(column.header);
+    EXPECT_EQ(headers, (std::vector<std::string>{"correctness:odd shapes", "correctness:=big, \"one\"", "hidden:correctness",
+                                                 "performance:fast", "hidden:performance"}));
+    // A rubric without hidden files has no hidden columns.
+    headers.clear();
+    const json only = {{"name", "only"}, {"points", 1}, {"shapes", {{{"square", 3}}}}, {"seeds", {1}}};
+    const Rubric one_file = parse_rubric(json{{"correctness", json::array({only})}}, "a.json");
+    for (const auto& column : gradebook_columns(one_file)) headers.push_back(column.header);
+    EXPECT_EQ(headers, (std::vector<std::string>{"correctness:only"}));
+}
+
+TEST_F(GradebookTest, CsvHasAColumnPerSectionWithTheSameColumnsForEveryStudentAndNoHiddenName) {
+    Gradebook book(dir_, rubric_with_hidden_cases());
+    StudentResult alice = result_for("alice", 77, "graded", "77/100; hidden: 2/3 cases passed");
+    alice.checks = {{"audit", "static audit", 0, 0, true, "", json()},
+                    {"correctness", "odd shapes", 40, 40, true, "4/4 runs ok", json()},
+                    {"correctness", "=big, \"one\"", 10, 20, false, "1/2 runs ok", json()},
+                    {"correctness", "secret ragged", 10, 10, true, "1/1 runs ok; shape 300x7x129", json()},
+                    {"correctness", "secret tall", 0, 5, false, "0/1 runs ok; first failure: wrong_result at 999x1x2", json()},
+                    {"performance", "fast", 12.5, 20, true, "1.3x", json()},
+                    {"performance", "secret speed", 5, 5, true, "2x", json()}};
+    book.record(alice);
+    book.record(result_for("bob", 0, "rejected_audit", "rejected by the static audit: imports socket"));  // no checks
+    const std::string csv = read_text(dir_ / "gradebook.csv");
+    const auto lines = lines_of(csv);
+    ASSERT_EQ(lines.size(), 3u) << csv;
+    EXPECT_EQ(lines[0], "student,score,max,status,summary,correctness:odd shapes,\"correctness:=big, \"\"one\"\"\","
+                        "hidden:correctness,performance:fast,hidden:performance");
+    EXPECT_EQ(lines[1], "alice,77,100,graded,77/100; hidden: 2/3 cases passed,40,10,10,12.5,5");
+    EXPECT_EQ(lines[2], "bob,0,100,rejected_audit,rejected by the static audit: imports socket,,,,,");
+    for (const char* secret : {"secret", "300x7x129", "999x1x2", "hidden.json"})
+        EXPECT_EQ(csv.find(secret), std::string::npos) << "the CSV names '" << secret << "':\n" << csv;
+}
+
+TEST_F(GradebookTest, WithoutARubricTheCsvHasOnlyTheFirstFiveColumns) {
+    Gradebook book(dir_);
+    StudentResult alice = result_for("alice", 40);
+    alice.checks = {{"correctness", "odd shapes", 40, 40, true, "", json()}};
+    book.record(alice);
+    EXPECT_EQ(book.csv(), "student,score,max,status,summary\nalice,40,100,graded,ok\n");
+}
+
 TEST(GradebookText, FormatChecksListsEveryCheckWithItsVerdict) {
     StudentResult r = result_for("alice", 30);
     r.checks.push_back({"build", "build", 0, 0, true, "built in 2.1 s", json()});
     r.checks.push_back({"correctness", "odd shapes", 10, 20, false, "1/2 runs\nsecond line", json()});
+    const std::string long_reason = "0/1 runs ok; first failure: wrong_result at 17x33x9 seed 1: first call: NaN at (0, 0) "
+                                    "computed from the padding after B: a value was read past the end of B";
+    r.checks.push_back({"correctness", "edges", 0, 10, false, long_reason, json()});
     const auto lines = lines_of(format_checks(r));
-    ASSERT_EQ(lines.size(), 4u);
+    ASSERT_EQ(lines.size(), 8u) << format_checks(r);
     EXPECT_EQ(lines[0], "checks of alice:");
     EXPECT_EQ(lines[1], "  kind         name        points  passed  summary");
     EXPECT_EQ(lines[2], "  build        build       0/0     yes     built in 2.1 s");
-    EXPECT_EQ(lines[3], "  correctness  odd shapes  10/20   no      1/2 runs...");
+    // A summary that does not fit one line of its column stands whole under its row.
+    EXPECT_EQ(lines[3], "  correctness  odd shapes  10/20   no");
+    EXPECT_EQ(lines[4], "    1/2 runs");
+    EXPECT_EQ(lines[5], "    second line");
+    EXPECT_EQ(lines[6], "  correctness  edges       0/10    no");
+    EXPECT_EQ(lines[7], "    " + long_reason);
 }
 
-TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndTotalsPerStatus) {
+TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndShowsLongSummariesWholeUnderTheirRow) {
     Gradebook book(dir_);
     book.record(result_for("alice", 100));
     book.record(result_for("bob", 50));
@@ -206,21 +278,20 @@ TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndTotalsPerStatus) {
     book.record(result_for("eve", 0, "timeout", std::string(200, 'x')));
     const std::string text = book.console_summary();
     const auto lines = lines_of(text);
-    ASSERT_EQ(lines.size(), 7u) << text;  // header, 5 students, totals
+    ASSERT_EQ(lines.size(), 10u) << text;  // header, 5 students, 3 summary lines under theirs, totals
     EXPECT_EQ(lines.back(), "5 students: 3 graded, 1 timeout, 1 build_failed; mean score 44 of 100");
     // Every row's status column starts where the header's does.
     const std::size_t status_at = lines[0].find("status");
     ASSERT_NE(status_at, std::string::npos);
-    for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
-        SCOPED_TRACE(lines[i]);
-        const std::string rest = lines[i].substr(status_at);
-        EXPECT_TRUE(rest.rfind("graded", 0) == 0 || rest.rfind("build_failed", 0) == 0 ||
-                    rest.rfind("timeout", 0) == 0);
-        EXPECT_LE(lines[i].size(), status_at + 12 + 2 + 60);  // summaries cut to one short line
+    for (const std::string& student : {"alice", "bob", "a_much_longer_id", "dan", "eve"}) {
+        const auto row = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(student + " ", 0) == 0; });
+        ASSERT_NE(row, lines.end()) << student << "\n" << text;
+        const std::string rest = row->substr(status_at);
+        EXPECT_TRUE(rest.rfind("graded", 0) == 0 || rest.rfind("build_failed", 0) == 0 || rest.rfind("timeout", 0) == 0) << *row;
     }
-    EXPECT_NE(text.find("nvcc: error: expected ';'..."), std::string::npos) << text;
-    EXPECT_EQ(text.find("more compiler output"), std::string::npos);
-    EXPECT_NE(text.find(std::string(57, 'x') + "..."), std::string::npos);
+    EXPECT_NE(text.find("\n    nvcc: error: expected ';'\n    more compiler output\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\n    " + std::string(200, 'x') + "\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("..."), std::string::npos) << text;
 }
 
 TEST_F(GradebookTest, AnEmptyGradebook) {

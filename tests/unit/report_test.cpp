@@ -674,16 +674,18 @@ TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
     const auto records = mixed_records();
     const std::string table = format_table(records, std::string("cublas"));
     const auto lines = split(table, '\n');
-    ASSERT_EQ(lines.size(), 2 + records.size() + 2) << table;  // header, rule, rows, blank, counts
+    // header, rule, 5 rows, the skipped row's reason (1 line) and the crashed row's (2 lines), blank, counts
+    ASSERT_EQ(lines.size(), 2 + records.size() + 3 + 2) << table;
     const std::vector<std::string> labels{"kernel",  "dtype",   "shape",    "status", "median ms",
-                                          "GFLOP/s", "max err", "speed-up", "reason"};
+                                          "GFLOP/s", "max err", "speed-up"};
     const auto starts = column_starts(lines[0], labels);
     EXPECT_EQ(starts[0], 0u);
-    expect_aligned(std::vector<std::string>(lines.begin(), lines.begin() + 2 + records.size()), starts);
+    const std::vector<std::string> rows{lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[7]};
+    expect_aligned(rows, starts);
 
     // Cells land under their headers.
     for (size_t i = 0; i < records.size(); ++i) {
-        const std::string& line = lines[2 + i];
+        const std::string& line = rows[2 + i];
         EXPECT_EQ(line.substr(starts[0], records[i].kernel.size()), records[i].kernel);
         EXPECT_EQ(line.substr(starts[2], to_string(records[i].shape).size()), to_string(records[i].shape));
         EXPECT_EQ(line.substr(starts[3], to_string(records[i].status).size()), to_string(records[i].status));
@@ -691,25 +693,31 @@ TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
     EXPECT_EQ(lines[2].substr(starts[4], 4), "0.5 ");     // cublas median
     EXPECT_EQ(lines[3].substr(starts[7], 5), "0.25x");    // cpu_blocked vs cublas
     EXPECT_EQ(lines[4].substr(starts[7]), "-");           // no baseline at 256x256x128; an ok row has no reason
-    EXPECT_EQ(lines[5].substr(starts[8]), "shape, not a multiple of 64");
-    EXPECT_EQ(lines[6].substr(starts[8]), "SIGSEGV \"in\" run_gemm at 0x0");  // flattened to one line
-    EXPECT_EQ(lines[7], "");
-    EXPECT_EQ(lines[8], "5 rows: 3 ok, 1 skipped, 1 crashed");
+    // A row that is not ok: its whole reason under it, line by line.
+    EXPECT_EQ(lines[6], "    shape, not a multiple of 64");
+    EXPECT_EQ(lines[8], "    SIGSEGV \"in\" run_gemm");
+    EXPECT_EQ(lines[9], "    at 0x0");
+    EXPECT_EQ(lines[10], "");
+    EXPECT_EQ(lines[11], "5 rows: 3 ok, 1 skipped, 1 crashed");
 }
 
-TEST(ConsoleTable, NoSpeedupColumnWithoutBaselineAndLongReasonsAreCut) {
-    std::vector<Record> records{ok_record("a", k512, 1.0),
-                                failed_record("b", k512, RowStatus::failed, std::string(500, 'r'))};
+TEST(ConsoleTable, NoSpeedupColumnWithoutBaselineAndLongReasonsAreShownWhole) {
+    const std::string reason = "first call: NaN at (0, 0) computed from the padding after B: a value was read past the "
+                               "end of B (the NaN carries its payload) " + std::string(300, 'r');
+    std::vector<Record> records{ok_record("a", k512, 1.0), failed_record("b", k512, RowStatus::failed, reason)};
     const std::string table = format_table(records, std::nullopt);
     EXPECT_EQ(table.find("speed-up"), std::string::npos);
     const auto lines = split(table, '\n');
-    const auto starts = column_starts(lines[0], {"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s",
-                                                 "max err", "reason"});
+    const auto starts = column_starts(lines[0], {"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"});
     expect_aligned(std::vector<std::string>(lines.begin(), lines.begin() + 4), starts);
-    const std::string reason = lines[3].substr(starts.back());
-    EXPECT_LT(reason.size(), 100u);
-    EXPECT_EQ(reason.substr(reason.size() - 3), "...");
+    EXPECT_EQ(lines[4], "    " + reason);
+    EXPECT_EQ(table.find("..."), std::string::npos) << table;
     EXPECT_EQ(lines.back(), "2 rows: 1 ok, 1 failed");
+}
+
+TEST(IndentedText, EveryLineIndentedAndPrintable) {
+    EXPECT_EQ(indented_text("", 4, 100), "");
+    EXPECT_EQ(indented_text("a\nb\r\n\x1b[31mc ", 2, 100), "  a\n  b\n   [31mc\n");
 }
 
 TEST(ConsoleTable, FarSlowerKernelDoesNotReadAsZeroSpeedup) {

@@ -1,4 +1,6 @@
 // Verification: the reference, the inputs, and every way a wrong output must be caught.
+#include "measure/anticheat.hpp"  // kGuardBits
+#include "verify/padded_operand.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/reference_gemm.hpp"
 #include "verify/tolerance.hpp"
@@ -148,7 +150,7 @@ TEST(VerifyGemm, FailsOneNaN) {
     c[3 * 20 + 17] = std::numeric_limits<float>::quiet_NaN();
     const VerifyResult r = check(p, c);
     EXPECT_FALSE(r.passed);
-    EXPECT_EQ(r.reason, "NaN at (3, 17)");
+    EXPECT_EQ(r.reason.rfind("NaN at (3, 17) (bits 0x7fc00000) carries none of the harness's NaN patterns", 0), 0u) << r.reason;
     EXPECT_TRUE(std::isinf(r.max_rel_err));
 }
 
@@ -168,6 +170,89 @@ TEST(VerifyGemm, FailsStillPoisonedElement) {
     const VerifyResult r = check(p, c);
     EXPECT_FALSE(r.passed);
     EXPECT_NE(r.reason.find("unwritten element at (7, 19)"), std::string::npos) << r.reason;
+}
+
+// ---- Where a NaN in C came from: its bits against the harness's patterns ------------------------------
+
+float from_bits(uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+TEST(NanDiagnosis, EachHarnessPatternNamesItsOrigin) {
+    EXPECT_EQ(describe_non_finite(from_bits(kPoisonBits), 2, 3),
+              "unwritten element at (2, 3): still holds C's poison NaN (never written, or C was read although beta = 0)");
+    const struct {
+        uint32_t bits;
+        const char* origin;
+    } cases[] = {
+        {kPadAfterBBits, "computed from the padding after B: a value was read past the end of B"},
+        {kPadBeforeBBits, "computed from the padding before B: a value was read before the start of B"},
+        {kPadAfterABits, "computed from the padding after A: a value was read past the end of A"},
+        {kPadBeforeABits, "computed from the padding before A: a value was read before the start of A"},
+        {kGuardBits, "computed from the guard band around C: a value was read outside C"},
+        // C's poison with another sign: it went through arithmetic, so C was read.
+        {kPoisonBits | 0x80000000u, "computed from C's poison: C was read although beta = 0"},
+    };
+    for (const auto& c : cases) {
+        const std::string reason = describe_non_finite(from_bits(c.bits), 2, 3);
+        EXPECT_EQ(reason, std::string("NaN at (2, 3) ") + c.origin + " (the NaN carries its payload)") << std::hex << c.bits;
+        // Arithmetic quiets a signalling NaN (the guard band's); the payload still names the origin.
+        EXPECT_NE(describe_non_finite(from_bits(c.bits | 0x00400000u), 2, 3).find(c.origin), std::string::npos)
+            << std::hex << c.bits;
+    }
+}
+
+TEST(NanDiagnosis, NeverClaimsAnOriginTheBitsDoNotShow) {
+    // The canonical NaN that GPU arithmetic returns for any NaN operand: no origin can be claimed.
+    const std::string canonical = describe_non_finite(from_bits(0x7fffffffu), 0, 1);
+    EXPECT_EQ(canonical.rfind("NaN at (0, 1): the canonical NaN 0x7fffffff, whose bits do not say where it came from", 0), 0u)
+        << canonical;
+    // x86's default NaN (0 * Inf and friends) and any other pattern: no input was NaN, nothing more.
+    for (uint32_t bits : {0xffc00000u, 0x7fc00000u, 0x7f812345u}) {
+        const std::string reason = describe_non_finite(from_bits(bits), 4, 5);
+        EXPECT_NE(reason.find("carries none of the harness's NaN patterns and no element of A or B is NaN"), std::string::npos)
+            << reason;
+        for (const char* claim : {"computed from", "padding", "unwritten", "poison"})
+            EXPECT_EQ(reason.find(claim), std::string::npos) << reason;
+    }
+    EXPECT_EQ(describe_non_finite(std::numeric_limits<float>::infinity(), 1, 1), "Inf at (1, 1)");
+}
+
+// A kernel that reads one row past the end of B: what the harness's padding turns that into.
+TEST(NanDiagnosis, AReadPastTheEndOfBIsNamedAndCounted) {
+    const int64_t m = 6, n = 5, k = 4;
+    const Problem p = random_problem(m, n, k);
+    PaddedOperand b(size_t(k * n), operand_padding_floats(n), kPadBeforeBBits, kPadAfterBBits);
+    std::copy(p.b.begin(), p.b.end(), b.data());
+    std::vector<float> c(size_t(m * n));
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            volatile float acc = 0;  // volatile: computed at run time, as a kernel would
+            for (int64_t q = 0; q <= k; ++q) acc = acc + p.a[size_t(i * k + std::min(q, k - 1))] * b.data()[q * n + j];
+            c[size_t(i * n + j)] = acc;
+        }
+    const VerifyResult r = check(p, c);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.reason, "NaN at (0, 0) computed from the padding after B: a value was read past the end of B (the NaN "
+                        "carries its payload) (30 of 30 elements of C are not finite)");
+}
+
+TEST(PaddedOperand, NaNPaddingOnBothSidesOfTheData) {
+    PaddedOperand a(10, operand_padding_floats(3), kPadBeforeABits, kPadAfterABits);
+    EXPECT_EQ(a.size(), 10u);
+    EXPECT_EQ(a.padding(), 1024u);  // at least 1024 elements, a multiple of 128
+    EXPECT_EQ(operand_padding_floats(1000), 256000u);
+    uint32_t before, after;
+    std::memcpy(&before, a.data() - 1, sizeof before);
+    std::memcpy(&after, a.data() + 10, sizeof after);
+    EXPECT_EQ(before, kPadBeforeABits);
+    EXPECT_EQ(after, kPadAfterABits);
+    std::memcpy(&before, a.data() - a.padding(), sizeof before);
+    std::memcpy(&after, a.data() + 10 + a.padding() - 1, sizeof after);
+    EXPECT_EQ(before, kPadBeforeABits);
+    EXPECT_EQ(after, kPadAfterABits);
 }
 
 TEST(VerifyGemm, FailsOneSkippedKTermAtK4096) {
@@ -208,7 +293,7 @@ TEST(VerifyGemmSampled, PassesCorrectResultAndCatchesNaNOutsideTheSample) {
     c[size_t(150 * 70 + 3)] = std::numeric_limits<float>::quiet_NaN();
     r = check(p, c, sampled(0));
     EXPECT_FALSE(r.passed);
-    EXPECT_EQ(r.reason, "NaN at (150, 3)");
+    EXPECT_EQ(r.reason.rfind("NaN at (150, 3) ", 0), 0u) << r.reason;
 }
 
 TEST(VerifyGemmSampled, FreivaldsAloneCatchesAWrongRow) {

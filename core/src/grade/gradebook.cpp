@@ -98,7 +98,8 @@ std::string student_id_from_path(const fs::path& submission) {
     return id;
 }
 
-Gradebook::Gradebook(fs::path out_dir) : out_dir_(std::move(out_dir)) {}
+Gradebook::Gradebook(fs::path out_dir, std::optional<Rubric> rubric)
+    : out_dir_(std::move(out_dir)), rubric_(std::move(rubric)) {}
 
 fs::path Gradebook::student_file(const std::string& student) const {
     require_valid_id(student);

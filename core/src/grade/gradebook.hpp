@@ -8,9 +8,12 @@
 // that have a file (has()) unless asked to regrade them.
 #pragma once
 
+#include "grade/rubric.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +64,8 @@ std::string student_id_from_path(const std::filesystem::path& submission);
 
 class Gradebook {
 public:
-    explicit Gradebook(std::filesystem::path out_dir);
+    // rubric: the rubric this run grades with; it gives the CSV its per-section columns (see csv()).
+    explicit Gradebook(std::filesystem::path out_dir, std::optional<Rubric> rubric = std::nullopt);
 
     const std::filesystem::path& dir() const { return out_dir_; }
     std::filesystem::path student_file(const std::string& student) const;  // <out>/students/<student>.json
@@ -81,22 +85,41 @@ public:
     // meta["corrupt_file"] = its path, so that it shows in the CSV and the console.
     std::vector<StudentResult> all() const;
 
-    // "student,score,max,status,summary" and one row per all() entry, each line ending in "\n"; fields
-    // quoted per RFC 4180 when needed; scores with at most 4 decimals and no trailing zeros.
+    // "student,score,max,status,summary", then one column per section of the rubric (gradebook_columns),
+    // and one row per all() entry, each line ending in "\n"; fields quoted per RFC 4180 when needed; scores
+    // with at most 4 decimals and no trailing zeros. A section cell holds the points the student earned in
+    // it, and is empty when the student's result has no check of it (grading stopped before it, or the
+    // result was computed from another rubric). Without a rubric, only the first five columns.
     std::string csv() const;
 
-    // An aligned table (student, score, max, status, summary cut to one line) and a totals line: the number
-    // of students, the count per status in student_statuses() order (then any other status), and the
-    // mean score.
+    // An aligned table (student, score, max, status, summary) and a totals line: the number of students,
+    // the count per status in student_statuses() order (then any other status), and the mean score. A
+    // summary longer than one 60-byte line is never cut: it stands whole on lines of its own under its
+    // row, indented by 4 spaces.
     std::string console_summary() const;
 
 private:
     std::filesystem::path out_dir_;
+    std::optional<Rubric> rubric_;
 };
 
+// One column of the gradebook CSV after the summary: its header and the checks whose points it sums.
+struct GradebookColumn {
+    std::string header;              // "correctness:<case>", "performance:<tier>", "hidden:correctness", ...
+    std::string kind;                // the checks' kind: "correctness" or "performance"
+    std::vector<std::string> names;  // the checks' names (several only for a hidden column)
+};
+
+// The section columns of rubric, the same for every student graded with it: each published correctness
+// case ("correctness:<name>") in rubric order, then "hidden:correctness" summing every hidden case (if
+// any), then each published tier ("performance:<name>"), then "hidden:performance" (if any). Hidden
+// cases and tiers (those from the staff's extra rubric files, student_view.hpp) are never named.
+std::vector<GradebookColumn> gradebook_columns(const Rubric& rubric);
+
 // Every check of result, one per line under a header: kind, name, points/max, passed (yes/no) and the
-// summary cut to one line, e.g. "  correctness  small shapes  20/20  yes  10/10 runs". What `runner
-// grade` prints after the summary table when it grades one submission.
+// summary, e.g. "  correctness  small shapes  20/20  yes  10/10 runs"; a summary longer than one 100-byte
+// line stands whole on lines of its own under its row, indented by 4 spaces. What `runner grade` prints
+// after the summary table when it grades one submission.
 std::string format_checks(const StudentResult& result);
 
 // 42.5 -> "42.5", 13.333333 -> "13.3333", 20 -> "20": scores as the CSV and the console print them.

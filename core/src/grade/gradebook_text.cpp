@@ -3,7 +3,10 @@
 #include "grade/gradebook.hpp"
 
 #include "common/text.hpp"
+#include "grade/student_view.hpp"
+#include "report/console.hpp"
 #include "report/csv.hpp"
+#include "report/printable_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,15 +15,15 @@
 
 namespace kreg {
 namespace {
-constexpr std::size_t kSummaryWidth = 60;
+constexpr std::size_t kSummaryWidth = 60;        // the console summary's column
+constexpr std::size_t kCheckSummaryWidth = 100;  // format_checks' column
+constexpr std::size_t kWholeSummaryBytes = 4000;  // what record() keeps of a summary anyway
 
-// The first line of text, printable, cut to width bytes with "..." when longer or when more lines follow.
-std::string one_line(const std::string& text, std::size_t width) {
-    const std::size_t end = text.find_first_of("\r\n");
-    std::string line = printable_utf8(std::string_view(text).substr(0, end), width);
-    if (end != std::string::npos && line.size() + 3 <= width && line.compare(line.size() - std::min<std::size_t>(3, line.size()), 3, "...") != 0)
-        line += "...";
-    return line;
+// Whether text can stand in a table's column as it is: one printable line of at most width bytes. A
+// longer or multi-line text goes whole on lines of its own under its row (indented_text), never cut.
+bool fits_in_column(const std::string& text, std::size_t width) {
+    const std::string printable = printable_lines(text, kWholeSummaryBytes);
+    return printable.size() <= width && printable.find_first_of("\r\n") == std::string::npos;
 }
 
 std::string pad_right(const std::string& s, std::size_t width) {
@@ -42,29 +45,71 @@ std::string format_points(double points) {
     return text;
 }
 
+std::vector<GradebookColumn> gradebook_columns(const Rubric& rubric) {
+    std::vector<GradebookColumn> columns;
+    // Published entries by name, hidden ones only as one column per section: a spreadsheet handed to a
+    // student (or its header, which every row shares) must not name a hidden case.
+    auto section = [&](const std::string& kind, const std::vector<std::string>& names) {
+        GradebookColumn hidden{"hidden:" + kind, kind, {}};
+        for (const auto& name : names) {
+            if (is_hidden(CheckResult{kind, name, 0, 0, false, "", nullptr}, rubric)) hidden.names.push_back(name);
+            else columns.push_back({kind + ":" + name, kind, {name}});
+        }
+        if (!hidden.names.empty()) columns.push_back(std::move(hidden));
+    };
+    std::vector<std::string> cases, tiers;
+    for (const auto& c : rubric.correctness) cases.push_back(c.name);
+    for (const auto& t : rubric.performance) tiers.push_back(t.name);
+    section("correctness", cases);
+    section("performance", tiers);
+    return columns;
+}
+
 std::string Gradebook::csv() const {
-    std::string out = "student,score,max,status,summary\n";
-    for (const auto& r : all())
+    const std::vector<GradebookColumn> columns = rubric_ ? gradebook_columns(*rubric_) : std::vector<GradebookColumn>{};
+    std::string out = "student,score,max,status,summary";
+    for (const auto& column : columns) out += "," + csv_field(column.header);
+    out += "\n";
+    for (const auto& r : all()) {
         out += csv_field(r.student) + "," + format_points(r.score) + "," + format_points(r.max_score) + "," +
-               csv_field(r.status) + "," + csv_field(r.summary) + "\n";
+               csv_field(r.status) + "," + csv_field(r.summary);
+        for (const auto& column : columns) {
+            // The points of every check in the column; empty when the result has none of them.
+            double points = 0;
+            bool found = false;
+            for (const auto& check : r.checks)
+                if (check.kind == column.kind &&
+                    std::find(column.names.begin(), column.names.end(), check.name) != column.names.end()) {
+                    points += check.points;
+                    found = true;
+                }
+            out += "," + (found ? format_points(points) : std::string());
+        }
+        out += "\n";
+    }
     return out;
 }
 
 std::string format_checks(const StudentResult& result) {
     std::vector<std::vector<std::string>> rows{{"kind", "name", "points", "passed", "summary"}};
-    for (const auto& c : result.checks)
+    std::vector<std::string> below{""};  // what goes under each row: a summary too long for its column
+    for (const auto& c : result.checks) {
+        const bool fits = fits_in_column(c.summary, kCheckSummaryWidth);
         rows.push_back({printable_utf8(c.kind, 40), printable_utf8(c.name, 80),
                         format_points(c.points) + "/" + format_points(c.max_points), c.passed ? "yes" : "no",
-                        one_line(c.summary, 100)});
+                        fits ? printable_utf8(c.summary, kCheckSummaryWidth) : ""});
+        below.push_back(fits ? "" : indented_text(c.summary, 4, kWholeSummaryBytes));
+    }
     std::vector<std::size_t> widths(rows[0].size(), 0);
     for (const auto& row : rows)
         for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
     std::string out = "checks of " + result.student + ":\n";
-    for (const auto& row : rows) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        const auto& row = rows[r];
         std::string line = " ";
         for (std::size_t i = 0; i < row.size(); ++i) line += " " + pad_right(row[i], i + 1 < row.size() ? widths[i] + 1 : 0);
         line.erase(line.find_last_not_of(' ') + 1);
-        out += line + "\n";
+        out += line + "\n" + below[r];
     }
     if (result.checks.empty()) out += "  (no checks)\n";
     return out;
@@ -75,12 +120,15 @@ std::string Gradebook::console_summary() const {
     if (results.empty()) return "no graded students in " + out_dir_.string() + "\n";
 
     struct Row {
-        std::string student, score, max, status, summary;
+        std::string student, score, max, status, summary, below;  // below: a summary too long for its column
     };
-    std::vector<Row> rows{{"student", "score", "max", "status", "summary"}};
-    for (const auto& r : results)
+    std::vector<Row> rows{{"student", "score", "max", "status", "summary", ""}};
+    for (const auto& r : results) {
+        const bool fits = fits_in_column(r.summary, kSummaryWidth);
         rows.push_back({r.student, format_points(r.score), format_points(r.max_score), r.status,
-                        one_line(r.summary, kSummaryWidth)});
+                        fits ? printable_utf8(r.summary, kSummaryWidth) : "",
+                        fits ? "" : indented_text(r.summary, 4, kWholeSummaryBytes)});
+    }
     std::size_t w_student = 0, w_score = 0, w_max = 0, w_status = 0;
     for (const auto& row : rows) {
         w_student = std::max(w_student, row.student.size());
@@ -93,7 +141,7 @@ std::string Gradebook::console_summary() const {
         std::string line = pad_right(row.student, w_student) + "  " + pad_left(row.score, w_score) + "  " +
                            pad_left(row.max, w_max) + "  " + pad_right(row.status, w_status) + "  " + row.summary;
         line.erase(line.find_last_not_of(' ') + 1);
-        out += line + "\n";
+        out += line + "\n" + row.below;
     }
 
     // Totals: known statuses in their fixed order, then any other (from a newer grader) by name.

@@ -104,7 +104,7 @@ std::string classify_load_error(const std::string& error) {
 }  // namespace
 
 Grader::Grader(GradeOptions options)
-    : options_(std::move(options)), gradebook_(options_.out_dir), rubric_hash_(rubric_sha256(options_.rubric)) {
+    : options_(std::move(options)), gradebook_(options_.out_dir, options_.rubric), rubric_hash_(rubric_sha256(options_.rubric)) {
     options_.sandbox.max_file_bytes = std::max(options_.sandbox.max_file_bytes, largest_output_bytes(options_.rubric));
     ExecutorOptions trusted;
     trusted.runner_exe = options_.runner_exe;

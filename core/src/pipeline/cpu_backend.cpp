@@ -9,6 +9,7 @@
 #include "measure/guard_pages.hpp"
 #include "pipeline/job_runner.hpp"
 #include "pipeline/pipeline.hpp"
+#include "verify/padded_operand.hpp"
 #include "verify/random_fill.hpp"
 
 #include <chrono>
@@ -37,8 +38,8 @@ public:
         guard_bytes_ = guarded ? tile_guard_bytes(job.shape.n) : 0;
         for (int i = 0; i < sets; ++i) {
             Set set;
-            set.a.resize(m * k);
-            set.b.resize(k * n);
+            set.a = PaddedOperand(m * k, operand_padding_floats(job.shape.k), kPadBeforeABits, kPadAfterABits);
+            set.b = PaddedOperand(k * n, operand_padding_floats(job.shape.n), kPadBeforeBBits, kPadAfterBBits);
             if (guarded) set.guarded.emplace(m * n, kGuardFloats, guard_bytes_);
             else set.c.resize(m * n);
             sets_.push_back(std::move(set));
@@ -70,7 +71,7 @@ public:
         const struct {
             const char* name;
             const std::vector<float>& expected;
-            const std::vector<float>& got;
+            const PaddedOperand& got;
             int64_t cols;
         } inputs[] = {{"A", written_a_, s.a, shape_.k}, {"B", written_b_, s.b, shape_.n}};
         for (const auto& input : inputs) {
@@ -143,7 +144,8 @@ public:
 
 private:
     struct Set {
-        std::vector<float> a, b, c;
+        PaddedOperand a, b;  // NaN padding around each: a read outside them is diagnosed (verify_gemm.hpp)
+        std::vector<float> c;
         std::optional<GuardedFloats> guarded;  // strict: C lives here instead of in c
     };
     static float* c_of(Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }

@@ -11,6 +11,7 @@
 //   - strict runs time with CudaEventTimer::Wait::device instead, whose host wall clock around a
 //     device-wide wait is what TimingCrossCheck compares the event time with.
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_fill.hpp"
 #include "cuda/event_timer.hpp"
 #include "cuda/host_convert.hpp"
 #include "cuda/resources.hpp"
@@ -245,7 +246,8 @@ public:
         guard_floats_ = guarded ? tile_guard_bytes(job.shape.n) / sizeof(float) : 0;
         const std::vector<uint32_t> guard_words(guard_floats_, kGuardBits);
         for (int i = 0; i < sets; ++i) {
-            sets_.push_back({DeviceBuffer(m * k * esize_), DeviceBuffer(k * n * esize_),
+            sets_.push_back({PaddedDeviceOperand(m * k, esize_, job.shape.k, kPadBeforeABits, kPadAfterABits, stream_),
+                             PaddedDeviceOperand(k * n, esize_, job.shape.n, kPadBeforeBBits, kPadAfterBBits, stream_),
                              DeviceBuffer((c_count_ + 2 * guard_floats_) * sizeof(float))});
             if (guard_floats_ > 0) {
                 const Set& set = sets_.back();
@@ -401,7 +403,8 @@ public:
 
 private:
     struct Set {
-        DeviceBuffer a, b, c_with_guards;
+        PaddedDeviceOperand a, b;  // NaN padding around each: a read outside them is diagnosed (verify_gemm.hpp)
+        DeviceBuffer c_with_guards;
     };
     float* c_of(const Set& s) const { return s.c_with_guards.as<float>() + guard_floats_; }
 

@@ -3,6 +3,7 @@
 #include "common/text.hpp"
 
 #include "report/number_format.hpp"
+#include "report/printable_text.hpp"
 #include "report/speedup.hpp"
 #include "report/summary.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 using detail::format_fixed;
 using detail::format_general;
 
-constexpr size_t kTableReasonBytes = 60;
+constexpr size_t kTableReasonBytes = 4000;  // whole, within reason: a reason already holds a stderr tail at most
 constexpr size_t kProgressReasonBytes = 100;
 constexpr size_t kNameBytes = 200;
 
@@ -48,10 +49,24 @@ std::string rstrip(std::string s) {
 
 std::string one_line(const std::string& text, size_t max_bytes) { return printable_utf8(text, max_bytes); }
 
+std::string indented_text(const std::string& text, size_t indent, size_t max_bytes) {
+    const std::string printable = printable_lines(text, max_bytes);
+    std::string out;
+    size_t start = 0;
+    while (start < printable.size()) {
+        size_t end = printable.find('\n', start);
+        if (end == std::string::npos) end = printable.size();
+        std::string line = printable.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        out += rstrip(std::string(indent, ' ') + line) + "\n";
+        start = end + 1;
+    }
+    return out;
+}
+
 std::string format_table(const std::vector<Record>& records, std::optional<std::string> baseline) {
     std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"};
     if (baseline) labels.push_back("speed-up");
-    labels.push_back("reason");
 
     const auto speedups = speedups_vs_baseline(records, baseline);
     std::vector<std::vector<std::string>> rows;
@@ -65,7 +80,6 @@ std::string format_table(const std::vector<Record>& records, std::optional<std::
                                        or_dash(r.gflops.has_value(), r.gflops ? short_gflops(*r.gflops) : ""),
                                        or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
         if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? short_speedup(*speedups[i]) : ""));
-        cells.push_back(r.status == RowStatus::ok ? "" : one_line(r.reason, kTableReasonBytes));
         rows.push_back(std::move(cells));
     }
 
@@ -86,7 +100,10 @@ std::string format_table(const std::vector<Record>& records, std::optional<std::
     std::vector<std::string> rules;
     for (size_t w : widths) rules.push_back(std::string(w, '-'));
     out += render(rules);
-    for (const auto& cells : rows) out += render(cells);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        out += render(rows[i]);
+        if (records[i].status != RowStatus::ok) out += indented_text(records[i].reason, 4, kTableReasonBytes);
+    }
     out += "\n" + counts_line(records) + "\n";
     return out;
 }

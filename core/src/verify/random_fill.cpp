@@ -26,11 +26,13 @@ void fill_uniform(float* data, size_t count, uint64_t seed, uint64_t stream) {
     }
 }
 
-void poison_nan(float* data, size_t count) {
-    float poison;
-    std::memcpy(&poison, &kPoisonBits, sizeof poison);
-    for (size_t i = 0; i < count; ++i) data[i] = poison;
+void fill_bits(float* data, size_t count, uint32_t bits) {
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    for (size_t i = 0; i < count; ++i) data[i] = value;
 }
+
+void poison_nan(float* data, size_t count) { fill_bits(data, count, kPoisonBits); }
 
 bool is_poison(float value) {
     uint32_t bits;

@@ -1,5 +1,6 @@
 #include "verify/verify_gemm.hpp"
 
+#include "measure/anticheat.hpp"  // kGuardBits
 #include "verify/random_fill.hpp"
 #include "verify/reference_gemm.hpp"
 
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -39,25 +41,20 @@ VerifyResult fail(std::string reason, double max_rel_err, bool sampled) {
     return r;
 }
 
-// Scans all of C; returns a failure naming the first non-finite element in row-major order, if any.
+// Scans all of C; returns a failure naming the first non-finite element in row-major order (with what
+// its bits say about where it came from) and how many there are, if any.
 bool find_non_finite(const float* c, int64_t m, int64_t n, int64_t ldc, std::string& reason) {
+    int64_t count = 0;
     for (int64_t i = 0; i < m; ++i) {
         const float* row = c + i * ldc;
         for (int64_t j = 0; j < n; ++j) {
             if (std::isfinite(row[j])) continue;
-            if (is_poison(row[j])) {
-                reason = format("unwritten element at (%lld, %lld): still holds the poison NaN (never written, "
-                                "or C was read although beta = 0)",
-                                (long long)i, (long long)j);
-            } else if (std::isnan(row[j])) {
-                reason = format("NaN at (%lld, %lld)", (long long)i, (long long)j);
-            } else {
-                reason = format("%sInf at (%lld, %lld)", row[j] < 0 ? "-" : "", (long long)i, (long long)j);
-            }
-            return true;
+            if (count++ == 0) reason = describe_non_finite(row[j], i, j);
         }
     }
-    return false;
+    if (count > 1)
+        reason += format(" (%lld of %lld elements of C are not finite)", (long long)count, (long long)(m * n));
+    return count > 0;
 }
 
 // The worst element of one block of rows against its reference; keeps the first maximum.
@@ -163,6 +160,49 @@ Projection freivalds(const float* a, const float* b, const float* c, int64_t m, 
 }
 
 }  // namespace
+
+std::string describe_non_finite(float value, int64_t i, int64_t j) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    const long long row = i, col = j;
+    if (std::isinf(value)) return format("%sInf at (%lld, %lld)", value < 0 ? "-" : "", row, col);
+    if (bits == kPoisonBits)
+        return format("unwritten element at (%lld, %lld): still holds C's poison NaN (never written, or C was read "
+                      "although beta = 0)",
+                      row, col);
+    // The payload: the mantissa below the quiet bit. Arithmetic may quiet a NaN and change its sign, never
+    // (where it keeps the payload at all) these bits.
+    constexpr uint32_t kPayload = 0x003fffffu;
+    const uint32_t payload = bits & kPayload;
+    const struct {
+        uint32_t pattern;
+        const char* what;
+        const char* meaning;
+    } known[] = {
+        {kPoisonBits, "C's poison", "C was read although beta = 0"},
+        {kPadBeforeABits, "the padding before A", "a value was read before the start of A"},
+        {kPadAfterABits, "the padding after A", "a value was read past the end of A"},
+        {kPadBeforeBBits, "the padding before B", "a value was read before the start of B"},
+        {kPadAfterBBits, "the padding after B", "a value was read past the end of B"},
+        {kGuardBits, "the guard band around C", "a value was read outside C"},
+    };
+    for (const auto& k : known)
+        if (payload == (k.pattern & kPayload))
+            return format("NaN at (%lld, %lld) computed from %s: %s (the NaN carries its payload)", row, col, k.what,
+                          k.meaning);
+    // No payload of ours. A and B hold only finite values, so either the kernel made this NaN itself, or it
+    // read one of the harness's NaNs and the hardware replaced the payload: NVIDIA GPUs return the canonical
+    // NaN 0x7fffffff from arithmetic on any NaN. Nothing more can be said from the bits.
+    if (bits == 0x7fffffffu)
+        return format("NaN at (%lld, %lld): the canonical NaN 0x7fffffff, whose bits do not say where it came from "
+                      "(GPU arithmetic returns it for any NaN operand: C's poison read although beta = 0, a read "
+                      "outside A or B, whose padding is NaN, or an invalid operation such as 0 * Inf)",
+                      row, col);
+    return format("NaN at (%lld, %lld) (bits 0x%08x) carries none of the harness's NaN patterns and no element of A "
+                  "or B is NaN: an invalid operation (0 * Inf, Inf - Inf, 0 / 0), memory the harness did not fill "
+                  "(uninitialised shared memory or registers), or a NaN whose payload the hardware replaced",
+                  row, col, unsigned(bits));
+}
 
 double default_tolerance(DType dtype) {
     switch (dtype) {

@@ -15,7 +15,11 @@
 // Finiteness comes first: every element of C must be finite. Any NaN or Inf fails, including an
 // element that still holds the poison NaN the runner wrote before the call (never written, or read as
 // C although beta = 0). NaN is tested explicitly with std::isfinite: every comparison with NaN is
-// false, so a test written as "error > tolerance" would silently pass it.
+// false, so a test written as "error > tolerance" would silently pass it. The first non-finite element
+// is explained from its bits (describe_non_finite): A and B hold only finite values, while C's poison
+// and the padding around A and B are NaNs with payloads of their own (random_fill.hpp), so a payload
+// names the memory the NaN came from. Where arithmetic replaced the payload (GPUs do), the reason says
+// that the bits cannot tell.
 //
 // Full reference up to m*n*k = 2^31 multiply-adds (seconds on two cores). Above that the check is
 // sampled: every element is still tested for finiteness; a seeded random set of rows (always including
@@ -38,7 +42,7 @@ namespace kreg {
 struct VerifyResult {
     bool passed = false;
     double max_rel_err = 0;  // infinite when C holds a NaN or Inf; a lower bound on the true max when sampled
-    std::string reason;      // empty when passed; e.g. "NaN at (3, 17)",
+    std::string reason;      // empty when passed; e.g. describe_non_finite's text,
                              // "error 2.1e-03 at (5, 9): got 1.23 expected 1.25 > tolerance 1e-05"
     bool sampled = false;    // true when the sampled check (rows + Freivalds) was used instead of a full reference
 };
@@ -49,6 +53,18 @@ struct VerifyOptions {
     double full_reference_max_work = double(1ULL << 31);  // m*n*k at or below this: full reference
     int64_t sample_rows = 32;  // rows compared in full by the sampled check (all rows if >= m; 0: none)
 };
+
+// Why an element of C at (i, j) is not finite, from its bits alone, claiming no more than they show:
+//   exactly C's poison          "unwritten element at (i, j): still holds C's poison NaN (never written, ...)"
+//   a harness payload           "NaN at (i, j) computed from the padding after B: a value was read past the
+//                                end of B (the NaN carries its payload)"; likewise C's poison (read although
+//                                beta = 0), the padding before B, before or after A, C's guard band
+//   0x7fffffff                  the canonical NaN: the bits do not say where it came from (GPU arithmetic
+//                                returns it for any NaN operand)
+//   any other NaN               none of the harness's patterns and no input NaN: an invalid operation,
+//                                memory the harness did not fill, or a payload the hardware replaced
+//   Inf                         "Inf at (i, j)" / "-Inf at (i, j)"
+std::string describe_non_finite(float value, int64_t i, int64_t j);
 
 // Tolerance on max_rel_err by input type: fp32 1e-5; tf32 2e-3 (10-bit mantissa); bf16 1e-2 (7-bit);
 // fp16 2e-3 (10-bit). The reduced-precision types round the inputs, so their bound is ~ their unit
