@@ -118,6 +118,17 @@ TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
             const auto& mine = check.evidence["submission"];
             EXPECT_EQ(mine["trusted_check"]["calls_checked"], 5) << mine.dump();
             EXPECT_EQ(mine["anticheat"]["calls_verified"], 0) << "the worker computes no reference: " << mine.dump();
+            // The tier is measured in paired rounds (at least the rubric's default 3), each with both
+            // sides' medians, and its ratio comes with the interval that decided it.
+            ASSERT_GE(check.evidence["rounds"].size(), 3u) << check.evidence.dump();
+            for (const auto& round : check.evidence["rounds"]) {
+                EXPECT_GT(round["submission_ms"].get<double>(), 0) << round.dump();
+                EXPECT_GT(round["reference_ms"].get<double>(), 0) << round.dump();
+            }
+            const double ratio = check.evidence["ratio"].get<double>();
+            EXPECT_LE(check.evidence["ratio_interval"]["low"].get<double>(), ratio) << check.evidence.dump();
+            EXPECT_GE(check.evidence["ratio_interval"]["high"].get<double>(), ratio) << check.evidence.dump();
+            EXPECT_TRUE(check.evidence.contains("decision")) << check.evidence.dump();
         }
     // The cheat that changes when benchmarked: its timed outputs fail the grader's check, so the tier
     // earns nothing, and the evidence names the call.

@@ -1,10 +1,13 @@
 // judge_performance: the performance tier's verdict from the submission's and the reference's rows,
 // including the physics check (a row faster than the roofline floor earns nothing, however fast).
 #include "grade/verdict.hpp"
+#include "grade/paired_ratio.hpp"
 #include "measure/host_ceiling.hpp"
 #include "measure/roofline.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace kreg {
 namespace {
@@ -33,6 +36,25 @@ Record row(const std::string& kernel, double median_ms, RowStatus status = RowSt
     return r;
 }
 
+// n rounds of the same submission and reference rows (a quiet machine).
+PairedRounds rounds(const Record& mine, const Record& ref, int n = 3) {
+    PairedRounds p;
+    for (int i = 0; i < n; ++i) {
+        p.submission.push_back(mine);
+        p.reference.push_back(ref);
+    }
+    p.at_limit = true;
+    return p;
+}
+
+// Rounds with the given medians (ms), submission and reference.
+PairedRounds timed_rounds(const std::vector<double>& mine_ms, const std::vector<double>& ref_ms) {
+    PairedRounds p;
+    for (double ms : mine_ms) p.submission.push_back(row("student_gemm", ms));
+    for (double ms : ref_ms) p.reference.push_back(row("cublas_sgemm", ms));
+    return p;
+}
+
 // The H200's measured ceilings, as the grader gets them from a trusted worker.
 void annotate(Record& r) {
     const nlohmann::json facts = {{"name", "test device"}, {"peaks", {{"fp32_tflops", 66.9}, {"dram_gbps", 4800.0}}}};
@@ -43,12 +65,12 @@ void annotate(Record& r) {
 TEST(Verdict, RatioAtOrAboveTheTierEarnsItsPoints) {
     Record mine = row("student_gemm", 4.0);
     annotate(mine);
-    const CheckResult c = judge_performance(tier(), mine, 7, row("cublas_sgemm", 2.0), 1);
+    const CheckResult c = judge_performance(tier(), rounds(mine, row("cublas_sgemm", 2.0)), 7, 1);
     EXPECT_TRUE(c.passed);
     EXPECT_EQ(c.points, 10);
     EXPECT_EQ(c.max_points, 10);
     EXPECT_DOUBLE_EQ(c.evidence["ratio"].get<double>(), 0.5);
-    EXPECT_EQ(c.summary, "ratio 0.5 to cublas_sgemm (needs 0.5): 4 ms vs 2 ms");
+    EXPECT_EQ(c.summary, "ratio 0.5 [0.5, 0.5] to cublas_sgemm (needs 0.5), 3 rounds: 4 ms vs 2 ms");
     EXPECT_EQ(c.evidence["submission"]["kernel"], "student_gemm");
     EXPECT_EQ(c.evidence["submission"]["seed"], 7);
     EXPECT_EQ(c.evidence["reference"]["seed"], 1);
@@ -57,7 +79,7 @@ TEST(Verdict, RatioAtOrAboveTheTierEarnsItsPoints) {
 }
 
 TEST(Verdict, BelowTheTierEarnsNothing) {
-    const CheckResult c = judge_performance(tier(), row("student_gemm", 4.1), 7, row("cublas_sgemm", 2.0), 1);
+    const CheckResult c = judge_performance(tier(), rounds(row("student_gemm", 4.1), row("cublas_sgemm", 2.0)), 7, 1);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.points, 0);
     EXPECT_NEAR(c.evidence["ratio"].get<double>(), 2.0 / 4.1, 1e-12);
@@ -68,7 +90,7 @@ TEST(Verdict, FasterThanPhysicsIsFlaggedAndEarnsNothing) {
     Record mine = row("student_gemm", 1.0);
     annotate(mine);
     ASSERT_EQ(mine.extra["roofline"]["faster_than_floor"], true);
-    const CheckResult c = judge_performance(tier(), mine, 7, row("cublas_sgemm", 2.0), 1);
+    const CheckResult c = judge_performance(tier(), rounds(mine, row("cublas_sgemm", 2.0)), 7, 1);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.points, 0);
     EXPECT_EQ(c.evidence["flag"], "faster_than_floor");
@@ -96,7 +118,7 @@ Record cpu_row(const std::string& kernel, double median_ms) {
 TEST(Verdict, ACpuRowFasterThanTheHostsPeakIsFlagged) {
     Record mine = cpu_row("student_gemm", 0.05);  // 5.4 TFLOP/s on a 1 TFLOP/s host
     annotate_cpu_roofline(mine, 1e12);
-    const CheckResult c = judge_performance(cpu_tier(), mine, 7, cpu_row("cpu_blocked", 20.0), 1);
+    const CheckResult c = judge_performance(cpu_tier(), rounds(mine, cpu_row("cpu_blocked", 20.0)), 7, 1);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.points, 0);
     EXPECT_EQ(c.evidence["flag"], "faster_than_floor");
@@ -109,7 +131,7 @@ TEST(Verdict, APlausibleCpuRowIsJudgedOnItsRatio) {
     Record mine = cpu_row("student_gemm", 0.2);
     annotate_cpu_roofline(mine, 1e12);
     ASSERT_EQ(mine.extra["roofline"]["faster_than_floor"], false);
-    const CheckResult c = judge_performance(cpu_tier(), mine, 7, cpu_row("cpu_blocked", 0.4), 1);
+    const CheckResult c = judge_performance(cpu_tier(), rounds(mine, cpu_row("cpu_blocked", 0.4)), 7, 1);
     EXPECT_TRUE(c.passed) << c.summary;
     EXPECT_EQ(c.points, 10);
     EXPECT_FALSE(c.evidence.contains("flag"));
@@ -119,7 +141,7 @@ TEST(Verdict, AnUnmeasuredHostCeilingFlagsNothingAndSaysSo) {
     Record mine = cpu_row("student_gemm", 0.0001);
     annotate_cpu_roofline(mine, 0.0);
     EXPECT_TRUE(mine.extra["roofline"].contains("unavailable"));
-    const CheckResult c = judge_performance(cpu_tier(), mine, 7, cpu_row("cpu_blocked", 0.4), 1);
+    const CheckResult c = judge_performance(cpu_tier(), rounds(mine, cpu_row("cpu_blocked", 0.4)), 7, 1);
     EXPECT_FALSE(c.evidence.contains("flag"));
     EXPECT_TRUE(c.evidence["submission"]["roofline"].contains("unavailable"));
 }
@@ -128,16 +150,104 @@ TEST(Verdict, AFailedSubmissionOrReferenceEarnsNothingAndSaysWhich) {
     Record wrong = row("student_gemm", 0, RowStatus::wrong_result);
     wrong.reason = "timed call 2: error 0.5 at (1, 2)";
     wrong.extra["trusted_check"] = {{"calls_checked", 4}, {"passed", false}};
-    CheckResult c = judge_performance(tier(), wrong, 7, row("cublas_sgemm", 2.0), 1);
+    CheckResult c = judge_performance(tier(), rounds(wrong, row("cublas_sgemm", 2.0)), 7, 1);
     EXPECT_EQ(c.points, 0);
     EXPECT_EQ(c.summary, "submission wrong_result: timed call 2: error 0.5 at (1, 2)");
     EXPECT_EQ(c.evidence["submission"]["trusted_check"]["passed"], false);
 
     Record broken_ref = row("cublas_sgemm", 0, RowStatus::failed);
     broken_ref.reason = "CUBLAS_STATUS_NOT_INITIALIZED";
-    c = judge_performance(tier(), row("student_gemm", 4.0), 7, broken_ref, 1);
+    c = judge_performance(tier(), rounds(row("student_gemm", 4.0), broken_ref), 7, 1);
     EXPECT_EQ(c.points, 0);
     EXPECT_EQ(c.summary, "reference cublas_sgemm could not be measured: CUBLAS_STATUS_NOT_INITIALIZED");
+}
+
+// The interval, not two medians, decides: paired rounds that agree give a tight interval around the
+// ratio; a machine that slows both sides of a round moves neither the ratio nor the verdict.
+TEST(Verdict, LoadThatSlowsBothSidesOfARoundDoesNotMoveTheRatio) {
+    // Round 2 ran while the machine was loaded: both took 2.5x longer.
+    const PairedRounds p = timed_rounds({4.0, 10.0, 4.0}, {2.0, 5.0, 2.0});
+    const CheckResult c = judge_performance(tier(), p, 7, 1);
+    EXPECT_TRUE(c.passed) << c.summary;
+    EXPECT_NEAR(c.evidence["ratio"].get<double>(), 0.5, 1e-12);
+    EXPECT_NEAR(c.evidence["ratio_interval"]["low"].get<double>(), 0.5, 1e-12);
+    EXPECT_EQ(c.evidence["rounds"].size(), 3u);
+    EXPECT_EQ(c.evidence["decision"], "interval above the threshold");
+    EXPECT_FALSE(tier_needs_more_rounds(tier(), p));
+}
+
+TEST(Verdict, AnIntervalThatStraddlesTheThresholdAsksForMoreRounds) {
+    // Ratios 0.45, 0.55, 0.5: the interval contains 0.5.
+    PairedRounds p = timed_rounds({4.0, 4.0, 4.0}, {1.8, 2.2, 2.0});
+    EXPECT_TRUE(tier_needs_more_rounds(tier(), p));
+    // At the limit the point estimate decides, and the evidence says it did.
+    p.at_limit = true;
+    const CheckResult c = judge_performance(tier(), p, 7, 1);
+    const double ratio = c.evidence["ratio"].get<double>();
+    EXPECT_LT(c.evidence["ratio_interval"]["low"].get<double>(), 0.5);
+    EXPECT_GT(c.evidence["ratio_interval"]["high"].get<double>(), 0.5);
+    EXPECT_EQ(c.passed, ratio >= 0.5);
+    EXPECT_EQ(c.evidence["decision"], "interval straddles the threshold at the round limit: the point estimate decides");
+    EXPECT_NE(c.summary.find("undecided at the limit"), std::string::npos) << c.summary;
+}
+
+TEST(Verdict, AnIntervalWhollyBelowEarnsNothingWithoutMoreRounds) {
+    const PairedRounds p = timed_rounds({4.0, 4.1, 3.9}, {1.0, 1.0, 1.0});
+    EXPECT_FALSE(tier_needs_more_rounds(tier(), p));
+    const CheckResult c = judge_performance(tier(), p, 7, 1);
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.evidence["decision"], "interval below the threshold");
+}
+
+TEST(Verdict, OneRoundIsNeverEnoughToDecideWithoutTheLimit) {
+    PairedRounds p = timed_rounds({1.0}, {4.0});
+    EXPECT_TRUE(tier_needs_more_rounds(tier(), p));
+    p.at_limit = true;
+    EXPECT_TRUE(judge_performance(tier(), p, 7, 1).passed);
+}
+
+TEST(Verdict, AFailedOrFlaggedRoundEndsTheRoundsAndDecides) {
+    PairedRounds p = timed_rounds({4.0, 4.0}, {2.0});
+    p.submission.back() = row("student_gemm", 0, RowStatus::timeout);
+    p.submission.back().reason = "call 3 took longer than 60 s";
+    EXPECT_FALSE(tier_needs_more_rounds(tier(), p));
+    const CheckResult c = judge_performance(tier(), p, 7, 1);
+    EXPECT_EQ(c.points, 0);
+    EXPECT_EQ(c.summary, "submission timeout: call 3 took longer than 60 s");
+
+    // One round of three faster than physics taints the tier, whatever the others say.
+    PairedRounds q = timed_rounds({4.0, 1.0, 4.0}, {2.0, 2.0, 2.0});
+    for (Record& r : q.submission) annotate(r);
+    EXPECT_FALSE(tier_needs_more_rounds(tier(), q));
+    const CheckResult flagged = judge_performance(tier(), q, 7, 1);
+    EXPECT_EQ(flagged.evidence["flag"], "faster_than_floor");
+    EXPECT_EQ(flagged.points, 0);
+}
+
+TEST(PairedRatio, StudentTIntervalOnTheLogRatios) {
+    // log ratios ln2, ln2, ln2 + ln(1.1): mean and spread by hand.
+    const RatioInterval r = paired_ratio({2.0, 2.0, 2.2}, {1.0, 1.0, 1.0});
+    const double l = std::log(1.1), mean = (2 * std::log(2.0) + std::log(2.2)) / 3;
+    const double sd = std::sqrt(((l / 3) * (l / 3) * 2 + (2 * l / 3) * (2 * l / 3)) / 2);
+    const double half = 4.303 * sd / std::sqrt(3.0);
+    EXPECT_NEAR(r.ratio, std::exp(mean), 1e-12);
+    EXPECT_NEAR(r.low, std::exp(mean - half), 1e-9);
+    EXPECT_NEAR(r.high, std::exp(mean + half), 1e-9);
+    EXPECT_EQ(r.rounds, 3);
+    EXPECT_EQ(decide_tier(r, 1.5), TierDecision::above);
+    EXPECT_EQ(decide_tier(r, 3.0), TierDecision::below);
+    EXPECT_EQ(decide_tier(r, 2.05), TierDecision::undecided);
+}
+
+TEST(PairedRatio, QuantilesAndBadInput) {
+    EXPECT_DOUBLE_EQ(student_t_quantile(0.95, 1), 12.706);
+    EXPECT_DOUBLE_EQ(student_t_quantile(0.95, 30), 2.042);
+    EXPECT_NEAR(student_t_quantile(0.95, 60), 2.000, 2e-3);
+    EXPECT_NEAR(student_t_quantile(0.95, 1000000), 1.95996, 1e-4);
+    EXPECT_THROW(student_t_quantile(0.8, 3), std::invalid_argument);
+    EXPECT_THROW(paired_ratio({1.0}, {1.0, 2.0}), std::invalid_argument);
+    EXPECT_THROW(paired_ratio({1.0, 0.0}, {1.0, 2.0}), std::invalid_argument);
+    EXPECT_THROW(paired_ratio({1.0, std::nan("")}, {1.0, 2.0}), std::invalid_argument);
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #include <chrono>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 
 namespace kreg {
@@ -124,14 +126,12 @@ Grader::Grader(GradeOptions options)
 
 Grader::~Grader() = default;
 
-Record Grader::measure_reference(const std::string& kernel, const Shape& shape) {
-    const std::string key = kernel + " " + to_string(shape);
-    if (auto it = reference_cache_.find(key); it != reference_cache_.end()) return it->second;
+Record Grader::measure_reference_round(const std::string& kernel, const Shape& shape, int round) {
     Job job;
     job.kernel = kernel;
     job.shape = shape;
     job.seed = kReferenceSeed;
-    job.settings.warmup = options_.rubric.warmup;
+    job.settings.warmup = round == 0 ? options_.rubric.warmup : std::min(options_.rubric.warmup, 1);
     job.settings.repeats = options_.rubric.repeats;
     job.settings.time_budget_s = options_.rubric.time_budget_s;
     job.settings.timeout_s = std::max(options_.rubric.limits.call_s, 60.0);
@@ -140,16 +140,23 @@ Record Grader::measure_reference(const std::string& kernel, const Shape& shape) 
     // kernels with host-side work per call (cuBLAS bf16 at 1024^3 on the H200: event 0.01 ms, wall 2.4 ms).
     // The kernel time itself is measured the same way (CUDA events around the launch) either way.
     job.settings.strict = false;
-    Record r;
-    if (auto it = reference_path_.find(kernel); it == reference_path_.end()) {
-        r = record_for(job, RowStatus::failed, "reference kernel '" + kernel + "' is not provided by any trusted plugin");
-    } else {
-        job.plugin_path = it->second;
-        r = trusted_->run_job(job);
-        trusted_->finish();
+    const auto plugin = reference_path_.find(kernel);
+    if (plugin == reference_path_.end())
+        return record_for(job, RowStatus::failed, "reference kernel '" + kernel + "' is not provided by any trusted plugin");
+    job.plugin_path = plugin->second;
+    // One worker per reference plugin, alive through the rounds of a shape (finish_reference_rounds).
+    auto& executor = reference_workers_[plugin->second];
+    if (!executor) {
+        ExecutorOptions trusted;
+        trusted.runner_exe = options_.runner_exe;
+        trusted.echo_worker_stderr = options_.verbose;
+        executor = std::make_unique<Executor>(trusted);
     }
-    reference_cache_[key] = r;
-    return r;
+    return executor->run_job(job);
+}
+
+void Grader::finish_reference_rounds() {
+    for (auto& [plugin, executor] : reference_workers_) executor->finish();
 }
 
 double Grader::harness_allowance(const Shape& shape) {
@@ -341,22 +348,45 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     }
     executor.finish();
 
-    // 5. Performance: against trusted references measured in this same run.
-    for (const auto& tier : rubric.performance) {
-        CheckResult check{"performance", tier.name, 0, tier.points, false, "", nlohmann::json::object()};
+    // 5. Performance: paired rounds against trusted references, interleaved in this same run. Tiers of one
+    // shape share their rounds: round i times the submission, then each of their references, each in a
+    // worker that lives through all rounds of the shape, so that whatever loads the machine during a
+    // round loads both sides of its ratio (grade/paired_ratio.hpp).
+    std::vector<std::optional<CheckResult>> tier_checks(rubric.performance.size());
+    std::vector<bool> tier_done(rubric.performance.size(), false);
+    for (size_t first = 0; first < rubric.performance.size(); ++first) {
+        if (tier_done[first]) continue;
+        const Shape shape = rubric.performance[first].shape;
+        std::vector<size_t> group;
+        for (size_t t = first; t < rubric.performance.size(); ++t)
+            if (!tier_done[t] && rubric.performance[t].shape == shape) group.push_back(t), tier_done[t] = true;
+        auto not_measured = [&](const std::string& why) {
+            for (size_t t : group)
+                tier_checks[t] = CheckResult{"performance", rubric.performance[t].name, 0, rubric.performance[t].points, false, why,
+                                             nlohmann::json::object()};
+        };
         if (rubric.requires_correctness && !all_correct) {
-            check.summary = "not measured: correctness cases failed";
-        } else if (out_of_time()) {
-            check.summary = "not measured: total time limit exceeded";
-        } else {
-            Job job = make_job(tier.shape, mix_secret_seed(kPerformanceSeed, options_.secret));
-            job.settings.warmup = rubric.warmup;
+            not_measured("not measured: correctness cases failed");
+            continue;
+        }
+        std::map<std::string, PairedRounds> by_reference;  // the rounds of each reference kernel of the group
+        std::vector<Record> mine_rounds;
+        const int max_rounds = std::max(rubric.rounds, rubric.max_rounds);
+        const double allowance = harness_allowance(shape);
+        bool time_ran_out = false;
+        for (int round = 0; round < max_rounds; ++round) {
+            if (out_of_time()) {
+                time_ran_out = true;
+                break;
+            }
+            Job job = make_job(shape, mix_secret_seed(kPerformanceSeed, options_.secret));
+            job.settings.warmup = round == 0 ? rubric.warmup : std::min(rubric.warmup, 1);  // the worker is warm after round 0
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
             job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
-            Record mine = run_checked_outside(executor, job, harness_allowance(tier.shape));
-            executor.finish();
-            // The physics check: a CUDA time below the roofline floor from this GPU's measured ceilings.
+            Record mine = run_checked_outside(executor, job, allowance);  // keeps its worker for the next round
+            // The physics check: a time below the roofline floor from this GPU's measured ceilings (CUDA)
+            // or the host's measured fp32 peak (CPU).
             if (mine.status == RowStatus::ok && meta->backend == Backend::cuda) {
                 if (!gpu_) gpu_ = trusted_->device_info(options_.device, true, 300.0);
                 if (!gpu_->contains("error")) annotate_roofline(mine, (*gpu_)["facts"], (*gpu_)["ceilings"]);
@@ -365,12 +395,40 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 if (!host_flops_) host_flops_ = measure_host_fp32_flops();
                 annotate_cpu_roofline(mine, *host_flops_);
             }
-            const Record ref = measure_reference(tier.reference, tier.shape);
-            outcomes.push_back(classify_outcome(mine));
-            check = judge_performance(tier, mine, kPerformanceSeed, ref, kReferenceSeed);
+            mine_rounds.push_back(mine);
+            if (mine.status == RowStatus::ok)
+                for (size_t t : group) {
+                    const std::string& reference = rubric.performance[t].reference;
+                    if (by_reference[reference].reference.size() < mine_rounds.size())
+                        by_reference[reference].reference.push_back(measure_reference_round(reference, shape, round));
+                }
+            bool more = false;
+            for (size_t t : group) {
+                PairedRounds& rounds = by_reference[rubric.performance[t].reference];
+                rounds.submission = mine_rounds;
+                more = more || tier_needs_more_rounds(rubric.performance[t], rounds);
+            }
+            if (mine.status != RowStatus::ok || (round + 1 >= rubric.rounds && !more)) break;
         }
-        result.score += check.points;
-        result.checks.push_back(check);
+        executor.finish();
+        finish_reference_rounds();
+        if (mine_rounds.empty()) {
+            not_measured("not measured: total time limit exceeded");
+            continue;
+        }
+        outcomes.push_back(classify_outcome(mine_rounds.back()));
+        for (size_t t : group) {
+            PairedRounds rounds = by_reference[rubric.performance[t].reference];
+            rounds.submission = mine_rounds;
+            rounds.at_limit = true;  // measuring is over: an interval that still straddles is decided now
+            CheckResult check = judge_performance(rubric.performance[t], rounds, kPerformanceSeed, kReferenceSeed);
+            if (time_ran_out) check.summary += " (the total time limit ended the rounds)";
+            tier_checks[t] = check;
+        }
+    }
+    for (const auto& check : tier_checks) {
+        result.score += check->points;
+        result.checks.push_back(*check);
     }
 
     std::string status = worst_outcome(outcomes);

@@ -52,7 +52,10 @@ public:
     Gradebook& gradebook() { return gradebook_; }
 
 private:
-    Record measure_reference(const std::string& kernel, const Shape& shape);
+    // One round of a tier's reference at shape (round 0 warms up fully), in the trusted worker of the
+    // kernel's plugin, which stays alive until finish_reference_rounds().
+    Record measure_reference_round(const std::string& kernel, const Shape& shape, int round);
+    void finish_reference_rounds();
     // The harness's own work inside the grader's window around one call at shape (grade/timing_claims.hpp),
     // measured once per shape with a trusted reference kernel; infinite when none could be measured.
     double harness_allowance(const Shape& shape);
@@ -63,7 +66,7 @@ private:
     std::string rubric_hash_;                            // of the merged rubric (grade/provenance.hpp)
     std::unique_ptr<Executor> trusted_;                 // reference kernels: ordinary workers
     std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
-    std::map<std::string, Record> reference_cache_;      // "kernel MxNxK" -> its measurement this run
+    std::map<std::string, std::unique_ptr<Executor>> reference_workers_;  // plugin file -> its trusted worker
     std::optional<nlohmann::json> gpu_;                  // facts and measured ceilings, once per run
     std::optional<double> host_flops_;                   // the host's measured fp32 peak, once per run
     std::map<std::string, double> allowance_cache_;      // "MxNxK" -> harness_allowance

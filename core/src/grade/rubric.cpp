@@ -75,6 +75,8 @@ const std::map<std::string, Copier>& scalar_copiers() {
         {"/limits/memory_mb", [](Rubric& a, const Rubric& b) { a.limits.memory_mb = b.limits.memory_mb; }},
         {"/measure/warmup", [](Rubric& a, const Rubric& b) { a.warmup = b.warmup; }},
         {"/measure/repeats", [](Rubric& a, const Rubric& b) { a.repeats = b.repeats; }},
+        {"/measure/rounds", [](Rubric& a, const Rubric& b) { a.rounds = b.rounds; }},
+        {"/measure/max_rounds", [](Rubric& a, const Rubric& b) { a.max_rounds = b.max_rounds; }},
         {"/measure/time_budget_s", [](Rubric& a, const Rubric& b) { a.time_budget_s = b.time_budget_s; }},
         {"/requires_correctness", [](Rubric& a, const Rubric& b) { a.requires_correctness = b.requires_correctness; }},
     };
@@ -122,7 +124,7 @@ nlohmann::json Rubric::to_json() const {
                           {"build_s", limits.build_s},
                           {"memory_mb", limits.memory_mb}}},
                         {"correctness", cases},
-                        {"measure", {{"warmup", warmup}, {"repeats", repeats}}},
+                        {"measure", {{"warmup", warmup}, {"repeats", repeats}, {"rounds", rounds}, {"max_rounds", max_rounds}}},
                         {"requires_correctness", requires_correctness}};
     // Unset optionals are left out rather than written as null, so the result parses back; an empty
     // "performance" would not (a present list must be non-empty).

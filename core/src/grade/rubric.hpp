@@ -54,6 +54,10 @@ struct Rubric {
     std::vector<CorrectnessCase> correctness;
     std::vector<PerformanceTier> performance;
     int warmup = 2, repeats = 10;         // "measure": for performance tiers
+    // "measure": each tier is measured in paired rounds (submission, reference, submission, ...): at
+    // least `rounds`, more while the ratio's 95 % interval straddles the tier's threshold, at most
+    // `max_rounds` (the merged rubric uses the larger of the two).
+    int rounds = 3, max_rounds = 8;
     std::optional<double> time_budget_s;  // "measure"
     bool requires_correctness = true;     // performance points only when every correctness case passed
     std::vector<std::string> sources;     // every file this rubric was read from, in order

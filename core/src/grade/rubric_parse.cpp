@@ -18,7 +18,8 @@ namespace {
 const std::vector<std::string> kCaseKeys{"name", "points", "shapes", "seeds", "all_or_nothing", "tolerance"};
 const std::vector<std::string> kTierKeys{"name", "points", "shape", "reference", "min_ratio"};
 const std::vector<std::string> kLimitKeys{"load_s", "call_s", "total_s", "build_s", "memory_mb"};
-const std::vector<std::string> kMeasureKeys{"warmup", "repeats", "time_budget_s"};
+constexpr int64_t kMaxRounds = 100;
+const std::vector<std::string> kMeasureKeys{"warmup", "repeats", "time_budget_s", "rounds", "max_rounds"};
 const std::vector<std::string> kBackendNames{"cpu", "cuda"};
 
 std::string default_name(const std::string& source) {
@@ -198,6 +199,14 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         if (const auto n = setting(*measure, "warmup")) r.warmup = int(n->as_int("warmup", 0, kIntMax));
         if (const auto n = setting(*measure, "repeats")) r.repeats = int(n->as_int("repeats", 1, kIntMax));
         if (const auto n = setting(*measure, "time_budget_s")) r.time_budget_s = n->as_positive_number("time_budget_s");
+        // Paired rounds of a performance tier (grade/paired_ratio.hpp): at least `rounds`, more while the
+        // ratio's interval straddles the threshold, at most `max_rounds`.
+        if (const auto n = setting(*measure, "rounds")) r.rounds = int(n->as_int("rounds", 1, kMaxRounds));
+        if (const auto n = setting(*measure, "max_rounds")) {
+            r.max_rounds = int(n->as_int("max_rounds", 1, kMaxRounds));
+            if (r.max_rounds < r.rounds)
+                n->fail("max_rounds (" + std::to_string(r.max_rounds) + ") must be at least rounds (" + std::to_string(r.rounds) + ")");
+        }
     }
     if (const auto n = setting(root, "requires_correctness")) r.requires_correctness = n->as_bool();
     return r;

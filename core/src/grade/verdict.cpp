@@ -1,10 +1,14 @@
 #include "grade/verdict.hpp"
 
 #include "grade/outcome.hpp"
+#include "grade/paired_ratio.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace kreg {
+
+constexpr double kTierConfidence = 0.95;
 
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     nlohmann::json e = {{"kernel", r.kernel},       {"m", r.shape.m},         {"n", r.shape.n},
@@ -20,32 +24,99 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     return e;
 }
 
-CheckResult judge_performance(const PerformanceTier& tier, const Record& mine, uint64_t mine_seed, const Record& ref,
-                              uint64_t ref_seed) {
+namespace {
+
+bool faster_than_floor(const Record& r) {
+    return r.extra.contains("roofline") && r.extra["roofline"].value("faster_than_floor", false);
+}
+
+const Record* first_not_ok(const std::vector<Record>& rows) {
+    for (const Record& r : rows)
+        if (r.status != RowStatus::ok || !r.stats) return &r;
+    return nullptr;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string format3(double v) {
+    std::ostringstream s;
+    s.precision(3);
+    s << v;
+    return s.str();
+}
+
+}  // namespace
+
+CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& rounds, uint64_t mine_seed, uint64_t ref_seed) {
     CheckResult check{"performance", tier.name, 0, tier.points, false, "", nlohmann::json::object()};
-    check.evidence = {{"submission", row_evidence(mine, mine_seed)}, {"reference", row_evidence(ref, ref_seed)}};
-    const bool suspicious = mine.extra.contains("roofline") && mine.extra["roofline"].value("faster_than_floor", false);
-    if (mine.status != RowStatus::ok || !mine.stats) {
-        check.summary = "submission " + classify_outcome(mine) + ": " + mine.reason;
-    } else if (ref.status != RowStatus::ok || !ref.stats) {
-        check.summary = "reference " + tier.reference + " could not be measured: " + ref.reason;
-    } else if (suspicious) {
-        const bool cpu_ceiling = mine.extra["roofline"].value("ceiling", "") == "host_fp32";
+    if (rounds.submission.empty()) {
+        check.summary = "not measured";
+        return check;
+    }
+    check.evidence["submission"] = row_evidence(rounds.submission.back(), mine_seed);
+    if (!rounds.reference.empty()) check.evidence["reference"] = row_evidence(rounds.reference.back(), ref_seed);
+    const Record* flagged = nullptr;
+    for (const Record& r : rounds.submission)
+        if (!flagged && faster_than_floor(r)) flagged = &r;
+
+    if (const Record* bad = first_not_ok(rounds.submission)) {
+        check.evidence["submission"] = row_evidence(*bad, mine_seed);
+        check.summary = "submission " + classify_outcome(*bad) + ": " + bad->reason;
+    } else if (const Record* bad_ref = first_not_ok(rounds.reference)) {
+        check.evidence["reference"] = row_evidence(*bad_ref, ref_seed);
+        check.summary = "reference " + tier.reference + " could not be measured: " + bad_ref->reason;
+    } else if (rounds.reference.size() != rounds.submission.size()) {
+        check.summary = "reference " + tier.reference + " could not be measured: " + std::to_string(rounds.reference.size()) +
+                        " reference rounds for " + std::to_string(rounds.submission.size()) + " submission rounds";
+    } else if (flagged) {
+        check.evidence["submission"] = row_evidence(*flagged, mine_seed);
+        const bool cpu_ceiling = (*flagged).extra["roofline"].value("ceiling", "") == "host_fp32";
         check.summary = cpu_ceiling ? "faster than the host's measured fp32 peak allows: flagged, no points"
                                     : "faster than the roofline floor allows: flagged, no points";
         check.evidence["flag"] = "faster_than_floor";
     } else {
-        const double ratio = ref.stats->median_ms / mine.stats->median_ms;
-        check.evidence["ratio"] = ratio;
-        check.passed = ratio >= tier.min_ratio;
+        std::vector<double> ref_ms, mine_ms;
+        nlohmann::json pairs = nlohmann::json::array();
+        for (size_t i = 0; i < rounds.submission.size(); ++i) {
+            ref_ms.push_back(rounds.reference[i].stats->median_ms);
+            mine_ms.push_back(rounds.submission[i].stats->median_ms);
+            pairs.push_back({{"submission_ms", mine_ms.back()}, {"reference_ms", ref_ms.back()}, {"ratio", ref_ms.back() / mine_ms.back()}});
+        }
+        const RatioInterval interval = paired_ratio(ref_ms, mine_ms, kTierConfidence);
+        const TierDecision decision = decide_tier(interval, tier.min_ratio);
+        check.passed = decision == TierDecision::above || (decision == TierDecision::undecided && interval.ratio >= tier.min_ratio);
         check.points = check.passed ? tier.points : 0;
-        std::ostringstream s;
-        s.precision(3);
-        s << "ratio " << ratio << " to " << tier.reference << " (needs " << tier.min_ratio << "): " << mine.stats->median_ms
-          << " ms vs " << ref.stats->median_ms << " ms";
-        check.summary = s.str();
+        check.evidence["ratio"] = interval.ratio;
+        check.evidence["ratio_interval"] = {{"low", interval.low}, {"high", interval.high}, {"confidence", kTierConfidence}};
+        check.evidence["rounds"] = pairs;
+        const char* how = decision == TierDecision::above   ? "interval above the threshold"
+                          : decision == TierDecision::below ? "interval below the threshold"
+                                                            : "interval straddles the threshold at the round limit: the point estimate decides";
+        check.evidence["decision"] = how;
+        check.summary = "ratio " + format3(interval.ratio) + " [" + format3(interval.low) + ", " + format3(interval.high) + "] to " +
+                        tier.reference + " (needs " + format3(tier.min_ratio) + "), " + std::to_string(interval.rounds) +
+                        (interval.rounds == 1 ? " round: " : " rounds: ") + format3(median_of(mine_ms)) + " ms vs " +
+                        format3(median_of(ref_ms)) + " ms" + (decision == TierDecision::undecided ? "; undecided at the limit" : "");
     }
     return check;
+}
+
+bool tier_needs_more_rounds(const PerformanceTier& tier, const PairedRounds& rounds) {
+    if (rounds.submission.empty()) return true;
+    if (first_not_ok(rounds.submission) || first_not_ok(rounds.reference)) return false;
+    if (rounds.reference.size() != rounds.submission.size()) return false;
+    for (const Record& r : rounds.submission)
+        if (faster_than_floor(r)) return false;
+    std::vector<double> ref_ms, mine_ms;
+    for (size_t i = 0; i < rounds.submission.size(); ++i) {
+        ref_ms.push_back(rounds.reference[i].stats->median_ms);
+        mine_ms.push_back(rounds.submission[i].stats->median_ms);
+    }
+    return decide_tier(paired_ratio(ref_ms, mine_ms, kTierConfidence), tier.min_ratio) == TierDecision::undecided;
 }
 
 }  // namespace kreg

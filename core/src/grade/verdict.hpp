@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <vector>
 
 namespace kreg {
 
@@ -18,16 +19,32 @@ namespace kreg {
 // evidence. seed is the published one (the secret mix is not revealed).
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed);
 
+// One tier's paired measurement: round i ran the submission, then the reference, on the same shape, in
+// the same two worker lifetimes (grade/grader.cpp), so that load on the machine during a round slows both.
+struct PairedRounds {
+    std::vector<Record> submission, reference;  // round i of each; reference may be one shorter when the
+                                                // submission's last round failed
+    bool at_limit = false;  // no more rounds may be measured (the rubric's max_rounds, or the time limit)
+};
+
 // The performance check of one tier. In order:
-//   - the submission's row did not end ok: no points, the summary says how it ended;
-//   - the reference could not be measured: no points (the submission is not to blame, the summary says so);
-//   - the submission is faster than the roofline floor allows (extra["roofline"]["faster_than_floor"],
+//   - no round was measured: no points, "not measured";
+//   - a submission round did not end ok: no points, the summary says how it ended;
+//   - a reference round could not be measured: no points (the submission is not to blame, the summary says so);
+//   - a submission round is faster than the roofline floor allows (extra["roofline"]["faster_than_floor"],
 //     from annotate_roofline on CUDA rows or annotate_cpu_roofline on CPU rows, whose summary names the
 //     host's fp32 peak): flagged (evidence "flag": "faster_than_floor"), no points, whatever its ratio;
-//   - otherwise ratio = reference median / submission median, and the tier's points when
-//     ratio >= tier.min_ratio.
-// evidence: {"submission": row_evidence(mine), "reference": row_evidence(ref), "ratio"?, "flag"?}.
-CheckResult judge_performance(const PerformanceTier& tier, const Record& mine, uint64_t mine_seed, const Record& ref,
-                              uint64_t ref_seed);
+//   - otherwise the ratio (reference / submission) and its 95 % interval from the rounds (paired_ratio):
+//     the tier's points when the whole interval is at or above tier.min_ratio, none when it is wholly
+//     below; an interval that still straddles the threshold at the limit is decided by the point estimate,
+//     and the evidence says so.
+// evidence: {"submission": row_evidence(last round), "reference": row_evidence(last round), "ratio"?,
+// "ratio_interval"? {"low","high","confidence"}, "rounds"? [{"submission_ms","reference_ms","ratio"}],
+// "decision"?, "flag"?}.
+CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& rounds, uint64_t mine_seed, uint64_t ref_seed);
+
+// Whether another round would change the verdict: every round so far measured and believed, and the
+// interval straddles the threshold (or fewer than two rounds exist).
+bool tier_needs_more_rounds(const PerformanceTier& tier, const PairedRounds& rounds);
 
 }  // namespace kreg
