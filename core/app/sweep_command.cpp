@@ -281,6 +281,9 @@ int run_command(const CommandLine& given) {
         std::cerr << "runner: nothing to run\n";
         return 3;
     }
+    // Said first, before the rows scroll past: a sweep that can measure nothing here exits with 3 at the end.
+    const std::optional<std::string> nothing_measured = nothing_measurable(plan);
+    if (nothing_measured) std::cerr << "runner: " << *nothing_measured << "\n";
     const bool runs_cuda = std::any_of(plan.begin(), plan.end(), [](const PlannedJob& p) {
         return p.backend == Backend::cuda && !p.skip_reason;
     });
@@ -401,6 +404,10 @@ int run_command(const CommandLine& given) {
     }
     std::cout << "\n" << format_table(writer->records(), main_part.baseline);
     std::cout << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
+    if (nothing_measured) {
+        std::cerr << "runner: nothing was measured: every row was skipped\n";
+        return 3;
+    }
     return all_good ? 0 : 1;
 }
 

@@ -188,5 +188,48 @@ TEST(EndToEnd, AKilledSweepKeepsEveryFinishedRowInItsJournal) {
     EXPECT_LE(doc["records"].size(), 3u);
 }
 
+// Nothing measured is an error (issue 10, item 5): said in one line before any row, exit status 3.
+TEST(EndToEnd, ASweepThatCanMeasureNothingSaysSoFirstAndExitsWithThree) {
+    const auto dir = fresh_dir("nothing-measured");
+    // Runs the same everywhere: cpu_naive declares fp32 only, so every bf16 row is skipped by the plan.
+    const auto r = run_command(kRunner + " --kernels cpu_naive --dtype bf16 --sizes 8,9 --json o.json --csv o.csv", dir, dir);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    const auto first = r.err.find("the 2 CPU rows of this sweep cannot run here");
+    ASSERT_NE(first, std::string::npos) << r.err;
+    EXPECT_LT(first, r.err.find("[1/2]")) << "the line must come before the first row: " << r.err;
+    EXPECT_NE(r.err.find("nothing was measured"), std::string::npos) << r.err;
+    ASSERT_EQ(read_records_json(dir / "o.json").size(), 2u);  // the skipped rows are still reported, with reasons
+}
+
+bool cuda_kernels_ready(const std::filesystem::path& dir, bool& any_cuda) {
+    const auto r = run_command(kRunner + " --list --format json", dir, dir);
+    any_cuda = false;
+    bool ready = false;
+    const auto listing = nlohmann::json::parse(r.out);  // named: the loop refers into it
+    for (const auto& k : listing["kernels"]) {
+        if (k.value("backend", "") != "cuda") continue;
+        any_cuda = true;
+        if (k.value("unavailable_reason", "x").empty()) ready = true;
+    }
+    return ready;
+}
+
+TEST(EndToEnd, ACudaSweepWithoutAGpuExitsNonZeroAndAMixedOneDoesNot) {
+    const auto dir = fresh_dir("cuda-no-gpu");
+    bool any_cuda = false;
+    if (cuda_kernels_ready(dir, any_cuda)) GTEST_SKIP() << "a CUDA device is present, so CUDA rows do run here";
+    if (!any_cuda) GTEST_SKIP() << "built without CUDA: no CUDA kernels to skip";
+    const auto cuda_only = run_command(kRunner + " --kernels cuda_01_naive --sizes 64,128 --json c.json --csv c.csv", dir, dir);
+    EXPECT_EQ(cuda_only.exit_code, 3) << cuda_only.err;
+    const auto line = cuda_only.err.find("runner: no CUDA device");
+    EXPECT_NE(line, std::string::npos) << cuda_only.err;
+    EXPECT_NE(cuda_only.err.find(": the 2 CUDA rows of this sweep cannot run here"), std::string::npos) << cuda_only.err;
+    EXPECT_LT(line, cuda_only.err.find("[1/2]")) << "the line must come before the first row: " << cuda_only.err;
+    const auto mixed =
+        run_command(kRunner + " --kernels cpu_naive,cuda_01_naive --sizes 16 --repeat 1 --json m.json --csv m.csv", dir, dir);
+    EXPECT_EQ(mixed.exit_code, 0) << mixed.err;
+    EXPECT_EQ(mixed.err.find("cannot run here"), std::string::npos) << mixed.err;
+}
+
 }  // namespace
 }  // namespace kreg

@@ -1,5 +1,9 @@
 #include "sweep/plan.hpp"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 namespace kreg {
 
 std::vector<PlannedJob> plan_sweep(const SweepConfig& config, const Registry& registry,
@@ -37,6 +41,31 @@ Record skipped_record(const PlannedJob& planned) {
     r.backend = planned.backend;
     r.plugin = planned.plugin_name;
     return r;
+}
+
+std::optional<std::string> nothing_measurable(const std::vector<PlannedJob>& plan) {
+    if (plan.empty()) return std::nullopt;
+    std::map<std::string, size_t> rows_per_reason;
+    std::set<Backend> backends;
+    for (const auto& p : plan) {
+        if (!p.skip_reason) return std::nullopt;
+        ++rows_per_reason[*p.skip_reason];
+        backends.insert(p.backend);
+    }
+    const std::string rows = backends.size() == 1
+                                 ? (*backends.begin() == Backend::cuda ? " CUDA rows" : " CPU rows")
+                                 : " rows";
+    const std::string cannot = std::to_string(plan.size()) + rows + " of this sweep cannot run here";
+    if (rows_per_reason.size() == 1) return rows_per_reason.begin()->first + ": the " + cannot;
+    // Several reasons (shape limits differ per shape): the most frequent few, so the line stays one line.
+    std::vector<std::pair<std::string, size_t>> reasons(rows_per_reason.begin(), rows_per_reason.end());
+    std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string line = "nothing can be measured here: all " + cannot + " (";
+    const size_t shown = std::min<size_t>(reasons.size(), 3);
+    for (size_t i = 0; i < shown; ++i)
+        line += (i ? "; " : "") + reasons[i].first + ": " + std::to_string(reasons[i].second);
+    if (reasons.size() > shown) line += "; " + std::to_string(reasons.size() - shown) + " other reasons";
+    return line + ")";
 }
 
 }  // namespace kreg

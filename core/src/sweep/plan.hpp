@@ -27,4 +27,9 @@ std::vector<PlannedJob> plan_sweep(const SweepConfig& config, const Registry& re
 // The row a skipped job gets.
 Record skipped_record(const PlannedJob& planned);
 
+// One line saying why nothing of this plan can be measured on this machine ("no CUDA device (...): the
+// 154 CUDA rows of this sweep cannot run here"), or nullopt when some job runs (or the plan is empty).
+// A sweep that measures nothing is an error: a CI job must not pass on a machine that cannot run it.
+std::optional<std::string> nothing_measurable(const std::vector<PlannedJob>& plan);
+
 }  // namespace kreg
