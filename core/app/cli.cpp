@@ -74,7 +74,9 @@ CommandLine parse_command_line(int argc, char** argv) {
     cl.help_text = options.help() +
                    "\nSubcommands:\n"
                    "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
-                   "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n";
+                   "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
+                   "  runner compare A.json B.json [--threshold 5%] [--json FILE] [--csv FILE]\n"
+                   "        Compare two reports row by row from their raw samples; exit 1 on a regression\n";
 
     cxxopts::ParseResult r;
     try {

@@ -2,8 +2,10 @@
 // the command line to those calls and decides what goes to the console.
 //
 // Exit status: 0 every row ok or skipped; 1 some row wrong_result/failed/crashed/timeout;
-// 2 bad command line or config; 3 nothing to run or reports could not be written.
+// 2 bad command line or config; 3 nothing to run, nothing measured (every row skipped) or reports could
+// not be written. `runner compare` and `runner grade` have their own (see their --help).
 #include "cli.hpp"
+#include "compare_command.hpp"
 #include "grade_command.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
         ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         return kreg::app::run_grade_command(argc - 1, argv + 1);
     }
+    if (argc >= 2 && std::string(argv[1]) == "compare") return kreg::app::run_compare_command(argc - 1, argv + 1);
     kreg::app::CommandLine cl;
     try {
         cl = kreg::app::parse_command_line(argc, argv);

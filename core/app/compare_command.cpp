@@ -1,0 +1,121 @@
+#include "compare_command.hpp"
+
+#include "compare/compare.hpp"
+#include "compare/compare_output.hpp"
+#include "config/sweep_config.hpp"
+#include "report/atomic_file.hpp"
+
+#include <cxxopts.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+namespace kreg::app {
+namespace fs = std::filesystem;
+
+namespace {
+const char* const kExitStatusHelp =
+    "\nA row is slower (faster) when B's median is above (below) A's by more than the threshold AND a\n"
+    "Mann-Whitney U test on the two rows' raw samples gives p < alpha; otherwise it is same.\n"
+    "\nExit status: 0 no regression; 1 a regression: a row slower (as above), or a row ok in A and not ok in B\n"
+    "(with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a report that cannot\n"
+    "be read (the message names the file and the JSON path).\n";
+
+// "5%", "5" and "2.5%" are percentages; the result is a fraction (0.05).
+double parse_threshold(std::string text) {
+    if (!text.empty() && text.back() == '%') text.pop_back();
+    std::size_t used = 0;
+    double percent = 0;
+    try {
+        percent = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (text.empty() || used != text.size() || !std::isfinite(percent) || percent < 0 || percent >= 100)
+        throw std::invalid_argument("--threshold: expected a percentage from 0 to below 100 such as 5% or 2.5, got '" + text + "'");
+    return percent / 100.0;
+}
+
+// Output is never overwritten silently: an existing file needs --force.
+void check_output(const std::optional<std::string>& path, bool force, const char* option) {
+    if (!path) return;
+    if (path->empty()) throw std::invalid_argument(std::string(option) + ": empty path");
+    std::error_code ec;
+    if (fs::is_directory(*path, ec)) throw std::invalid_argument(std::string(option) + ": " + *path + " is a directory");
+    if (!force && fs::exists(*path, ec))
+        throw std::invalid_argument(std::string(option) + ": " + *path + " exists (use --force to overwrite it)");
+}
+}  // namespace
+
+int run_compare_command(int argc, char** argv) {
+    cxxopts::Options options("runner compare", "Compare two kreg reports row by row, from their raw timing samples.");
+    options.set_width(100);
+    options.custom_help("A.json B.json [OPTION...]");
+    options.positional_help("");
+    // clang-format off
+    options.add_options()
+        ("h,help", "Show this help")
+        ("threshold", "Smallest change of a row's median that counts, in percent", cxxopts::value<std::string>()->default_value("5%"), "PCT")
+        ("alpha", "Significance level of the rank test", cxxopts::value<double>()->default_value("0.01"), "P")
+        ("json", "Also write the comparison as JSON to FILE", cxxopts::value<std::string>(), "FILE")
+        ("csv", "Also write the comparison as CSV to FILE", cxxopts::value<std::string>(), "FILE")
+        ("force", "Overwrite an existing --json/--csv file")
+        ("fail-on-missing", "An ok row of A that B does not have is a regression too")
+        ("reports", "", cxxopts::value<std::vector<std::string>>());
+    // clang-format on
+    options.parse_positional({"reports"});
+    CompareOptions compare;
+    std::vector<std::string> reports;
+    std::optional<std::string> json_path, csv_path;
+    try {
+        const auto r = options.parse(argc, argv);
+        if (r.count("help")) {
+            std::cout << options.help() << kExitStatusHelp;
+            return 0;
+        }
+        if (r.count("reports")) reports = r["reports"].as<std::vector<std::string>>();
+        if (reports.size() != 2)
+            throw std::invalid_argument("expected two reports, A.json and B.json, got " + std::to_string(reports.size()));
+        compare.threshold = parse_threshold(r["threshold"].as<std::string>());
+        compare.alpha = r["alpha"].as<double>();
+        if (!(compare.alpha > 0 && compare.alpha < 1))
+            throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " + std::to_string(compare.alpha));
+        compare.fail_on_missing = r.count("fail-on-missing") > 0;
+        if (r.count("json")) json_path = r["json"].as<std::string>();
+        if (r.count("csv")) csv_path = r["csv"].as<std::string>();
+        if (json_path && csv_path && fs::path(*json_path).lexically_normal() == fs::path(*csv_path).lexically_normal())
+            throw std::invalid_argument("--json and --csv name the same file " + *json_path);
+        check_output(json_path, r.count("force") > 0, "--json");
+        check_output(csv_path, r.count("force") > 0, "--csv");
+    } catch (const std::exception& e) {
+        std::cerr << "runner compare: " << e.what() << "\nTry 'runner compare --help'.\n";
+        return 2;
+    }
+
+    ReportFile a, b;
+    try {
+        a = read_report_rows(reports[0]);
+        b = read_report_rows(reports[1]);
+    } catch (const ConfigError& e) {
+        std::cerr << "runner compare: bad report: " << e.what() << "\n";
+        return 2;
+    }
+    const Comparison result = compare_reports(a, b, compare);
+    std::cout << format_comparison_table(a, b, result);
+    try {
+        if (json_path) write_file_atomically(*json_path, comparison_to_json(a, b, result).dump(2) + "\n");
+        if (csv_path) write_file_atomically(*csv_path, comparison_to_csv(result));
+    } catch (const std::exception& e) {
+        std::cerr << "runner compare: cannot write output: " << e.what() << "\n";
+        return 2;
+    }
+    if (const std::size_t n = result.regressions()) {
+        std::cerr << "runner compare: " << n << " regression(s) in " << b.path << " against " << a.path << "\n";
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace kreg::app
