@@ -1,5 +1,5 @@
-"""PNG charts for kreg_results.py. Importing this module imports matplotlib (Agg backend): callers catch the
-ImportError and write the document without charts.
+"""PNG charts for kreg_results.py. Importing this module imports matplotlib (Agg backend): the caller catches
+the ImportError and stops (or, with --no-charts, never imports this module).
 
 Each chart function returns (title, path, None) when it wrote a PNG, or (title, None, reason) when the
 report has nothing to draw.
@@ -16,6 +16,7 @@ from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
 import kreg_report as kr  # noqa: E402
 
 DPI = 120
+CHART_FILES = {"tflops": "tflops_vs_size.png", "time": "time_vs_size.png", "roofline": "roofline.png"}
 MARKERS = "osD^vP*Xh<>"
 
 
@@ -132,16 +133,24 @@ def roofline_chart(res, charts_dir):
     ax.set_title(title if has_roof else title + " (no ceilings in this report)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    path = os.path.join(charts_dir, "roofline.png")
+    path = os.path.join(charts_dir, CHART_FILES["roofline"])
     save(fig, path, res)
     return (title, path, None)
 
 
-def render_all(res, charts_dir):
-    return {
-        "tflops": size_chart(res, charts_dir, "tflops_vs_size.png", "TFLOP/s against size (square shapes)",
+def chart_files(with_roofline):
+    """The file names render_all may write: the caller checks them before anything is overwritten."""
+    return [f for name, f in CHART_FILES.items() if with_roofline or name != "roofline"]
+
+
+def render_all(res, charts_dir, with_roofline):
+    """Every chart the report has data for; the roofline only when the rows carry roofline data."""
+    charts = {
+        "tflops": size_chart(res, charts_dir, CHART_FILES["tflops"], "TFLOP/s against size (square shapes)",
                              "TFLOP/s", kr.achieved_tflops, log_y=False),
-        "time": size_chart(res, charts_dir, "time_vs_size.png", "Median time against size (square shapes)",
+        "time": size_chart(res, charts_dir, CHART_FILES["time"], "Median time against size (square shapes)",
                            "median ms", kr.median_ms, log_y=True),
-        "roofline": roofline_chart(res, charts_dir),
     }
+    if with_roofline:
+        charts["roofline"] = roofline_chart(res, charts_dir)
+    return charts

@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Turn one kreg runner report (JSON) into a results document (Markdown) and PNG charts.
 
-    python3 tools/kreg_results.py REPORT.json --out docs/RESULTS.md --charts docs/charts/ \
-        [--baseline cublas_sgemm] [--command "runner ..."] [--allow-synthetic]
+    tools/kreg_results.py REPORT.json --out docs/RESULTS.md --charts docs/charts/ \
+        [--baseline cublas_sgemm] [--command "runner ..."] [--allow-synthetic] [--no-charts] [--force]
 
 Everything in the document is computed from the report; nothing is typed by hand. Its sections:
 
@@ -15,15 +15,22 @@ Everything in the document is computed from the report; nothing is typed by hand
                   intensity (minimal DRAM traffic) and the kernel's modelled one, bound, cv; rows that are
                   not ok show their status and reason
   summary         ratio to the baseline, kernels as rows and sizes as columns
-  charts          TFLOP/s and time against size (square shapes)
+  charts          TFLOP/s and time against size (square shapes), each only when the report has ok rows of
+                  square shapes
   roofline        the roof the runner used (ridge point), which kernels are memory or compute bound, and
-                  a roofline chart
+                  a roofline chart, only when the report's rows carry roofline data
   progression     for each consecutive pair of the CUDA lecture kernels, the sizes where the later one is
                   not at least 1.05x faster, with register, shared-memory, spill and launch figures so the
                   author can explain why; the tool states facts and offers no explanation
 
 A report marked synthetic (meta.synthetic = true, a test fixture) is refused unless --allow-synthetic.
-Charts need matplotlib; without it the document is still written and says the charts were skipped.
+Charts need matplotlib (Debian's python3-matplotlib, hence #!/usr/bin/python3): without it the tool stops
+before writing anything, unless --no-charts asks for the document alone. An existing document or chart is
+replaced only with --force.
+
+Exit status: 0 written; 2 the report cannot be read (or the baseline has no rows); 3 a synthetic report
+without --allow-synthetic; 4 matplotlib is missing and --no-charts was not given; 5 an output file exists
+and --force was not given. Nothing is written unless the status is 0.
 """
 
 import argparse
@@ -309,8 +316,9 @@ def roofline_section(res, chart_lines):
     lines = ["## Roofline", ""]
     params = roof_parameters(res)
     if not params:
+        # No chart either: a roofline drawn without the roof the runner used would show nothing true.
         return lines + ["No roofline data: no row carries `extra.roofline` (the runner adds it to ok CUDA rows "
-                        "when the report has GPU facts).", ""] + chart_lines
+                        "when the report has GPU facts).", ""]
     lines += ["The roof the runner used: for each of peak and bandwidth, the larger of measured and computed "
               "(core/src/measure/roofline.hpp).", ""]
     lines += table(["dtype", "peak TFLOP/s", "bandwidth GB/s", "ridge point (FLOP/byte)"],
@@ -406,15 +414,23 @@ def chart_lines(charts, md_dir, names):
     return lines
 
 
-def render_charts(res, charts_dir):
-    """{name: (title, path, reason-skipped-or-None)}; a note under "charts" when matplotlib is missing."""
+def import_charts():
+    """The kreg_charts module, or the reason matplotlib cannot be used."""
     try:
         import kreg_charts
+        return kreg_charts, None
     except ImportError as e:
-        return {"charts": ("Charts", None, f"matplotlib is not importable here ({e}); the Markdown was written "
-                                           "without charts")}
+        return None, (f"matplotlib is not importable by {sys.executable} ({e}): install python3-matplotlib and run "
+                      "the tool as typed (it starts /usr/bin/python3), or pass --no-charts to write the document "
+                      "without charts")
+
+
+def render_charts(kreg_charts, res, charts_dir, with_roofline):
+    """{name: (title, path, reason-skipped-or-None)}; one note under "charts" with --no-charts."""
+    if kreg_charts is None:
+        return {"charts": ("Charts", None, "not drawn (--no-charts)")}
     os.makedirs(charts_dir, exist_ok=True)
-    return kreg_charts.render_all(res, charts_dir)
+    return kreg_charts.render_all(res, charts_dir, with_roofline)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -428,6 +444,8 @@ def parse_args(argv):
     p.add_argument("--command", help="the exact command that produced the report (default: meta.argv joined)")
     p.add_argument("--allow-synthetic", action="store_true",
                    help="render a report marked synthetic (meta.synthetic); for tests only")
+    p.add_argument("--no-charts", action="store_true", help="write the document without charts (no matplotlib needed)")
+    p.add_argument("--force", action="store_true", help="replace an existing document and charts")
     return p.parse_args(argv)
 
 
@@ -479,8 +497,23 @@ def main(argv=None):
         return 2
     md_dir = os.path.dirname(os.path.abspath(args.out))
     charts_dir = args.charts or os.path.join(md_dir, "charts")
-    charts = render_charts(res, charts_dir)
-    tool_command = shlex.join(["python3", sys.argv[0]] + argv)
+    kreg_charts = None
+    if not args.no_charts:
+        kreg_charts, why_not = import_charts()
+        if kreg_charts is None:
+            print(f"kreg_results: cannot draw the charts: {why_not}", file=sys.stderr)
+            return 4
+    with_roofline = bool(roof_parameters(res))
+    outputs = [args.out]
+    if kreg_charts is not None:
+        outputs += [os.path.join(charts_dir, f) for f in kreg_charts.chart_files(with_roofline)]
+    existing = [p for p in outputs if os.path.exists(p)]
+    if existing and not args.force:
+        print(f"kreg_results: not overwriting {', '.join(existing)}: pass --force to replace, or choose another "
+              "--out/--charts", file=sys.stderr)
+        return 5
+    charts = render_charts(kreg_charts, res, charts_dir, with_roofline)
+    tool_command = shlex.join([sys.argv[0]] + argv)
     text = build_document(res, tool_command, runner_command(report, args), charts, md_dir)
     os.makedirs(md_dir, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
