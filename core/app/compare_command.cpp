@@ -34,7 +34,8 @@ double parse_threshold(std::string text) {
         used = 0;
     }
     if (text.empty() || used != text.size() || !std::isfinite(percent) || percent < 0 || percent >= 100)
-        throw std::invalid_argument("--threshold: expected a percentage from 0 to below 100 such as 5% or 2.5, got '" + text + "'");
+        throw std::invalid_argument("--threshold: expected a percentage from 0 to below 100 such as 5% or 2.5, got '" +
+                                    text + "'");
     return percent / 100.0;
 }
 
@@ -43,7 +44,8 @@ void check_output(const std::optional<std::string>& path, bool force, const char
     if (!path) return;
     if (path->empty()) throw std::invalid_argument(std::string(option) + ": empty path");
     std::error_code ec;
-    if (fs::is_directory(*path, ec)) throw std::invalid_argument(std::string(option) + ": " + *path + " is a directory");
+    if (fs::is_directory(*path, ec))
+        throw std::invalid_argument(std::string(option) + ": " + *path + " is a directory");
     if (!force && fs::exists(*path, ec))
         throw std::invalid_argument(std::string(option) + ": " + *path + " exists (use --force to overwrite it)");
 }
@@ -77,11 +79,13 @@ int run_compare_command(int argc, char** argv) {
         }
         if (r.count("reports")) reports = r["reports"].as<std::vector<std::string>>();
         if (reports.size() != 2)
-            throw std::invalid_argument("expected two reports, A.json and B.json, got " + std::to_string(reports.size()));
+            throw std::invalid_argument("expected two reports, A.json and B.json, got " +
+                                        std::to_string(reports.size()));
         compare.threshold = parse_threshold(r["threshold"].as<std::string>());
         compare.alpha = r["alpha"].as<double>();
         if (!(compare.alpha > 0 && compare.alpha < 1))
-            throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " + std::to_string(compare.alpha));
+            throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " +
+                                        std::to_string(compare.alpha));
         compare.fail_on_missing = r.count("fail-on-missing") > 0;
         if (r.count("json")) json_path = r["json"].as<std::string>();
         if (r.count("csv")) csv_path = r["csv"].as<std::string>();

@@ -21,7 +21,8 @@ std::string compare(const std::string& a, const std::string& b, const std::strin
 
 TEST(Compare, ARerunWithinItsNoiseIsSameAndExitsZero) {
     const auto dir = fresh_dir("compare-rerun");
-    const auto r = run_command(compare("compare_a.json", "compare_rerun.json", "--json out.json --csv out.csv"), dir, dir);
+    const auto r =
+        run_command(compare("compare_a.json", "compare_rerun.json", "--json out.json --csv out.csv"), dir, dir);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const auto doc = nlohmann::json::parse(test::slurp(dir / "out.json"));
     ASSERT_EQ(doc["rows"].size(), 4u);
@@ -36,7 +37,8 @@ TEST(Compare, ARerunWithinItsNoiseIsSameAndExitsZero) {
 
 TEST(Compare, AThreePercentSlowdownIsARegressionAtTwoPercentAndNotAtFive) {
     const auto dir = fresh_dir("compare-3pct");
-    const auto r = run_command(compare("compare_a.json", "compare_3pct.json", "--threshold 2% --json out.json"), dir, dir);
+    const auto r =
+        run_command(compare("compare_a.json", "compare_3pct.json", "--threshold 2% --json out.json"), dir, dir);
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     EXPECT_NE(r.err.find("2 regression(s)"), std::string::npos) << r.err;
     const auto doc = nlohmann::json::parse(test::slurp(dir / "out.json"));
@@ -64,8 +66,9 @@ TEST(Compare, BadInputExitsWithTwoNamingTheFileAndWhatIsWrong) {
     const auto dir = fresh_dir("compare-bad");
     const auto bad = run_command(compare("compare_a.json", "compare_bad_sample.json"), dir, dir);
     EXPECT_EQ(bad.exit_code, 2);
-    EXPECT_NE(bad.err.find(data("compare_bad_sample.json") + ": /records/2/samples_ms/4: expected a number, got string"),
-              std::string::npos)
+    EXPECT_NE(
+        bad.err.find(data("compare_bad_sample.json") + ": /records/2/samples_ms/4: expected a number, got string"),
+        std::string::npos)
         << bad.err;
     const auto missing = run_command(kRunner + " compare nowhere.json " + data("compare_a.json"), dir, dir);
     EXPECT_EQ(missing.exit_code, 2);
@@ -87,7 +90,8 @@ TEST(Compare, AnExistingOutputIsOverwrittenOnlyWithForce) {
     EXPECT_EQ(refused.exit_code, 2);
     EXPECT_NE(refused.err.find("out.json exists (use --force"), std::string::npos) << refused.err;
     EXPECT_EQ(test::slurp(dir / "out.json"), "keep me");
-    const auto forced = run_command(compare("compare_a.json", "compare_rerun.json", "--json out.json --force"), dir, dir);
+    const auto forced =
+        run_command(compare("compare_a.json", "compare_rerun.json", "--json out.json --force"), dir, dir);
     EXPECT_EQ(forced.exit_code, 0) << forced.err;
     EXPECT_EQ(nlohmann::json::parse(test::slurp(dir / "out.json"))["summary"]["same"], 4);
 }

@@ -121,10 +121,15 @@ ReportRow row(const std::string& kernel, const std::string& status, std::vector<
 TEST(CompareReports, JoinsRowsAndMarksRegressions) {
     const auto tight = evenly(1.0, 0.001, 10);
     ReportFile a, b;
-    a.rows = {row("same", "ok", tight), row("slow", "ok", tight), row("fast", "ok", tight), row("broke", "ok", tight),
-              row("fixed", "crashed", {}), row("gone", "ok", tight), row("both_skipped", "skipped", {})};
-    b.rows = {row("same", "ok", tight), row("slow", "ok", scaled(tight, 1.5)), row("fast", "ok", scaled(tight, 0.5)),
-              row("broke", "wrong_result", {}), row("fixed", "ok", tight), row("new", "ok", tight),
+    a.rows = {row("same", "ok", tight),          row("slow", "ok", tight),    row("fast", "ok", tight),
+              row("broke", "ok", tight),         row("fixed", "crashed", {}), row("gone", "ok", tight),
+              row("both_skipped", "skipped", {})};
+    b.rows = {row("same", "ok", tight),
+              row("slow", "ok", scaled(tight, 1.5)),
+              row("fast", "ok", scaled(tight, 0.5)),
+              row("broke", "wrong_result", {}),
+              row("fixed", "ok", tight),
+              row("new", "ok", tight),
               row("both_skipped", "skipped", {})};
     const Comparison c = compare_reports(a, b, CompareOptions{});
     std::map<std::string, const RowComparison*> by_kernel;
@@ -156,9 +161,10 @@ TEST(CompareReports, JoinsRowsAndMarksRegressions) {
     EXPECT_EQ(j["summary"]["slower"], 1);
     EXPECT_EQ(j["rows"][1]["verdict"], "slower");
     const std::string csv = comparison_to_csv(c);
-    EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,"
-              "regression,note");
+    EXPECT_EQ(
+        csv.substr(0, csv.find('\n')),
+        "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,"
+        "regression,note");
     EXPECT_NE(csv.find("\nslow,64,64,64,fp32,,ok,ok,1,1.5,1.5,"), std::string::npos) << csv;
 }
 
@@ -177,7 +183,8 @@ TEST(CompareReports, RowsDifferingOnlyInWarmCacheAreNotJoined) {
 // Every way a report can be unusable is an error naming the file and the JSON pointer.
 TEST(ReadReportRows, BadInputNamesTheFileAndThePath) {
     const auto dir = kScratch.fresh_dir("bad");
-    const std::string ok_row = R"({"kernel": "k", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1.0]})";
+    const std::string ok_row =
+        R"({"kernel": "k", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1.0]})";
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"{", "invalid JSON at line 1"},
         {"[]", "a kreg report is a JSON object"},
@@ -207,7 +214,8 @@ TEST(ReadReportRows, BadInputNamesTheFileAndThePath) {
         } catch (const ConfigError& e) {
             const std::string what = e.what();
             EXPECT_EQ(what.rfind(path + ": ", 0), 0u) << what;
-            EXPECT_NE(what.find(cases[i].second), std::string::npos) << "expected '" << cases[i].second << "' in: " << what;
+            EXPECT_NE(what.find(cases[i].second), std::string::npos)
+                << "expected '" << cases[i].second << "' in: " << what;
         }
     }
     EXPECT_THROW(read_report_rows(dir / "absent.json"), ConfigError);

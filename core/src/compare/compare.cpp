@@ -25,17 +25,24 @@ std::string percent(double fraction) {
 
 std::string_view to_string(Verdict v) {
     switch (v) {
-    case Verdict::same: return "same";
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::missing_in_a: return "missing_in_a";
-    case Verdict::missing_in_b: return "missing_in_b";
-    case Verdict::status_changed: return "status_changed";
+        case Verdict::same:
+            return "same";
+        case Verdict::faster:
+            return "faster";
+        case Verdict::slower:
+            return "slower";
+        case Verdict::missing_in_a:
+            return "missing_in_a";
+        case Verdict::missing_in_b:
+            return "missing_in_b";
+        case Verdict::status_changed:
+            return "status_changed";
     }
     return "?";
 }
 
-SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms, const CompareOptions& options) {
+SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
+                              const CompareOptions& options) {
     SampleVerdict s;
     s.median_a_ms = median_of(a_ms);
     s.median_b_ms = median_of(b_ms);
@@ -53,8 +60,8 @@ SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector
         s.verdict = change > 0 ? Verdict::slower : Verdict::faster;
     } else if (beyond_threshold) {
         // A change this large that the samples cannot tell from noise: say so, with the reason.
-        s.note = percent(change) + " but not significant (p=" + short_p(s.p_value) + ", " + std::to_string(a_ms.size()) +
-                 " vs " + std::to_string(b_ms.size()) + " samples)";
+        s.note = percent(change) + " but not significant (p=" + short_p(s.p_value) + ", " +
+                 std::to_string(a_ms.size()) + " vs " + std::to_string(b_ms.size()) + " samples)";
     } else if (significant && change != 0) {
         s.note = percent(change) + ", significant but within the threshold";
     }

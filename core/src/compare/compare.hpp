@@ -35,9 +35,10 @@ struct SampleVerdict {
     double median_a_ms = 0, median_b_ms = 0;
     std::optional<double> ratio;  // median B / median A; none when A's median is 0
     double p_value = 1.0;
-    std::string note;             // why a visible change is still `same`, e.g. "not significant (p=0.2)"
+    std::string note;  // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };
-SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms, const CompareOptions& options);
+SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
+                              const CompareOptions& options);
 
 struct RowComparison {
     RowKey key;
@@ -45,7 +46,7 @@ struct RowComparison {
     const ReportRow* b = nullptr;  // null when missing in B
     SampleVerdict samples;         // meaningful when both rows are ok
     Verdict verdict = Verdict::same;
-    bool regression = false;       // slower, ok -> not ok, or (with fail_on_missing) ok -> missing
+    bool regression = false;  // slower, ok -> not ok, or (with fail_on_missing) ok -> missing
     std::string note;
 };
 

@@ -18,17 +18,18 @@ std::string fixed(double v, const char* format) {
 }
 
 std::string describe(const ReportFile& r) {
-    std::string s = r.path + ": " + (r.timestamp.empty() ? "?" : r.timestamp) + ", git " + (r.git_sha.empty() ? "?" : r.git_sha) +
-                    ", " + (r.gpu_name.empty() ? "no GPU" : r.gpu_name);
+    std::string s = r.path + ": " + (r.timestamp.empty() ? "?" : r.timestamp) + ", git " +
+                    (r.git_sha.empty() ? "?" : r.git_sha) + ", " + (r.gpu_name.empty() ? "no GPU" : r.gpu_name);
     if (r.synthetic) s += "  [SYNTHETIC: not a measurement]";
     if (r.complete && !*r.complete)
-        s += "  [INCOMPLETE: an interrupted sweep, " + std::to_string(r.rows.size()) + " of " + std::to_string(r.planned) + " rows]";
+        s += "  [INCOMPLETE: an interrupted sweep, " + std::to_string(r.rows.size()) + " of " +
+             std::to_string(r.planned) + " rows]";
     return s;
 }
 
 json side(const ReportFile& r) {
-    json j = {{"path", r.path}, {"timestamp", r.timestamp}, {"git_sha", r.git_sha}, {"gpu", r.gpu_name},
-              {"synthetic", r.synthetic}, {"rows", r.rows.size()}};
+    json j = {{"path", r.path},    {"timestamp", r.timestamp}, {"git_sha", r.git_sha},
+              {"gpu", r.gpu_name}, {"synthetic", r.synthetic}, {"rows", r.rows.size()}};
     j["complete"] = r.complete ? json(*r.complete) : json(nullptr);
     j["planned"] = r.planned ? json(r.planned) : json(nullptr);
     return j;
@@ -44,7 +45,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
     std::ostringstream out;
     out << "A = " << describe(a) << "\nB = " << describe(b) << "\n";
     if (!a.gpu_name.empty() && !b.gpu_name.empty() && a.gpu_name != b.gpu_name)
-        out << "warning: A ran on " << a.gpu_name << " and B on " << b.gpu_name << ": differences are not only the code's\n";
+        out << "warning: A ran on " << a.gpu_name << " and B on " << b.gpu_name
+            << ": differences are not only the code's\n";
     out << "\n";
     const std::vector<std::string> header = {"kernel", "shape", "dtype", "A ms", "B ms", "B/A", "p", "verdict", "note"};
     std::vector<std::vector<std::string>> table;
@@ -56,7 +58,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
             cells.push_back(fixed(r.samples.median_a_ms, "%.4f"));
             cells.push_back(fixed(r.samples.median_b_ms, "%.4f"));
             cells.push_back(r.samples.ratio ? fixed(*r.samples.ratio, "%.3f") : "-");
-            cells.push_back(r.samples.p_value < 0.001 ? fixed(r.samples.p_value, "%.0e") : fixed(r.samples.p_value, "%.3f"));
+            cells.push_back(r.samples.p_value < 0.001 ? fixed(r.samples.p_value, "%.0e")
+                                                      : fixed(r.samples.p_value, "%.3f"));
         } else {
             cells.insert(cells.end(), {r.a ? r.a->status : "-", r.b ? r.b->status : "-", "-", "-"});
         }
@@ -89,8 +92,9 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
     for (Verdict v : {Verdict::same, Verdict::faster, Verdict::slower, Verdict::status_changed, Verdict::missing_in_a,
                       Verdict::missing_in_b})
         if (const std::size_t n = c.count(v)) out << " " << n << " " << to_string(v) << ",";
-    out << " " << c.regressions() << " regression(s) (marked !). A change counts beyond " << percent_text(c.options.threshold)
-        << " of the median and at p < " << fixed(c.options.alpha, "%g") << " (Mann-Whitney U on the raw samples).\n";
+    out << " " << c.regressions() << " regression(s) (marked !). A change counts beyond "
+        << percent_text(c.options.threshold) << " of the median and at p < " << fixed(c.options.alpha, "%g")
+        << " (Mann-Whitney U on the raw samples).\n";
     return out.str();
 }
 
@@ -121,25 +125,41 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
                       Verdict::missing_in_b})
         summary[std::string(to_string(v))] = c.count(v);
     summary["regressions"] = c.regressions();
-    return {{"a", side(a)}, {"b", side(b)}, {"threshold", c.options.threshold}, {"alpha", c.options.alpha},
-            {"fail_on_missing", c.options.fail_on_missing}, {"rows", rows}, {"summary", summary}};
+    return {{"a", side(a)},
+            {"b", side(b)},
+            {"threshold", c.options.threshold},
+            {"alpha", c.options.alpha},
+            {"fail_on_missing", c.options.fail_on_missing},
+            {"rows", rows},
+            {"summary", summary}};
 }
 
 std::string comparison_to_csv(const Comparison& c) {
     std::ostringstream out;
-    out << "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,"
+    out << "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,"
+           "verdict,"
            "regression,note\n";
     for (const auto& r : c.rows) {
         const bool ok = both_ok(r);
         // Text goes through csv_field (quoted, printable, no spreadsheet formulas); numbers never do.
         const auto text = [](const std::string& t) { return csv_field(t); };
-        const std::vector<std::string> cells = {
-            text(r.key.kernel), std::to_string(r.key.m), std::to_string(r.key.n), std::to_string(r.key.k), text(r.key.dtype),
-            text(params_text(r.key)), text(r.a ? r.a->status : ""), text(r.b ? r.b->status : ""),
-            ok ? fixed(r.samples.median_a_ms, "%.9g") : "", ok ? fixed(r.samples.median_b_ms, "%.9g") : "",
-            ok && r.samples.ratio ? fixed(*r.samples.ratio, "%.9g") : "", ok ? fixed(r.samples.p_value, "%.6g") : "",
-            std::to_string(r.a ? r.a->samples_ms.size() : 0), std::to_string(r.b ? r.b->samples_ms.size() : 0),
-            std::string(to_string(r.verdict)), r.regression ? "true" : "false", text(r.note)};
+        const std::vector<std::string> cells = {text(r.key.kernel),
+                                                std::to_string(r.key.m),
+                                                std::to_string(r.key.n),
+                                                std::to_string(r.key.k),
+                                                text(r.key.dtype),
+                                                text(params_text(r.key)),
+                                                text(r.a ? r.a->status : ""),
+                                                text(r.b ? r.b->status : ""),
+                                                ok ? fixed(r.samples.median_a_ms, "%.9g") : "",
+                                                ok ? fixed(r.samples.median_b_ms, "%.9g") : "",
+                                                ok && r.samples.ratio ? fixed(*r.samples.ratio, "%.9g") : "",
+                                                ok ? fixed(r.samples.p_value, "%.6g") : "",
+                                                std::to_string(r.a ? r.a->samples_ms.size() : 0),
+                                                std::to_string(r.b ? r.b->samples_ms.size() : 0),
+                                                std::string(to_string(r.verdict)),
+                                                r.regression ? "true" : "false",
+                                                text(r.note)};
         for (std::size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << cells[i];
         out << "\n";
     }

@@ -17,7 +17,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
 // {"a": {...}, "b": {...}, "threshold", "alpha", "rows": [...], "summary": {verdict: count, "regressions": n}}.
 nlohmann::json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparison& c);
 
-// Header: kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,regression,note
+// Header:
+// kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,regression,note
 std::string comparison_to_csv(const Comparison& c);
 
 }  // namespace kreg

@@ -7,9 +7,10 @@
 namespace kreg {
 
 struct RankTest {
-    double u = 0;          // U of the first sample set: pairs (a, b) with a > b, ties counted as 1/2
-    double p_value = 1.0;  // two-sided: the chance of a U this far from n_a*n_b/2 if both sets came from one distribution
-    bool exact = false;    // from the exact distribution of U (small sets without ties), else the normal approximation
+    double u = 0;  // U of the first sample set: pairs (a, b) with a > b, ties counted as 1/2
+    double p_value =
+        1.0;             // two-sided: the chance of a U this far from n_a*n_b/2 if both sets came from one distribution
+    bool exact = false;  // from the exact distribution of U (small sets without ties), else the normal approximation
 };
 
 // Both sets must be non-empty; with an empty one (nothing to compare) p_value is 1. The exact

@@ -15,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string type_name(const json& v) { return v.is_number_integer() || v.is_number_unsigned() ? "integer" : v.type_name(); }
+std::string type_name(const json& v) {
+    return v.is_number_integer() || v.is_number_unsigned() ? "integer" : v.type_name();
+}
 
 const json& field(const json& record, const std::string& file, const std::string& at, const char* key) {
     const auto it = record.find(key);
@@ -38,7 +40,8 @@ int64_t size_field(const json& record, const std::string& file, const std::strin
                               ? v.get<uint64_t>() >= 1 && v.get<uint64_t>() <= uint64_t(kMaxDimension)
                               : v.get<int64_t>() >= 1 && v.get<int64_t>() <= kMaxDimension;
     if (!in_range)
-        throw ConfigError(file, at + "/" + key, "size must be from 1 to " + std::to_string(kMaxDimension) + ", got " + v.dump());
+        throw ConfigError(file, at + "/" + key,
+                          "size must be from 1 to " + std::to_string(kMaxDimension) + ", got " + v.dump());
     return v.get<int64_t>();
 }
 
@@ -50,7 +53,7 @@ std::string params_of(const json& record, const std::string& file, const std::st
     }
     if (const auto extra = record.find("extra"); extra != record.end() && extra->is_object())
         if (const auto warm = extra->find("warm_cache"); warm != extra->end() && *warm == json(true))
-            params["warm_cache"] = true;  // only when on: the default (cold) is no parameter, as on CPU rows
+            params["warm_cache"] = true;         // only when on: the default (cold) is no parameter, as on CPU rows
     return params.empty() ? "" : params.dump();  // nlohmann's objects are ordered by key: canonical
 }
 
@@ -58,13 +61,15 @@ std::vector<double> samples_of(const json& record, const std::string& file, cons
     std::vector<double> samples;
     const auto it = record.find("samples_ms");
     if (it == record.end() || it->is_null()) return samples;
-    if (!it->is_array()) throw ConfigError(file, at + "/samples_ms", "expected an array of numbers, got " + type_name(*it));
+    if (!it->is_array())
+        throw ConfigError(file, at + "/samples_ms", "expected an array of numbers, got " + type_name(*it));
     for (std::size_t i = 0; i < it->size(); ++i) {
         const json& v = (*it)[i];
         const std::string where = at + "/samples_ms/" + std::to_string(i);
         if (!v.is_number()) throw ConfigError(file, where, "expected a number, got " + type_name(v));
         const double ms = v.get<double>();
-        if (!std::isfinite(ms) || ms < 0) throw ConfigError(file, where, "a time must be a finite number >= 0, got " + v.dump());
+        if (!std::isfinite(ms) || ms < 0)
+            throw ConfigError(file, where, "a time must be a finite number >= 0, got " + v.dump());
         samples.push_back(ms);
     }
     return samples;
@@ -110,8 +115,10 @@ ReportFile read_report_rows(const std::filesystem::path& path) {
         // meta.progress (planned, done, complete) says whether the sweep was interrupted: rows it never
         // reached are missing from it for that reason, not because they went away.
         if (const auto progress = meta->find("progress"); progress != meta->end() && progress->is_object()) {
-            if (const auto c = progress->find("complete"); c != progress->end() && c->is_boolean()) report.complete = c->get<bool>();
-            if (const auto p = progress->find("planned"); p != progress->end() && p->is_number_unsigned()) report.planned = p->get<std::size_t>();
+            if (const auto c = progress->find("complete"); c != progress->end() && c->is_boolean())
+                report.complete = c->get<bool>();
+            if (const auto p = progress->find("planned"); p != progress->end() && p->is_number_unsigned())
+                report.planned = p->get<std::size_t>();
         }
         if (const auto gpu = meta->find("gpu"); gpu != meta->end() && gpu->is_object())
             if (const auto facts = gpu->find("facts"); facts != gpu->end() && facts->is_object())
@@ -132,18 +139,21 @@ ReportFile read_report_rows(const std::filesystem::path& path) {
         row.key.n = size_field(rec, file, at, "n");
         row.key.k = size_field(rec, file, at, "k");
         row.key.dtype = string_field(rec, file, at, "dtype");
-        if (!parse_dtype(row.key.dtype)) throw ConfigError(file, at + "/dtype", "unknown dtype '" + row.key.dtype + "'");
+        if (!parse_dtype(row.key.dtype))
+            throw ConfigError(file, at + "/dtype", "unknown dtype '" + row.key.dtype + "'");
         row.key.params = params_of(rec, file, at);
         row.status = string_field(rec, file, at, "status");
-        if (!parse_row_status(row.status)) throw ConfigError(file, at + "/status", "unknown status '" + row.status + "'");
+        if (!parse_row_status(row.status))
+            throw ConfigError(file, at + "/status", "unknown status '" + row.status + "'");
         if (const auto reason = rec.find("reason"); reason != rec.end() && reason->is_string()) row.reason = *reason;
         row.samples_ms = samples_of(rec, file, at);
         if (row.status == "ok" && row.samples_ms.empty())
             throw ConfigError(file, at + "/samples_ms", "an ok row without timing samples: nothing to compare");
         const auto [it, inserted] = first_index.emplace(row.key, i);
         if (!inserted)
-            throw ConfigError(file, at, "the same row as /records/" + std::to_string(it->second) + " (" + row.key.kernel + " " +
-                                            shape_text(row.key) + " " + row.key.dtype + "): a report has each row once");
+            throw ConfigError(file, at,
+                              "the same row as /records/" + std::to_string(it->second) + " (" + row.key.kernel + " " +
+                                  shape_text(row.key) + " " + row.key.dtype + "): a report has each row once");
         report.rows.push_back(std::move(row));
     }
     return report;

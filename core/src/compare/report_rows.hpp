@@ -26,18 +26,18 @@ std::string params_text(const RowKey& key);  // "warm_cache=true", "" when none
 
 struct ReportRow {
     RowKey key;
-    std::size_t index = 0;            // position in the report's records
-    std::string status;               // one of the RowStatus names
+    std::size_t index = 0;  // position in the report's records
+    std::string status;     // one of the RowStatus names
     std::string reason;
-    std::vector<double> samples_ms;   // raw timed samples; empty for rows that were not timed
+    std::vector<double> samples_ms;  // raw timed samples; empty for rows that were not timed
 };
 
 struct ReportFile {
     std::string path;
     std::string timestamp, git_sha, gpu_name;  // "" where the report does not say
     bool synthetic = false;
-    std::optional<bool> complete;              // meta.progress.complete, when the report says
-    std::size_t planned = 0;                   // meta.progress.planned, 0 when the report does not say
+    std::optional<bool> complete;  // meta.progress.complete, when the report says
+    std::size_t planned = 0;       // meta.progress.planned, 0 when the report does not say
     std::vector<ReportRow> rows;
 };
 
