@@ -72,11 +72,12 @@ if [[ $skip != *" sweep "* ]]; then
 fi
 
 if [[ $skip != *" tensor "* ]]; then
-    step "cuBLAS tensor-core references (tf32, bf16)"
-    timeout 90 "$build/bin/runner" --kernels cublas_tf32,cublas_bf16 --dtype tf32,bf16 --sizes 1024,4096,8192 \
-        --shape 1000x3000x257 --baseline cublas_tf32 --json "$OUT/tensor.json" --csv "$OUT/tensor.csv" \
+    step "tensor-core sweep sweeps/h200-tensor.json (bf16, tf32 against their cuBLAS kernels)"
+    start=$(date +%s)
+    timeout 300 "$build/bin/runner" --config sweeps/h200-tensor.json --force --json "$OUT/tensor.json" --csv "$OUT/tensor.csv" \
         >"$LOG/tensor.out" 2>"$LOG/tensor.err"
-    echo "runner exit $?"; grep -E "^cublas" "$LOG/tensor.out" | grep -v skipped
+    echo "runner exit $? after $(( $(date +%s) - start )) s"; grep -E "^(cuda|cublas)" "$LOG/tensor.out" | grep -v skipped | head -80
+    tail -3 "$LOG/tensor.err"
     bundle
 fi
 

@@ -13,13 +13,14 @@ if [[ -z $sanitizer ]]; then echo "SKIP: compute-sanitizer not found"; exit 77; 
 
 # The registry is the single list of kernels: take the CUDA ones that can run here.
 "$runner" --list --format json > "$work/list.json" || { echo "runner --list failed"; exit 1; }
-# One line per kernel: "name path" (the sanitized runner loads only that kernel's plugin).
+# One line per kernel: "name dtypes path" (the sanitized runner loads only that kernel's plugin and runs
+# every dtype the kernel declares: tensor-core kernels have no fp32 path).
 mapfile -t kernels < <(python3 - "$work/list.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 for k in doc["kernels"]:
-    if k["backend"] == "cuda" and not k["unavailable_reason"] and "fp32" in k["dtypes"]:
-        print(k["name"], k["plugin_path"])
+    if k["backend"] == "cuda" and not k["unavailable_reason"]:
+        print(k["name"], ",".join(k["dtypes"]), k["plugin_path"])
 PY
 )
 if [[ ${#kernels[@]} -eq 0 ]]; then
@@ -30,10 +31,11 @@ fi
 
 failed=0
 for entry in "${kernels[@]}"; do
-    k=${entry%% *} plugin=${entry#* }
+    k=${entry%% *} rest=${entry#* }
+    dtypes=${rest%% *} plugin=${rest#* }
     log="$work/$tool-$k.log"
     "$sanitizer" --tool "$tool" --error-exitcode 9 \
-        "$runner" --isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --shape "$shape" \
+        "$runner" --isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --dtype "$dtypes" --shape "$shape" \
         --repeat 1 --warmup 0 --no-calibrate \
         --json "$work/$tool-$k.json" --csv "$work/$tool-$k.csv" >"$log" 2>&1
     rc=$?
