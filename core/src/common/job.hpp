@@ -19,7 +19,7 @@ struct RunSettings {
     // Timed calls. Without a noise target: this many (fewer if the time budget is spent first, never
     // fewer than min(3, repeats)). With one: the minimum count of the stopping rule (measure/sampler.hpp).
     int repeats = 10;
-    std::optional<double> time_budget_s;  // cap on the wall time of the timed calls
+    std::optional<double> time_budget_s;  // cap on the time spent in timed calls (the sum of their samples)
     // Stopping rule: sample until the 95 % interval of the median is within +-noise_target of it
     // (relative), or the time budget (kDefaultNoiseTimeCapS when unset) is spent. Unset or 0: fixed count.
     // Sweep configs default it to 0.005; strict runs ignore it (grading calls are counted, not adaptive).

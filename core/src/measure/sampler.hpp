@@ -63,7 +63,7 @@ inline constexpr int kMaxSamples = 1000;
 
 // How sample() decides it has enough timed calls. Checked after every timed call, in this order:
 //   - max_samples reached                                         -> "max_samples"
-//   - the time cap spent (wall time since the first timed call),
+//   - the time cap spent (the sum of the samples so far),
 //     and at least min(3, min_samples) samples                    -> "time_cap"
 //   - at least min_samples, and either no noise target, or the
 //     median's 95 % interval within +-noise_target of the median  -> "repeats" / "noise_target"

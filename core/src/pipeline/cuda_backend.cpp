@@ -185,15 +185,12 @@ public:
         KREG_RUNNER_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
         launch_begin_ = std::chrono::steady_clock::now();
     }
+    ~HeldStreamTimer() override { release(); }  // before the flags are freed
     double stop_ms() override {
         const auto launch_end = std::chrono::steady_clock::now();
         launch_ms_.push_back(std::chrono::duration<double, std::milli>(launch_end - launch_begin_).count());
         KREG_RUNNER_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
-        if (hold_) {
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-            flags_.host()[0] = 1;
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-        }
+        release();
         KREG_RUNNER_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
         if (hold_ && flags_.host()[1] == 2) {
             ++hold_timeouts_;
@@ -204,6 +201,14 @@ public:
         return double(ms);
     }
     std::string name() const override { return "cuda_event"; }
+
+    // Lets a waiting hold kernel go. Also called when a call failed between start() and stop_ms(), so
+    // that the wait for the failed call does not sit out the hold's timeout.
+    void release() {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        flags_.host()[0] = 1;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
 
     const std::vector<double>& launch_ms() const { return launch_ms_; }
     int hold_timeouts() const { return hold_timeouts_; }
@@ -354,6 +359,7 @@ public:
         if (!message.empty()) {
             // A kernel that reports a fault it caught (an illegal address, say) still leaves the
             // context broken: that is the worker's end, not only this row's.
+            held_timer_.release();
             const cudaError_t e = cudaStreamSynchronize(stream_);
             (void)cudaGetLastError();
             if (is_sticky(e)) throw WorkerFatal(cuda_error_text(e) + " (" + who_ + ": " + message + ")");
