@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -318,7 +319,23 @@ kreg_status right_once_then_off_by_one(void* instance, const kreg_gemm_args* arg
     return KREG_STATUS_OK;
 }
 
-TEST(EveryCallChecked, FiniteWrongValuesOnALaterCallAreCaughtByTheSampledCheck) {
+// Right on its first call; afterwards one element is +Inf (a NaN the kernel computed would be the same).
+kreg_status right_once_then_infinite(void* instance, const kreg_gemm_args* args, char*, size_t) {
+    const bool first = (*static_cast<int*>(instance))++ == 0;
+    const float* a = static_cast<const float*>(args->a);
+    const float* b = static_cast<const float*>(args->b);
+    float* c = static_cast<float*>(args->c);
+    for (int64_t i = 0; i < args->m; ++i)
+        for (int64_t j = 0; j < args->n; ++j) {
+            float acc = 0;
+            for (int64_t p = 0; p < args->k; ++p) acc += a[i * args->lda + p] * b[p * args->ldb + j];
+            c[i * args->ldc + j] = acc;
+        }
+    if (!first) c[2 * args->ldc + 3] = std::numeric_limits<float>::infinity();
+    return KREG_STATUS_OK;
+}
+
+Record run_fake(decltype(kreg_kernel_info::run_gemm) run) {
     kreg_kernel_info info{};
     info.struct_size = sizeof info;
     info.name = "fake";
@@ -328,12 +345,22 @@ TEST(EveryCallChecked, FiniteWrongValuesOnALaterCallAreCaughtByTheSampledCheck) 
     info.m_multiple = info.n_multiple = info.k_multiple = 1;
     info.create = &fake_create;
     info.destroy = &fake_destroy;
-    info.run_gemm = &right_once_then_off_by_one;
+    info.run_gemm = run;
     void* instance = nullptr;
     fake_create(&instance, nullptr, 0);
-    Job job = fixture_job("fake", 1, 3);
-    const Record r = run_cpu_gemm_job(job, LoadedKernel{&info, instance, "fakes", "/nowhere/fakes.so"});
+    const Record r = run_cpu_gemm_job(fixture_job("fake", 1, 3), LoadedKernel{&info, instance, "fakes", "/nowhere/fakes.so"});
     fake_destroy(instance);
+    return r;
+}
+
+TEST(EveryCallChecked, ANonFiniteElementOnALaterCallIsNamed) {
+    const Record r = run_fake(&right_once_then_infinite);
+    EXPECT_EQ(r.status, RowStatus::wrong_result);
+    EXPECT_EQ(r.reason, "warm-up call 1: non-finite element at (2, 3) (1 of 120 elements)");
+}
+
+TEST(EveryCallChecked, FiniteWrongValuesOnALaterCallAreCaughtByTheSampledCheck) {
+    const Record r = run_fake(&right_once_then_off_by_one);
     EXPECT_EQ(r.status, RowStatus::wrong_result);
     EXPECT_TRUE(starts_with(r.reason, "warm-up call 1: error ")) << r.reason;
     EXPECT_NE(r.reason.find("(sampled)"), std::string::npos) << r.reason;
