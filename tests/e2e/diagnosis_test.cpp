@@ -26,6 +26,21 @@ TEST(Diagnosis, ASweepTableShowsTheWholeReasonOfAReadPastB) {
     EXPECT_NE(r.out.find(std::string("\n    ") + kDiagnosis + "\n"), std::string::npos) << r.out;
 }
 
+// Right on the checked call, reading past B from the next one on: the scan of every later call explains
+// the NaN from its bits too, not only the full check of the first.
+TEST(Diagnosis, TheScanOfALaterCallExplainsItsNaNToo) {
+    const auto dir = test::fresh_dir("diagnosis-later-call");
+    const auto r = test::run_command(kRunner + " --no-default-plugins --plugin " + std::string(KREG_FIXTURE_DIR) +
+                                         "/fixture_reads_past_b_after_first_call.so --shape 17x33x9 --warmup 1 --repeat 1"
+                                         " --output-dir out",
+                                     dir, dir);
+    ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("warm-up call 1: NaN at (0, 0) computed from the padding after B: a value was read past the "
+                         "end of B (the NaN carries its payload) (561 of 561 elements of C are NaN or Inf)"),
+              std::string::npos)
+        << r.out;
+}
+
 TEST(Diagnosis, GradingExplainsAReadPastB) {
     const auto dir = test::fresh_dir("diagnosis-grade");
     fs::create_directories(dir / "subs");

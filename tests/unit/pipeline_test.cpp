@@ -356,7 +356,7 @@ Record run_fake(decltype(kreg_kernel_info::run_gemm) run) {
 TEST(EveryCallChecked, ANonFiniteElementOnALaterCallIsNamed) {
     const Record r = run_fake(&right_once_then_infinite);
     EXPECT_EQ(r.status, RowStatus::wrong_result);
-    EXPECT_EQ(r.reason, "warm-up call 1: non-finite element at (2, 3) (1 of 120 elements)");
+    EXPECT_EQ(r.reason, "warm-up call 1: Inf at (2, 3) (1 of 120 elements of C are NaN or Inf)");
 }
 
 TEST(EveryCallChecked, FiniteWrongValuesOnALaterCallAreCaughtByTheSampledCheck) {

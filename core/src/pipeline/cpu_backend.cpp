@@ -95,6 +95,7 @@ public:
                 if (scan.unwritten++ == 0) scan.first_unwritten = i;
             } else if (scan.non_finite++ == 0) {
                 scan.first_non_finite = i;
+                scan.first_non_finite_value = c[i];
             }
         }
         for (size_t i : sample_at) scan.samples.push_back(c[i]);

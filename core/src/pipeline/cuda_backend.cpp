@@ -339,6 +339,11 @@ public:
         scan.first_unwritten = size_t(counts.first_unwritten);
         scan.non_finite = size_t(counts.non_finite);
         scan.first_non_finite = size_t(counts.first_non_finite);
+        if (scan.non_finite > 0) {  // its bits say where it came from, as far as they can
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(&scan.first_non_finite_value, c_of(sets_[size_t(set)]) + scan.first_non_finite,
+                                                   sizeof(float), cudaMemcpyDeviceToHost, stream_));
+            KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        }
         return scan;
     }
     kreg_gemm_args args(int set) override {

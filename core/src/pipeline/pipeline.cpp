@@ -84,8 +84,10 @@ public:
             return "unwritten element at " + position(scan.first_unwritten, n) + " (" + std::to_string(scan.unwritten) + " of " +
                    std::to_string(total) + " elements of C never written)";
         if (scan.non_finite > 0)
-            return "non-finite element at " + position(scan.first_non_finite, n) + " (" + std::to_string(scan.non_finite) +
-                   " of " + std::to_string(total) + " elements)";
+            // Its bits say where it came from, as far as they can (verify_gemm.hpp).
+            return describe_non_finite(scan.first_non_finite_value, int64_t(scan.first_non_finite) / n,
+                                       int64_t(scan.first_non_finite) % n) +
+                   " (" + std::to_string(scan.non_finite) + " of " + std::to_string(total) + " elements of C are NaN or Inf)";
         for (size_t s = 0; s < elements.size() && s < scan.samples.size(); ++s) {
             const int64_t i = int64_t(elements[s]) / n, j = int64_t(elements[s]) % n;
             double ref = 0, magnitude = 0;
