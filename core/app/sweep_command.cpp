@@ -393,7 +393,8 @@ int run_command(const CommandLine& given) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
         std::cerr << "runner: " << writer->done() << " rows in " << wall << " s; journal and reports took "
                   << writer->seconds_writing() << " s of it (" << 100.0 * writer->seconds_writing() / std::max(wall, 1e-9)
-                  << " %)\n";
+                  << " %): " << writer->renders() << " renders " << writer->seconds_rendering() << " s, fdatasync "
+                  << writer->seconds_syncing() << " s\n";
     }
     if (const int signo = stop_signal(); signo != 0) {
         const std::string report = resume ? *given.resume : targets.json.string();

@@ -534,6 +534,27 @@ TEST(ReportWriter, RendersAtOnceWithTheProgressAndJournalsEveryRowAsItArrives) {
     EXPECT_EQ(directory_entries(json_path.parent_path()), (std::vector<std::string>{"report.csv", "report.json"}));
 }
 
+// The writer renders the reports as text from each row's serialised form (fast); they must be the very JSON
+// report_json() describes, baseline speed-ups and summary included, and the very CSV csv_document() makes.
+TEST(ReportWriter, TheRenderedReportIsExactlyTheJsonReportJsonDescribes) {
+    for (const std::optional<std::string> baseline : {std::optional<std::string>(), std::optional<std::string>("cublas")}) {
+        SCOPED_TRACE(baseline.value_or("no baseline"));
+        const fs::path dir = fresh_dir("writer_same_json");
+        const auto records = numbered(mixed_records());
+        const json meta = make_report_meta(sample_meta_inputs());
+        ReportWriter writer(dir / "r.json", dir / "r.csv", fresh_journal(dir), meta, baseline, 6, {records[1], records[0]});
+        for (size_t i = 2; i < records.size(); ++i) writer.add(records[i]);
+        writer.render();
+        json expected_meta = meta;
+        expected_meta["progress"] = {{"planned", 6}, {"done", 5}, {"complete", false}, {"journal", (dir / "r.journal.jsonl").string()}};
+        EXPECT_EQ(json::parse(read_text(dir / "r.json")), report_json(expected_meta, records, baseline));
+        EXPECT_EQ(read_text(dir / "r.csv"), csv_document(records, baseline));
+    }
+    const fs::path dir = fresh_dir("writer_same_json_empty");
+    ReportWriter empty(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::string("cublas"), 1);
+    EXPECT_EQ(json::parse(read_text(dir / "r.json"))["records"], json::array());
+}
+
 TEST(ReportWriter, WithAZeroIntervalEveryRowIsRendered) {
     const fs::path dir = fresh_dir("writer_every_row");
     ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 5);

@@ -148,6 +148,7 @@ JournalWriter& JournalWriter::operator=(JournalWriter&& other) noexcept {
         sync_interval_ = other.sync_interval_;
         last_sync_ = other.last_sync_;
         unsynced_ = other.unsynced_;
+        syncing_ = other.syncing_;
     }
     return *this;
 }
@@ -159,7 +160,11 @@ JournalWriter::~JournalWriter() {
 }
 
 void JournalWriter::append_line(const nlohmann::json& line) {
-    buffer_ = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    append_text(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void JournalWriter::append_text(std::string_view line) {
+    buffer_.assign(line);
     buffer_ += '\n';
     std::string_view rest = buffer_;
     while (!rest.empty()) {
@@ -174,12 +179,23 @@ void JournalWriter::append_line(const nlohmann::json& line) {
 
 void JournalWriter::append_record(const Record& r) { append_line({{"record", r}}); }
 
+void JournalWriter::append_record_text(const std::string& record_json) {
+    std::string line;
+    line.reserve(record_json.size() + 12);
+    line += "{\"record\":";
+    line += record_json;
+    line += '}';
+    append_text(line);
+}
+
 void JournalWriter::append_event(const nlohmann::json& event) { append_line({{"event", event}}); }
 
 void JournalWriter::sync() {
+    const auto start = std::chrono::steady_clock::now();
     if (fd_ >= 0 && ::fdatasync(fd_) != 0) fail(path_, "fdatasync failed", errno);
     unsynced_ = false;
     last_sync_ = std::chrono::steady_clock::now();
+    syncing_ += last_sync_ - start;
 }
 
 }  // namespace kreg

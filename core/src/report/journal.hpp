@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kreg {
@@ -60,6 +61,8 @@ public:
     // One line each, one write() each; fdatasync at most once per sync_interval (and in sync()).
     // Throw std::runtime_error naming the file when the write fails.
     void append_record(const Record& r);
+    // The same, from the record's compact JSON text (to_json(Record), dumped without indentation).
+    void append_record_text(const std::string& record_json);
     void append_event(const nlohmann::json& event);
     void sync();
 
@@ -67,10 +70,13 @@ public:
     // Syncing every line costs a disk flush per row (milliseconds on many disks), far more than a fast
     // row; a killed runner loses nothing either way, so the default syncs once a second.
     void set_sync_interval(std::chrono::milliseconds interval) { sync_interval_ = interval; }
+    // Seconds spent in fdatasync so far (for the runner's --verbose cost line).
+    double seconds_syncing() const { return std::chrono::duration<double>(syncing_).count(); }
 
 private:
     JournalWriter(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
     void append_line(const nlohmann::json& line);
+    void append_text(std::string_view line);  // line without its newline
 
     std::filesystem::path path_;
     int fd_ = -1;
@@ -78,6 +84,7 @@ private:
     std::chrono::milliseconds sync_interval_{1000};
     std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
     bool unsynced_ = false;
+    std::chrono::steady_clock::duration syncing_{};
 };
 
 }  // namespace kreg

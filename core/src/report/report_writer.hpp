@@ -43,6 +43,10 @@ public:
     JournalWriter& journal() { return journal_; }
     // Seconds spent in add() and render() so far: what keeping the reports costs the sweep.
     double seconds_writing() const { return std::chrono::duration<double>(busy_).count(); }
+    // Of those, the renders (how many, how long) and the journal's fdatasyncs.
+    size_t renders() const { return renders_; }
+    double seconds_rendering() const { return std::chrono::duration<double>(rendering_).count(); }
+    double seconds_syncing() const { return journal_.seconds_syncing(); }
 
     // Renders are due every `interval`, but never more often than 50 times the last render took: a
     // render costs O(rows), so a fixed period would make a long sweep O(rows²) again. This bounds the
@@ -59,11 +63,19 @@ private:
     std::optional<std::string> baseline_;
     size_t planned_ = 0;
     std::vector<Record> records_;
+    // Each row's compact JSON text, in records_' order: serialised once for the journal, then copied
+    // into every render, so a render costs a copy of the rows rather than a JSON tree of them.
+    std::vector<std::string> record_texts_;
+    // Each row's CSV line, likewise, when there is no baseline (with one, a later baseline row changes the
+    // speed-up cell of earlier rows, so the CSV is made afresh at each render).
+    std::vector<std::string> csv_lines_;
     std::unordered_set<uint64_t> done_ids_;
     std::chrono::milliseconds render_interval_{5000};
     std::chrono::steady_clock::time_point last_render_{};
     std::chrono::steady_clock::duration last_render_took_{};
     std::chrono::steady_clock::duration busy_{};
+    std::chrono::steady_clock::duration rendering_{};
+    size_t renders_ = 0;
 };
 
 }  // namespace kreg
