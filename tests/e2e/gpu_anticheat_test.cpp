@@ -3,6 +3,7 @@
 // stream of the plugin's own escapes the events but not the device-wide wait and the host clock, and a
 // kernel that writes A is seen when A is read back. Jobs run in-process through WorkerSession, as a
 // worker runs them (the runner's command line is not needed to set RunSettings::strict).
+#include "record_json.hpp"
 #include "common/job.hpp"
 #include "cuda/device_facts.hpp"
 #include "measure/output_export.hpp"
@@ -59,7 +60,7 @@ TEST(GpuStrict, DeviceCacheIsWrongOnTheSecondCall) {
     const Record r = run(gpu_job(fixture("cheat_cuda_caches"), "cheat_cuda_caches"));
     EXPECT_EQ(r.status, RowStatus::wrong_result) << r.reason;
     EXPECT_TRUE(starts_with(r.reason, "warm-up call 1: ")) << r.reason;
-    EXPECT_EQ(r.extra["anticheat"]["failed_at"], "warm-up call 1") << r.extra.dump();
+    EXPECT_EQ(extra_json(r)["anticheat"]["failed_at"], "warm-up call 1") << extra_json(r).dump();
 }
 
 TEST(GpuStrict, WithoutStrictTheDeviceCachePasses) {
@@ -75,7 +76,7 @@ TEST(GpuStrict, WorkOnAnotherStreamEscapesAndFails) {
     EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
     EXPECT_NE(r.reason.find("escaped"), std::string::npos) << r.reason;
     EXPECT_TRUE(starts_with(r.reason, "work escaped the harness stream: event time ")) << r.reason;
-    const nlohmann::json& ac = r.extra.at("anticheat");
+    const nlohmann::json ac = extra_json(r).at("anticheat");
     std::cout << "cheat_cuda_other_stream: " << r.reason << "\n  " << ac.dump() << "\n";  // the margins, for the log
     EXPECT_EQ(ac["timing_mismatch"], true) << ac.dump();
     EXPECT_EQ(ac["device_wide_sync"], true);
@@ -121,14 +122,14 @@ TEST(GpuStrict, HonestKernelsAreOk) {
         const std::string what = c.kernel + " " + to_string(c.shape);
         if (c.timing_may_misfire && r.status == RowStatus::failed) {
             EXPECT_NE(r.reason.find("escaped the harness stream"), std::string::npos) << what << ": " << r.reason;
-            EXPECT_EQ(r.extra["anticheat"]["every_call_checked"], true) << what;
+            EXPECT_EQ(extra_json(r)["anticheat"]["every_call_checked"], true) << what;
             std::cout << what << ": timing cross-check misfired: " << r.reason << "\n";
             continue;
         }
         EXPECT_EQ(r.status, RowStatus::ok) << what << ": " << r.reason;
         EXPECT_EQ(r.samples_ms.size(), size_t(kRepeats)) << what;
-        ASSERT_TRUE(r.extra.contains("anticheat")) << what;
-        const nlohmann::json& ac = r.extra["anticheat"];
+        ASSERT_TRUE(extra_json(r).contains("anticheat")) << what;
+        const nlohmann::json ac = extra_json(r)["anticheat"];
         std::cout << what << ": " << ac.dump() << "\n";  // the margins, for the log
         EXPECT_EQ(ac["timing_mismatch"], false) << what << ": " << ac.dump();
         EXPECT_EQ(ac["every_call_checked"], true) << what << ": " << ac.dump();
@@ -194,7 +195,7 @@ TEST(GpuStrict, EveryCallsOutputIsCheckedOutsideTheWorker) {
         const Record r = session.handle({{"op", "run"}, {"job", job}}).at("record").get<Record>();
         const std::string what = c.kernel + " " + to_string(c.shape);
         ASSERT_EQ(r.status, RowStatus::ok) << what << ": " << r.reason;
-        EXPECT_EQ(r.extra["anticheat"]["calls_verified"], 0) << what;
+        EXPECT_EQ(extra_json(r)["anticheat"]["calls_verified"], 0) << what;
         EXPECT_EQ(channel.outputs.size(), size_t(1 + kWarmup + kRepeats)) << what;
         const TrustedCheck check = check_call_outputs(job, channel.views(), 1 + kWarmup + kRepeats);
         EXPECT_EQ(check.passed, c.honest) << what << ": " << check.reason;

@@ -3,6 +3,7 @@
 // waits for its own launch inside run_gemm does not deadlock the held stream, the first job of a worker
 // waits for the clocks, and every call's C is scanned on the device. Without a GPU every test is skipped
 // with the reason.
+#include "record_json.hpp"
 #include "common/job.hpp"
 #include "cuda/device_facts.hpp"
 #include "report/json_report.hpp"
@@ -38,17 +39,17 @@ TEST(GpuPipeline, TimedLaunchesAreHeldAndTheLaunchOverheadIsReportedApart) {
     auto rows = run_fixtures("gpu-pipeline-held", {"fixture_good_cuda"}, 0);
     const Record& r = rows["fixture_good_cuda"];
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
-    EXPECT_EQ(r.extra.value("timing_method", ""), "held_stream") << r.extra.dump();
-    ASSERT_TRUE(r.extra.contains("launch_overhead_ms")) << r.extra.dump();
-    EXPECT_GT(r.extra["launch_overhead_ms"].get<double>(), 0.0);
-    EXPECT_FALSE(r.extra.contains("hold_timeouts")) << r.extra.dump();
+    EXPECT_EQ(extra_json(r).value("timing_method", ""), "held_stream") << extra_json(r).dump();
+    ASSERT_TRUE(extra_json(r).contains("launch_overhead_ms")) << extra_json(r).dump();
+    EXPECT_GT(extra_json(r)["launch_overhead_ms"].get<double>(), 0.0);
+    EXPECT_FALSE(extra_json(r).contains("hold_timeouts")) << extra_json(r).dump();
     // The worker's first job waited for the clocks before its first sample.
-    ASSERT_TRUE(r.extra["sampling"].contains("clock_settle")) << r.extra.dump();
-    EXPECT_GE(r.extra["sampling"]["clock_settle"]["calls"].get<int>(), 10);
+    ASSERT_TRUE(extra_json(r)["sampling"].contains("clock_settle")) << extra_json(r).dump();
+    EXPECT_GE(extra_json(r)["sampling"]["clock_settle"]["calls"].get<int>(), 10);
     ASSERT_TRUE(r.stats.has_value());
     EXPECT_GE(r.stats->count, 6);
     // Every warm-up, settling and timed call's C was scanned.
-    EXPECT_GE(r.extra["call_checks"]["scanned_calls"].get<int>(), 1 + r.stats->count);
+    EXPECT_GE(extra_json(r)["call_checks"]["scanned_calls"].get<int>(), 1 + r.stats->count);
 }
 
 TEST(GpuPipeline, APluginThatWaitsForItsOwnLaunchDoesNotDeadlockTheHeldStream) {
@@ -57,8 +58,8 @@ TEST(GpuPipeline, APluginThatWaitsForItsOwnLaunchDoesNotDeadlockTheHeldStream) {
     const Record& r = rows["fixture_cuda_syncs_in_run"];
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
     // The hold gave up once, and the rest of the job was timed without it.
-    EXPECT_EQ(r.extra.value("timing_method", ""), "held_stream_until_timeout") << r.extra.dump();
-    EXPECT_EQ(r.extra.value("hold_timeouts", 0), 1) << r.extra.dump();
+    EXPECT_EQ(extra_json(r).value("timing_method", ""), "held_stream_until_timeout") << extra_json(r).dump();
+    EXPECT_EQ(extra_json(r).value("hold_timeouts", 0), 1) << extra_json(r).dump();
 }
 
 TEST(GpuPipeline, AKernelThatSkipsEverySecondCallIsCaughtOnTheDevice) {

@@ -1,5 +1,6 @@
 // End to end through the runner and its workers: the measurement pipeline's every-call check and the
 // stopping rule's record (pipeline/pipeline.hpp, measure/sampler.hpp).
+#include "record_json.hpp"
 #include "common/job.hpp"
 #include "report/json_report.hpp"
 #include "run_command.hpp"
@@ -58,13 +59,13 @@ TEST(PipelineEndToEnd, TheRecordSaysWhySamplingStoppedWithTheIntervalAndTheCount
     ASSERT_TRUE(row.stats->median_ci_low_ms && row.stats->median_ci_high_ms);
     EXPECT_LE(*row.stats->median_ci_low_ms, row.stats->median_ms);
     EXPECT_GE(*row.stats->median_ci_high_ms, row.stats->median_ms);
-    const nlohmann::json& sampling = row.extra.at("sampling");
+    const nlohmann::json sampling = extra_json(row).at("sampling");
     EXPECT_EQ(sampling.at("noise_target"), 0.005);
     EXPECT_EQ(sampling.at("time_cap_s"), 0.5);
     const std::string stop = sampling.at("stop");
     EXPECT_TRUE(stop == "noise_target" || stop == "time_cap" || stop == "max_samples") << stop;
     if (stop == "noise_target") EXPECT_LE(sampling.at("relative_half_width").get<double>(), 0.005);
-    EXPECT_EQ(row.extra.at("call_checks").at("scanned_calls"), 1 + row.stats->count);
+    EXPECT_EQ(extra_json(row).at("call_checks").at("scanned_calls"), 1 + row.stats->count);
 }
 
 }  // namespace

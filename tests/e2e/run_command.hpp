@@ -1,6 +1,8 @@
 // Runs a command line for the end-to-end tests and captures what it printed and how it ended.
 #pragma once
 
+#include "report_schema_check.hpp"
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -38,11 +40,13 @@ inline CommandResult run_command(const std::string& command, const std::filesyst
     return r;
 }
 
-// A fresh, empty folder under the system temp directory for one test.
+// A fresh, empty folder under the system temp directory for one test. Every sweep report left in it
+// is checked against the report schema when the test program ends (report_schema_check.hpp).
 inline std::filesystem::path fresh_dir(const std::string& name) {
     const auto dir = std::filesystem::temp_directory_path() / ("kreg-e2e-" + name + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    ReportSchemaCheck::instance().watch(dir);
     return dir;
 }
 

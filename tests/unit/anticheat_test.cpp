@@ -2,6 +2,7 @@
 // deserves, with the call it was caught at in the reason; honest plugins stay ok; and what a plugin sees
 // call after call (fresh pointers, fresh inputs, identical arguments) is checked from the plugin's side
 // by a spy kernel. Without strict, cheat_caches passes, which is why strict exists.
+#include "record_json.hpp"
 #include "measure/anticheat.hpp"
 #include "measure/output_export.hpp"
 #include "measure/sampler.hpp"
@@ -81,13 +82,13 @@ TEST(StrictCpu, EveryCheatIsCaughtAtTheCallItCheats) {
         EXPECT_EQ(r.status, e.status) << e.cheat << ": " << r.reason;
         EXPECT_TRUE(starts_with(r.reason, e.reason_prefix)) << e.cheat << ": " << r.reason;
         EXPECT_FALSE(r.stats.has_value()) << e.cheat << ": a failed row must carry no timing to read";
-        ASSERT_TRUE(r.extra.contains("anticheat")) << e.cheat;
-        EXPECT_EQ(r.extra["anticheat"]["strict"], true) << e.cheat;
+        ASSERT_TRUE(extra_json(r).contains("anticheat")) << e.cheat;
+        EXPECT_EQ(extra_json(r)["anticheat"]["strict"], true) << e.cheat;
         // Every call up to the one that cheated had its output checked (for a changed input, the input
         // check ends the row before the output is).
         if (e.status == RowStatus::wrong_result)
-            EXPECT_EQ(r.extra["anticheat"]["calls_verified"], r.extra["anticheat"]["calls"]) << e.cheat;
-        EXPECT_FALSE(r.extra["anticheat"]["failed_at"].get<std::string>().empty()) << e.cheat;
+            EXPECT_EQ(extra_json(r)["anticheat"]["calls_verified"], extra_json(r)["anticheat"]["calls"]) << e.cheat;
+        EXPECT_FALSE(extra_json(r)["anticheat"]["failed_at"].get<std::string>().empty()) << e.cheat;
     }
 }
 
@@ -96,14 +97,14 @@ TEST(StrictCpu, ModifiedInputNamesTheElementAndHowManyChanged) {
     ASSERT_EQ(r.status, RowStatus::failed) << r.reason;
     // The fixture zeroes the first row of A: k = 17 elements (none of the inputs is exactly zero).
     EXPECT_NE(r.reason.find(", now 0 (17 of 561 elements changed)"), std::string::npos) << r.reason;
-    EXPECT_EQ(r.extra["anticheat"]["calls_verified"], 0) << "the inputs are checked before the output";
+    EXPECT_EQ(extra_json(r)["anticheat"]["calls_verified"], 0) << "the inputs are checked before the output";
 }
 
 TEST(StrictCpu, ThreadLeftRunningIsRecorded) {
     const Record r = run(strict_job(fixture("cheat_thread_after_return"), "cheat_thread_after_return"));
-    ASSERT_TRUE(r.extra.contains("anticheat"));
-    EXPECT_EQ(r.extra["anticheat"]["threads_left_running"], true) << r.extra.dump();
-    EXPECT_GE(r.extra["anticheat"]["max_threads_left"].get<int>(), 1);
+    ASSERT_TRUE(extra_json(r).contains("anticheat"));
+    EXPECT_EQ(extra_json(r)["anticheat"]["threads_left_running"], true) << extra_json(r).dump();
+    EXPECT_GE(extra_json(r)["anticheat"]["max_threads_left"].get<int>(), 1);
 }
 
 TEST(StrictCpu, NthCallCheatNeedsEveryCallChecked) {
@@ -114,8 +115,8 @@ TEST(StrictCpu, NthCallCheatNeedsEveryCallChecked) {
     EXPECT_TRUE(starts_with(lax.reason, "timed call 1: unwritten element")) << lax.reason;
     const Record strict = run(strict_job(fixture("cheat_nth_call"), "cheat_nth_call"));
     EXPECT_TRUE(starts_with(strict.reason, "timed call 1: ")) << strict.reason;
-    EXPECT_EQ(strict.extra["anticheat"]["calls"], 4);
-    EXPECT_EQ(strict.extra["anticheat"]["failed_at"], "timed call 1");
+    EXPECT_EQ(extra_json(strict)["anticheat"]["calls"], 4);
+    EXPECT_EQ(extra_json(strict)["anticheat"]["failed_at"], "timed call 1");
 }
 
 TEST(StrictCpu, WithoutStrictTheCachingCheatPasses) {
@@ -123,7 +124,7 @@ TEST(StrictCpu, WithoutStrictTheCachingCheatPasses) {
     // because every call sees the same inputs; the timed calls are a memcpy.
     const Record lax = run(strict_job(fixture("cheat_caches"), "cheat_caches", false));
     EXPECT_EQ(lax.status, RowStatus::ok) << lax.reason;
-    EXPECT_FALSE(lax.extra.contains("anticheat"));
+    EXPECT_FALSE(extra_json(lax).contains("anticheat"));
     const Record strict = run(strict_job(fixture("cheat_caches"), "cheat_caches"));
     EXPECT_EQ(strict.status, RowStatus::wrong_result) << strict.reason;
 }
@@ -152,7 +153,7 @@ TEST(StrictCpu, HonestPluginsAreOkAndEveryCallIsVerified) {
         EXPECT_TRUE(r.stats.has_value()) << kernel;
         ASSERT_TRUE(r.max_rel_err.has_value()) << kernel;
         EXPECT_LE(*r.max_rel_err, *r.tolerance) << kernel;
-        const nlohmann::json& ac = r.extra.at("anticheat");
+        const nlohmann::json ac = extra_json(r).at("anticheat");
         EXPECT_EQ(ac["strict"], true);
         EXPECT_EQ(ac["calls"], 1 + 2 + 5) << kernel;
         EXPECT_EQ(ac["calls_verified"], 1 + 2 + 5) << kernel;
@@ -173,13 +174,13 @@ TEST(StrictCpu, ThePerCallWatchdogIsNotAThreadTheKernelLeftRunning) {
     job.settings.call_timeout_s = 30;
     const Record r = run(job);
     EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
-    EXPECT_EQ(r.extra["anticheat"]["threads_left_running"], false) << r.extra.dump();
+    EXPECT_EQ(extra_json(r)["anticheat"]["threads_left_running"], false) << extra_json(r).dump();
 }
 
 TEST(StrictCpu, StrictOffKeepsTheOrdinaryRow) {
     const Record r = run(strict_job(fixture("fixture_good"), "fixture_good", false));
     EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
-    EXPECT_FALSE(r.extra.contains("anticheat"));
+    EXPECT_FALSE(extra_json(r).contains("anticheat"));
     EXPECT_EQ(r.samples_ms.size(), 5u);
 }
 
@@ -346,9 +347,9 @@ TEST(CheckedOutside, EverySeedIsAskedForRightBeforeItsCallAndEveryOutputHandedOv
 
     // The worker checked nothing itself; the checker's check passes.
     EXPECT_FALSE(r.max_rel_err.has_value());
-    EXPECT_EQ(r.extra["anticheat"]["calls_verified"], 0);
-    EXPECT_EQ(r.extra["anticheat"]["calls_exported"], 8);
-    EXPECT_EQ(r.extra["anticheat"]["every_call_checked"], true);
+    EXPECT_EQ(extra_json(r)["anticheat"]["calls_verified"], 0);
+    EXPECT_EQ(extra_json(r)["anticheat"]["calls_exported"], 8);
+    EXPECT_EQ(extra_json(r)["anticheat"]["every_call_checked"], true);
     const TrustedCheck check = check_call_outputs(job, channel.sealed(), 8);
     EXPECT_TRUE(check.passed) << check.reason;
 }
@@ -427,15 +428,15 @@ TEST(Anticheat, TimingCrossCheckFlagsHiddenWorkNotLaunchOverhead) {
     EXPECT_EQ(honest.mismatched_calls(), 1);
     EXPECT_FALSE(honest.escaped());
     EXPECT_EQ(honest.reason(), "");
-    EXPECT_EQ(honest.to_json()["timing_mismatch"], false);
+    EXPECT_FALSE(honest.facts().timing_mismatch);
 
     TimingCrossCheck hidden;
     for (int i = 0; i < 5; ++i) hidden.add(1.0, 1.02);
     for (int i = 0; i < 5; ++i) hidden.add(0.004, 1.5);
     EXPECT_TRUE(hidden.escaped());
     EXPECT_EQ(hidden.reason(), "work escaped the harness stream: event time 0.004 ms vs wall time 1.5 ms (5 of 10 timed calls)");
-    EXPECT_EQ(hidden.to_json()["timing_mismatch"], true);
-    EXPECT_EQ(hidden.to_json()["mismatched_calls"], 5);
+    EXPECT_TRUE(hidden.facts().timing_mismatch);
+    EXPECT_EQ(hidden.facts().mismatched_calls, 5);
 
     EXPECT_FALSE(TimingCrossCheck{}.escaped()) << "no timed call, no verdict";
 }
@@ -444,7 +445,7 @@ TEST(Anticheat, EvidenceJson) {
     StrictEvidence e;
     e.calls = 3;
     e.calls_verified = 3;
-    nlohmann::json j = e.to_json();
+    nlohmann::json j = e.facts();
     EXPECT_EQ(j["strict"], true);
     EXPECT_EQ(j["every_call_checked"], true);
     EXPECT_FALSE(j.contains("device_wide_sync"));
@@ -453,7 +454,7 @@ TEST(Anticheat, EvidenceJson) {
     e.timing.emplace();
     e.timing->add(0.001, 2.0);
     e.failed_at = "timed call 1";
-    j = e.to_json();
+    j = e.facts();
     EXPECT_EQ(j["device_wide_sync"], true);
     EXPECT_EQ(j["timing_mismatch"], true);
     EXPECT_EQ(j["failed_at"], "timed call 1");
@@ -594,8 +595,8 @@ TEST(StrictCpuGuardBands, HonestKernelsLeaveThemIntact) {
     for (const char* name : {"cpu_naive", "cpu_blocked"}) {
         const Record r = run(strict_job(plugin(name), name));
         EXPECT_EQ(r.status, RowStatus::ok) << name << ": " << r.reason;
-        EXPECT_EQ(r.extra["anticheat"]["guard_band_elements"], 1024) << name;
-        EXPECT_EQ(r.extra["anticheat"]["guard_page_bytes"], 1 << 20) << name << ": max(1 MiB, 256 rows + 256 columns)";
+        EXPECT_EQ(extra_json(r)["anticheat"]["guard_band_elements"], 1024) << name;
+        EXPECT_EQ(extra_json(r)["anticheat"]["guard_page_bytes"], 1 << 20) << name << ": max(1 MiB, 256 rows + 256 columns)";
     }
 }
 

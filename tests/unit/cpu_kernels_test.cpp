@@ -1,5 +1,6 @@
 // The CPU plugins, loaded the way a runner would, checked against the fp64 reference on awkward
 // shapes; and the CPU job runner on real and deliberately broken kernels.
+#include "record_json.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/verify_gemm.hpp"
 #include "pipeline/job_runner.hpp"
@@ -210,8 +211,8 @@ TEST_P(CpuKernel, JobRunnerProducesACompleteRecord) {
     EXPECT_LT(*r.max_rel_err, 1e-5);
     ASSERT_TRUE(r.tolerance.has_value());
     EXPECT_EQ(*r.tolerance, 1e-5);
-    ASSERT_TRUE(r.extra.contains("model_bytes"));
-    EXPECT_GT(r.extra["model_bytes"].get<double>(), 0.0);
+    ASSERT_TRUE(extra_json(r).contains("model_bytes"));
+    EXPECT_GT(extra_json(r)["model_bytes"].get<double>(), 0.0);
 }
 
 TEST_P(CpuKernel, JobRunnerSkipsDtypesOtherThanFp32) {

@@ -1,6 +1,7 @@
 // The measurement pipeline (pipeline/pipeline.hpp): every call's C is checked, not only the first and
 // the last; and the stopping rule (measure/sampler.hpp) with the median's confidence interval it reads
 // (measure/stats.hpp), and where its settings come from (the sweep config).
+#include "record_json.hpp"
 #include "config/sweep_config.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
@@ -282,11 +283,11 @@ TEST(EveryCallChecked, AKernelThatSkipsEverySecondCallIsCaughtAtTheFirstSkippedC
 TEST(EveryCallChecked, AnHonestKernelHasEveryCallScannedAndTheFirstAndLastVerified) {
     const Record r = run_in_session(fixture_job("fixture_good", 2, 5));
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
-    ASSERT_TRUE(r.extra.contains("call_checks")) << r.extra.dump();
-    EXPECT_EQ(r.extra["call_checks"]["scanned_calls"], 2 + 5);
-    EXPECT_EQ(r.extra["call_checks"]["verified"], nlohmann::json({"first call", "last timed call"}));
-    EXPECT_LE(r.extra["call_checks"]["sampled_max_rel_err"].get<double>(), 1e-5);
-    EXPECT_EQ(r.extra["sampling"]["stop"], "repeats");  // no noise target on a bare job
+    ASSERT_TRUE(extra_json(r).contains("call_checks")) << extra_json(r).dump();
+    EXPECT_EQ(extra_json(r)["call_checks"]["scanned_calls"], 2 + 5);
+    EXPECT_EQ(extra_json(r)["call_checks"]["verified"], nlohmann::json({"first call", "last timed call"}));
+    EXPECT_LE(extra_json(r)["call_checks"]["sampled_max_rel_err"].get<double>(), 1e-5);
+    EXPECT_EQ(extra_json(r)["sampling"]["stop"], "repeats");  // no noise target on a bare job
     EXPECT_EQ(r.samples_ms.size(), 5u);
 }
 
@@ -295,7 +296,7 @@ TEST(EveryCallChecked, VerifyOffChecksNothing) {
     job.settings.verify = false;
     const Record r = run_in_session(job);
     EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
-    EXPECT_FALSE(r.extra.contains("call_checks"));
+    EXPECT_FALSE(extra_json(r).contains("call_checks"));
 }
 
 // A kernel that is right on its first call and writes finite wrong values afterwards (every element

@@ -131,7 +131,7 @@ Record ok_record(const std::string& kernel, Shape shape, double median_ms, DType
     r.samples_ms = {median_ms * 0.99, median_ms, median_ms * 1.013};
     r.stats = TimingStats{3, median_ms, median_ms * 0.99, median_ms * 1.001, median_ms * 0.0115, 0.0114886};
     r.gflops = shape.flops() / (median_ms * 1e-3) / 1e9;
-    r.extra = {{"launch", {{"grid", {1, 2, 3}}}}};
+    r.extra.launch = LaunchInfo{{1, 2, 3}, {32, 8, 1}, 0};
     return r;
 }
 

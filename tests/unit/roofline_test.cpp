@@ -1,5 +1,6 @@
 // annotate_roofline and the computed datasheet peaks, against numbers worked out by hand; the CPU's
 // measured ceiling (measure_host_fp32_flops, annotate_cpu_roofline).
+#include "record_json.hpp"
 #include "cuda/peaks.hpp"
 #include "measure/host_ceiling.hpp"
 #include "measure/roofline.hpp"
@@ -38,10 +39,10 @@ Record ok_row(int64_t m, int64_t n, int64_t k, DType dtype, double median_ms) {
 
 TEST(Roofline, ComputeBoundFp32Square4096) {
     Record r = ok_row(4096, 4096, 4096, DType::fp32, 3.0);
-    r.extra["model_bytes"] = 1.0e9;
+    r.extra.model_bytes = 1.0e9;
     annotate_roofline(r, facts(), ceilings());
-    ASSERT_TRUE(r.extra.contains("roofline"));
-    const auto& x = r.extra["roofline"];
+    ASSERT_TRUE(extra_json(r).contains("roofline"));
+    const nlohmann::json x = extra_json(r)["roofline"];
     // 2 * 4096^3
     EXPECT_DOUBLE_EQ(x["flops"].get<double>(), 137438953472.0);
     // 4 bytes * (3 * 4096^2)
@@ -65,7 +66,7 @@ TEST(Roofline, ComputeBoundFp32Square4096) {
 TEST(Roofline, MemoryBoundRowVectorTimesMatrix) {
     Record r = ok_row(1, 4096, 4096, DType::fp32, 0.02);
     annotate_roofline(r, facts(), ceilings());
-    const auto& x = r.extra["roofline"];
+    const nlohmann::json x = extra_json(r)["roofline"];
     EXPECT_DOUBLE_EQ(x["flops"].get<double>(), 33554432.0);
     // 4 * (1*4096 + 4096*4096 + 1*4096)
     EXPECT_DOUBLE_EQ(x["min_dram_bytes"].get<double>(), 67141632.0);
@@ -81,20 +82,20 @@ TEST(Roofline, FasterThanTheFloorIsFlagged) {
     // 0.01 ms < 0.9 * 0.013988 ms: more than the memory system can deliver.
     Record r = ok_row(1, 4096, 4096, DType::fp32, 0.01);
     annotate_roofline(r, facts(), ceilings());
-    EXPECT_EQ(r.extra["roofline"]["faster_than_floor"], true);
+    EXPECT_EQ(extra_json(r)["roofline"]["faster_than_floor"], true);
 }
 
 TEST(Roofline, WithoutModelBytesThereIsNoModelledIntensity) {
     Record r = ok_row(4096, 4096, 4096, DType::fp32, 3.0);
     annotate_roofline(r, facts(), ceilings());
-    EXPECT_FALSE(r.extra["roofline"].contains("modelled_ai"));
-    EXPECT_TRUE(r.extra["roofline"].contains("arithmetic_intensity"));
+    EXPECT_FALSE(extra_json(r)["roofline"].contains("modelled_ai"));
+    EXPECT_TRUE(extra_json(r)["roofline"].contains("arithmetic_intensity"));
 }
 
 TEST(Roofline, Bf16CountsTwoByteInputsAndUsesItsOwnCeilings) {
     Record r = ok_row(4096, 4096, 4096, DType::bf16, 0.25);
     annotate_roofline(r, facts(), ceilings());
-    const auto& x = r.extra["roofline"];
+    const nlohmann::json x = extra_json(r)["roofline"];
     // 2 * (2 * 4096^2) + 4 * 4096^2
     EXPECT_DOUBLE_EQ(x["min_dram_bytes"].get<double>(), 8.0 * 4096 * 4096);
     EXPECT_DOUBLE_EQ(x["measured_peak_tflops"].get<double>(), 723.0);
@@ -104,16 +105,20 @@ TEST(Roofline, Bf16CountsTwoByteInputsAndUsesItsOwnCeilings) {
     EXPECT_EQ(x["bound"], "compute");
 }
 
-TEST(Roofline, MissingCeilingsGiveNullsNotGuesses) {
+TEST(Roofline, MissingCeilingsGiveNoValuesNotGuesses) {
     Record r = ok_row(4096, 4096, 4096, DType::fp32, 3.0);
     annotate_roofline(r, nlohmann::json::object(), nlohmann::json(nullptr));
-    const auto& x = r.extra["roofline"];
-    EXPECT_TRUE(x["fraction_of_measured_peak"].is_null());
-    EXPECT_TRUE(x["fraction_of_computed_peak"].is_null());
-    EXPECT_TRUE(x["ridge_ai"].is_null());
-    EXPECT_TRUE(x["bound"].is_null());
-    EXPECT_TRUE(x["floor_ms"].is_null());
-    EXPECT_TRUE(x["faster_than_floor"].is_null());
+    ASSERT_TRUE(r.extra.roofline.has_value());
+    const RooflineEvidence& roof = *r.extra.roofline;
+    EXPECT_FALSE(roof.fraction_of_measured_peak.has_value());
+    EXPECT_FALSE(roof.fraction_of_computed_peak.has_value());
+    EXPECT_FALSE(roof.ridge_ai.has_value());
+    EXPECT_FALSE(roof.bound.has_value());
+    EXPECT_FALSE(roof.floor_ms.has_value());
+    EXPECT_FALSE(roof.faster_than_floor.has_value());
+    const nlohmann::json x = extra_json(r)["roofline"];
+    for (const char* key : {"fraction_of_measured_peak", "ridge_ai", "bound", "floor_ms", "faster_than_floor"})
+        EXPECT_FALSE(x.contains(key)) << key << ": an unknown value is absent, not a guess";
     EXPECT_DOUBLE_EQ(x["flops"].get<double>(), 137438953472.0);
 }
 
@@ -121,15 +126,15 @@ TEST(Roofline, RowsThatAreNotOkAreLeftUntouched) {
     for (RowStatus status : {RowStatus::wrong_result, RowStatus::failed, RowStatus::skipped, RowStatus::crashed}) {
         Record r = ok_row(4096, 4096, 4096, DType::fp32, 3.0);
         r.status = status;
-        r.extra["launch"] = {{"grid", {1, 1, 1}}};
-        const nlohmann::json before = r.extra;
+        r.extra.launch = LaunchInfo{{1, 1, 1}, {32, 1, 1}, 0};
+        const nlohmann::json before = extra_json(r);
         annotate_roofline(r, facts(), ceilings());
-        EXPECT_EQ(r.extra, before) << to_string(status);
+        EXPECT_EQ(extra_json(r), before) << to_string(status);
     }
     Record untimed = ok_row(8, 8, 8, DType::fp32, 1.0);
     untimed.stats.reset();
     annotate_roofline(untimed, facts(), ceilings());
-    EXPECT_FALSE(untimed.extra.contains("roofline"));
+    EXPECT_FALSE(extra_json(untimed).contains("roofline"));
 }
 
 TEST(ComputedPeaks, HopperMatchesTheH100Datasheet) {
@@ -165,7 +170,7 @@ TEST(HostCeiling, CpuRooflineAgainstNumbersWorkedOutByHand) {
     // 2 * 1000^3 = 2e9 FLOP on a 1e11 FLOP/s host: 20 ms at peak, floor 10 ms.
     Record fast = ok_row(1000, 1000, 1000, DType::fp32, 9.0);
     annotate_cpu_roofline(fast, 1e11);
-    const auto& x = fast.extra["roofline"];
+    const nlohmann::json x = extra_json(fast)["roofline"];
     EXPECT_EQ(x["ceiling"], "host_fp32");
     EXPECT_DOUBLE_EQ(x["flops"].get<double>(), 2e9);
     EXPECT_DOUBLE_EQ(x["measured_peak_tflops"].get<double>(), 0.1);
@@ -179,18 +184,18 @@ TEST(HostCeiling, CpuRooflineAgainstNumbersWorkedOutByHand) {
     // 15 ms: faster than the measured peak (turbo on one core, a noisy ceiling), not than physics.
     Record plausible = ok_row(1000, 1000, 1000, DType::fp32, 15.0);
     annotate_cpu_roofline(plausible, 1e11);
-    EXPECT_EQ(plausible.extra["roofline"]["faster_than_floor"], false);
+    EXPECT_EQ(extra_json(plausible)["roofline"]["faster_than_floor"], false);
 
     Record unmeasured = ok_row(1000, 1000, 1000, DType::fp32, 0.001);
     annotate_cpu_roofline(unmeasured, 0.0);
-    EXPECT_EQ(unmeasured.extra["roofline"]["ceiling"], "host_fp32");
-    EXPECT_TRUE(unmeasured.extra["roofline"].contains("unavailable"));
-    EXPECT_FALSE(unmeasured.extra["roofline"].contains("faster_than_floor"));
+    EXPECT_EQ(extra_json(unmeasured)["roofline"]["ceiling"], "host_fp32");
+    EXPECT_TRUE(extra_json(unmeasured)["roofline"].contains("unavailable"));
+    EXPECT_FALSE(extra_json(unmeasured)["roofline"].contains("faster_than_floor"));
 
     Record failed = ok_row(1000, 1000, 1000, DType::fp32, 1.0);
     failed.status = RowStatus::wrong_result;
     annotate_cpu_roofline(failed, 1e11);
-    EXPECT_FALSE(failed.extra.contains("roofline"));
+    EXPECT_FALSE(extra_json(failed).contains("roofline"));
 }
 
 TEST(HostCeiling, MeasuredPeakIsPlausibleAndQuick) {

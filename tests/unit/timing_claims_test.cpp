@@ -90,7 +90,7 @@ TEST(TimingClaims, WithoutACalibrationEveryClaimThatFitsItsWindowIsBelieved) {
     const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, std::numeric_limits<double>::infinity());
     EXPECT_TRUE(v.believed);
     EXPECT_EQ(v.bound_median_ms, 0.0);
-    EXPECT_EQ(v.evidence()["harness_allowance_ms"], "uncalibrated");
+    EXPECT_EQ(nlohmann::json(v.evidence())["harness_allowance_ms"], "uncalibrated");
 }
 
 TEST(PrintableUtf8, InvalidBytesAndControlCharactersNeverReachAReport) {

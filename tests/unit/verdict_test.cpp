@@ -1,5 +1,6 @@
 // judge_performance: the performance tier's verdict from the submission's and the reference's rows,
 // including the physics check (a row faster than the roofline floor earns nothing, however fast).
+#include "record_json.hpp"
 #include "grade/verdict.hpp"
 #include "grade/paired_ratio.hpp"
 #include "measure/host_ceiling.hpp"
@@ -89,7 +90,7 @@ TEST(Verdict, FasterThanPhysicsIsFlaggedAndEarnsNothing) {
     // 2*4096^3 FLOP in 1 ms is 137 TFLOP/s, twice the fp32 peak: a timer that was fooled, not a kernel.
     Record mine = row("student_gemm", 1.0);
     annotate(mine);
-    ASSERT_EQ(mine.extra["roofline"]["faster_than_floor"], true);
+    ASSERT_EQ(extra_json(mine)["roofline"]["faster_than_floor"], true);
     const CheckResult c = judge_performance(tier(), rounds(mine, row("cublas_sgemm", 2.0)), 7, 1);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.points, 0);
@@ -130,7 +131,7 @@ TEST(Verdict, APlausibleCpuRowIsJudgedOnItsRatio) {
     // 0.2 ms is 1.34 TFLOP/s: above the measured 1 TFLOP/s, within the safety factor (turbo, noise).
     Record mine = cpu_row("student_gemm", 0.2);
     annotate_cpu_roofline(mine, 1e12);
-    ASSERT_EQ(mine.extra["roofline"]["faster_than_floor"], false);
+    ASSERT_EQ(extra_json(mine)["roofline"]["faster_than_floor"], false);
     const CheckResult c = judge_performance(cpu_tier(), rounds(mine, cpu_row("cpu_blocked", 0.4)), 7, 1);
     EXPECT_TRUE(c.passed) << c.summary;
     EXPECT_EQ(c.points, 10);
@@ -140,7 +141,7 @@ TEST(Verdict, APlausibleCpuRowIsJudgedOnItsRatio) {
 TEST(Verdict, AnUnmeasuredHostCeilingFlagsNothingAndSaysSo) {
     Record mine = cpu_row("student_gemm", 0.0001);
     annotate_cpu_roofline(mine, 0.0);
-    EXPECT_TRUE(mine.extra["roofline"].contains("unavailable"));
+    EXPECT_TRUE(extra_json(mine)["roofline"].contains("unavailable"));
     const CheckResult c = judge_performance(cpu_tier(), rounds(mine, cpu_row("cpu_blocked", 0.4)), 7, 1);
     EXPECT_FALSE(c.evidence.contains("flag"));
     EXPECT_TRUE(c.evidence["submission"]["roofline"].contains("unavailable"));
@@ -149,7 +150,7 @@ TEST(Verdict, AnUnmeasuredHostCeilingFlagsNothingAndSaysSo) {
 TEST(Verdict, AFailedSubmissionOrReferenceEarnsNothingAndSaysWhich) {
     Record wrong = row("student_gemm", 0, RowStatus::wrong_result);
     wrong.reason = "timed call 2: error 0.5 at (1, 2)";
-    wrong.extra["trusted_check"] = {{"calls_checked", 4}, {"passed", false}};
+    wrong.extra.trusted_check = TrustedCheckEvidence{4, false, {}};
     CheckResult c = judge_performance(tier(), rounds(wrong, row("cublas_sgemm", 2.0)), 7, 1);
     EXPECT_EQ(c.points, 0);
     EXPECT_EQ(c.summary, "submission wrong_result: timed call 2: error 0.5 at (1, 2)");

@@ -124,7 +124,7 @@ void from_json(const nlohmann::json& j, Record& r) {
     j.at("reason").get_to(r.reason);
     j.at("timer").get_to(r.timer);
     j.at("samples_ms").get_to(r.samples_ms);
-    r.extra = j.value("extra", nlohmann::json::object());
+    r.extra = j.contains("extra") ? j["extra"].get<RecordExtras>() : RecordExtras{};  // strict: unknown keys are refused
     get_optional(j, "max_rel_err", r.max_rel_err);
     get_optional(j, "tolerance", r.tolerance);
     get_optional(j, "stats", r.stats);

@@ -2,6 +2,7 @@
 // parent and a worker as JSON, so everything a row needs to be understood later lives in the Record.
 #pragma once
 
+#include "common/record_extras.hpp"
 #include "common/types.hpp"
 
 #include <nlohmann/json.hpp>
@@ -84,7 +85,7 @@ struct Record {
     std::optional<int> exit_code;       // worker exit code, when it exited
     std::optional<std::string> signal;  // signal name, when it was killed by one
 
-    nlohmann::json extra = nlohmann::json::object();  // backend facts: launch, attributes, roofline
+    RecordExtras extra;  // evidence: launch, attributes, roofline, strict-run facts (common/record_extras.hpp)
 };
 
 void to_json(nlohmann::json& j, const RunSettings& s);

@@ -61,10 +61,10 @@ Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
                                      ? TrustedCheck{false, 0, 0, "the worker reported " + std::to_string(r.samples_ms.size()) +
                                                                      " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
                                      : check_call_outputs(job, outputs, int(calls.size()));
-    nlohmann::json seeds = nlohmann::json::array();  // to reproduce any call: fill_call_inputs(job, seed)
-    for (const CheckedCall& c : calls) seeds.push_back(c.seed);
-    r.extra["trusted_check"] = {{"calls_checked", trusted.calls_checked}, {"passed", trusted.passed}, {"call_seeds", seeds}};
-    r.extra["timing_claims"] = timing.evidence();
+    TrustedCheckEvidence evidence{trusted.calls_checked, trusted.passed, {}};
+    for (const CheckedCall& c : calls) evidence.call_seeds.push_back(c.seed);  // to reproduce any call: fill_call_inputs(job, seed)
+    r.extra.trusted_check = std::move(evidence);
+    r.extra.timing_claims = timing.evidence();
     r.max_rel_err = trusted.max_rel_err;
     r.tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
     if (!trusted.passed) {
@@ -390,7 +390,11 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             if (mine.status == RowStatus::ok && meta->backend == Backend::cuda) {
                 if (!gpu_) gpu_ = trusted_->device_info(options_.device, true, 300.0);
                 if (!gpu_->contains("error")) annotate_roofline(mine, (*gpu_)["facts"], (*gpu_)["ceilings"]);
-                else mine.extra["roofline"] = {{"unavailable", (*gpu_)["error"]}};  // the evidence says it was not checked
+                else {  // the evidence says it was not checked
+                    const nlohmann::json& error = (*gpu_)["error"];
+                    mine.extra.roofline = RooflineEvidence{};
+                    mine.extra.roofline->unavailable = error.is_string() ? error.get<std::string>() : error.dump();
+                }
             } else if (mine.status == RowStatus::ok) {
                 if (!host_flops_) host_flops_ = measure_host_fp32_flops();
                 annotate_cpu_roofline(mine, *host_flops_);

@@ -31,10 +31,8 @@ double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls) {
     return largest < 0 ? std::numeric_limits<double>::infinity() : 1.5 * largest + 0.05;
 }
 
-nlohmann::json TimingVerdict::evidence() const {
-    nlohmann::json e = {{"claimed_median_ms", claimed_median_ms}, {"grader_bound_median_ms", bound_median_ms}, {"believed", believed}};
-    e["harness_allowance_ms"] = std::isfinite(allowance_ms) ? nlohmann::json(allowance_ms) : nlohmann::json("uncalibrated");
-    return e;
+TimingClaims TimingVerdict::evidence() const {
+    return {claimed_median_ms, bound_median_ms, believed, allowance_ms};  // infinite allowance: "uncalibrated"
 }
 
 TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls, double allowance_ms) {

@@ -27,7 +27,7 @@ struct TimingVerdict {
     double bound_median_ms = 0;  // the median of (window - allowance) over the timed calls; >= 0
     bool believed = true;        // claimed_median_ms >= bound_median_ms
     double allowance_ms = 0;     // infinite: uncalibrated, no lower bound
-    nlohmann::json evidence() const;
+    TimingClaims evidence() const;  // the row's extra.timing_claims
 };
 
 // Checks r (the worker's row of a checked job) against calls (what the grader collected for it):

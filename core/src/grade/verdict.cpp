@@ -19,15 +19,17 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     if (r.stats) e["median_ms"] = r.stats->median_ms;
     if (r.signal) e["signal"] = *r.signal;
     if (r.exit_code) e["exit_code"] = *r.exit_code;
-    for (const char* key : {"anticheat", "trusted_check", "timing_claims", "roofline"})
-        if (r.extra.contains(key)) e[key] = r.extra[key];
+    if (r.extra.anticheat) e["anticheat"] = *r.extra.anticheat;
+    if (r.extra.trusted_check) e["trusted_check"] = *r.extra.trusted_check;
+    if (r.extra.timing_claims) e["timing_claims"] = *r.extra.timing_claims;
+    if (r.extra.roofline) e["roofline"] = *r.extra.roofline;
     return e;
 }
 
 namespace {
 
 bool faster_than_floor(const Record& r) {
-    return r.extra.contains("roofline") && r.extra["roofline"].value("faster_than_floor", false);
+    return r.extra.roofline && r.extra.roofline->faster_than_floor.value_or(false);
 }
 
 const Record* first_not_ok(const std::vector<Record>& rows) {
@@ -74,7 +76,7 @@ CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& r
                         " reference rounds for " + std::to_string(rounds.submission.size()) + " submission rounds";
     } else if (flagged) {
         check.evidence["submission"] = row_evidence(*flagged, mine_seed);
-        const bool cpu_ceiling = (*flagged).extra["roofline"].value("ceiling", "") == "host_fp32";
+        const bool cpu_ceiling = flagged->extra.roofline->ceiling.value_or("") == "host_fp32";
         check.summary = cpu_ceiling ? "faster than the host's measured fp32 peak allows: flagged, no points"
                                     : "faster than the roofline floor allows: flagged, no points";
         check.evidence["flag"] = "faster_than_floor";

@@ -31,7 +31,7 @@ struct PairedRounds {
 //   - no round was measured: no points, "not measured";
 //   - a submission round did not end ok: no points, the summary says how it ended;
 //   - a reference round could not be measured: no points (the submission is not to blame, the summary says so);
-//   - a submission round is faster than the roofline floor allows (extra["roofline"]["faster_than_floor"],
+//   - a submission round is faster than the roofline floor allows (extra.roofline->faster_than_floor,
 //     from annotate_roofline on CUDA rows or annotate_cpu_roofline on CPU rows, whose summary names the
 //     host's fp32 peak): flagged (evidence "flag": "faster_than_floor"), no points, whatever its ratio;
 //   - otherwise the ratio (reference / submission) and its 95 % interval from the rounds (paired_ratio):

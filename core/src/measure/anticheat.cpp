@@ -132,34 +132,29 @@ std::string describe_guard_damage(const uint32_t* before, size_t before_elements
            std::to_string(before_elements + after_elements) + " guard elements changed)";
 }
 
-nlohmann::json TimingCrossCheck::to_json() const {
-    return {{"timing_mismatch", escaped()},
-            {"mismatched_calls", mismatched_},
-            {"event_ms_median", median(event_ms_)},
-            {"wall_ms_median", median(wall_ms_)},
-            {"slack_ms", kSlackMs}};
+TimingCrossCheckFacts TimingCrossCheck::facts() const {
+    return {escaped(), mismatched_, median(event_ms_), median(wall_ms_), kSlackMs};
 }
 
-nlohmann::json StrictEvidence::to_json() const {
-    nlohmann::json j = {{"strict", true},
-                        {"calls", calls},
-                        {"calls_verified", calls_verified},
-                        {"calls_exported", calls_exported},
-                        {"every_call_checked", calls > 0 && calls_verified + calls_exported == calls},
-                        {"fresh_inputs", true},
-                        {"fresh_buffers", true},
-                        {"buffer_sets", kStrictBufferSets},
-                        {"input_checksums", true}};
-    if (!failed_at.empty()) j["failed_at"] = failed_at;
-    if (device_wide_sync) j["device_wide_sync"] = *device_wide_sync;
+AnticheatEvidence StrictEvidence::facts() const {
+    AnticheatEvidence e;
+    e.strict = true;
+    e.calls = calls;
+    e.calls_verified = calls_verified;
+    e.calls_exported = calls_exported;
+    e.every_call_checked = calls > 0 && calls_verified + calls_exported == calls;
+    e.fresh_inputs = e.fresh_buffers = e.input_checksums = true;
+    e.buffer_sets = kStrictBufferSets;
+    if (!failed_at.empty()) e.failed_at = failed_at;
+    e.device_wide_sync = device_wide_sync;
     if (threads_left_running) {
-        j["threads_left_running"] = *threads_left_running;
-        j["max_threads_left"] = max_threads_left;
+        e.threads_left_running = *threads_left_running;
+        e.max_threads_left = max_threads_left;
     }
-    if (guard_band_elements > 0) j["guard_band_elements"] = guard_band_elements;
-    if (guard_page_bytes > 0) j["guard_page_bytes"] = guard_page_bytes;
-    if (timing) j.update(timing->to_json());
-    return j;
+    if (guard_band_elements > 0) e.guard_band_elements = guard_band_elements;
+    if (guard_page_bytes > 0) e.guard_page_bytes = guard_page_bytes;
+    if (timing) e.timing = timing->facts();
+    return e;
 }
 
 }  // namespace kreg

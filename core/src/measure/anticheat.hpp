@@ -1,5 +1,5 @@
 // Grading mode (RunSettings::strict): the pieces the CPU and CUDA job runners share. A grade must rest
-// on what the harness saw, so each check here also leaves evidence in the row (extra["anticheat"]).
+// on what the harness saw, so each check here also leaves evidence in the row (extra.anticheat).
 //
 // What strict mode guarantees a plugin sees, call after call (checked call, warm-ups, timed calls):
 //   - the same kreg_gemm_args layout, the same stream, freshly drawn A and B (a stream of the input
@@ -12,6 +12,7 @@
 // returns and counts the threads the call left behind.
 #pragma once
 
+#include "common/record_extras.hpp"
 #include "common/types.hpp"
 
 #include <nlohmann/json.hpp>
@@ -100,8 +101,8 @@ public:
     // "work escaped the harness stream: event time X ms vs wall time Y ms (n of N timed calls)", from
     // the medians of the mismatched calls; "" unless escaped().
     std::string reason() const;
-    // {"timing_mismatch", "mismatched_calls", "event_ms_median", "wall_ms_median", "slack_ms"}.
-    nlohmann::json to_json() const;
+    // What the row's evidence says of it (extra.anticheat's timing_* facts).
+    TimingCrossCheckFacts facts() const;
 
 private:
     std::vector<double> event_ms_, wall_ms_;
@@ -109,7 +110,7 @@ private:
     int mismatched_ = 0;
 };
 
-// What a strict run did and saw; becomes extra["anticheat"], so a grade's evidence can cite it.
+// What a strict run did and saw; becomes extra.anticheat (facts()), so a grade's evidence can cite it.
 struct StrictEvidence {
     int calls = 0;           // calls made (checked + warm-up + timed)
     int calls_verified = 0;  // outputs checked against the reference (including a failing one)
@@ -122,10 +123,10 @@ struct StrictEvidence {
     int max_threads_left = 0;                  // CPU: the most threads one call left behind
     std::optional<TimingCrossCheck> timing;    // CUDA timed calls
 
-    // {"strict": true, "calls", "calls_verified", "calls_exported", "fresh_inputs": true,
-    //  "fresh_buffers": true, "buffer_sets", "input_checksums": true, "every_call_checked", ...optional
-    //  facts above}. every_call_checked: every call's output was either verified here or exported.
-    nlohmann::json to_json() const;
+    // The row's evidence (common/record_extras.hpp's AnticheatEvidence): the counts and facts above,
+    // every_call_checked (each call's output was verified here or exported), and the fixed facts of
+    // strict mode (fresh inputs and buffers, kStrictBufferSets sets, input checksums).
+    AnticheatEvidence facts() const;
 };
 
 }  // namespace kreg

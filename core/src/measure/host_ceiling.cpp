@@ -157,7 +157,6 @@ double measure_variant(const Variant& variant, Clock::duration warm, Clock::dura
     return *std::max_element(best_rates.begin(), best_rates.end()) * double(threads);
 }
 
-nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -174,7 +173,10 @@ double measure_host_fp32_flops() {
 void annotate_cpu_roofline(Record& r, double host_flops) {
     if (r.status != RowStatus::ok || !r.stats || !(r.stats->median_ms > 0)) return;
     if (!(host_flops > 0) || !std::isfinite(host_flops)) {
-        r.extra["roofline"] = {{"ceiling", "host_fp32"}, {"unavailable", "the host's fp32 peak could not be measured"}};
+        RooflineEvidence unmeasured;
+        unmeasured.ceiling = "host_fp32";
+        unmeasured.unavailable = "the host's fp32 peak could not be measured";
+        r.extra.roofline = std::move(unmeasured);
         return;
     }
     const double flops = r.shape.flops();
@@ -182,15 +184,17 @@ void annotate_cpu_roofline(Record& r, double host_flops) {
     const double achieved_tflops = flops / (median_ms * 1e-3) / 1e12;
     const double peak_tflops = host_flops / 1e12;
     const double floor_ms = kCpuFloorSafety * flops / host_flops * 1e3;
-    r.extra["roofline"] = {{"ceiling", "host_fp32"},
-                           {"flops", flops},
-                           {"achieved_tflops", or_null(achieved_tflops)},
-                           {"measured_peak_tflops", peak_tflops},
-                           {"fraction_of_measured_peak", or_null(achieved_tflops / peak_tflops)},
-                           {"peak_tflops", peak_tflops},
-                           {"safety_factor", kCpuFloorSafety},
-                           {"floor_ms", floor_ms},
-                           {"faster_than_floor", median_ms < floor_ms}};
+    RooflineEvidence roof;
+    roof.ceiling = "host_fp32";
+    roof.flops = flops;
+    if (std::isfinite(achieved_tflops)) roof.achieved_tflops = achieved_tflops;
+    roof.measured_peak_tflops = peak_tflops;
+    if (std::isfinite(achieved_tflops / peak_tflops)) roof.fraction_of_measured_peak = achieved_tflops / peak_tflops;
+    roof.peak_tflops = peak_tflops;
+    roof.safety_factor = kCpuFloorSafety;
+    roof.floor_ms = floor_ms;
+    roof.faster_than_floor = median_ms < floor_ms;
+    r.extra.roofline = std::move(roof);
 }
 
 }  // namespace kreg

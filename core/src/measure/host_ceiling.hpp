@@ -18,7 +18,7 @@ namespace kreg {
 // architecture (not x86-64).
 double measure_host_fp32_flops();
 
-// For a CPU row with status ok and timing stats, sets r.extra["roofline"] to:
+// For a CPU row with status ok and timing stats, sets r.extra.roofline (RooflineEvidence) to:
 //   ceiling                "host_fp32"
 //   flops                  2 M N K
 //   achieved_tflops        flops / median
@@ -28,7 +28,7 @@ double measure_host_fp32_flops();
 //   floor_ms               kCpuFloorSafety * flops / host_flops: the time at the measured peak, halved
 //                          for turbo and measurement error
 //   faster_than_floor      median < floor_ms
-// host_flops <= 0 (unmeasured) sets {"unavailable": "..."} instead, so the evidence says the check was
+// host_flops <= 0 (unmeasured) sets only ceiling and unavailable ("...") instead, so the evidence says the check was
 // not made. Rows that are not ok, or have no timing, are left untouched.
 inline constexpr double kCpuFloorSafety = 0.5;
 void annotate_cpu_roofline(Record& r, double host_flops);

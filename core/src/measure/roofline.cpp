@@ -21,8 +21,6 @@ std::optional<double> larger(std::optional<double> a, std::optional<double> b) {
     return a ? a : b;
 }
 
-nlohmann::json or_null(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
 const char* measured_key(DType d) {
     switch (d) {
         case DType::fp32: return "sgemm_tflops";
@@ -65,32 +63,30 @@ void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nloh
     const std::optional<double> bandwidth =
         larger(positive_number(ceilings, "dram_copy_gbps"), positive_number(peaks, "dram_gbps"));
 
-    nlohmann::json roof;
-    roof["flops"] = flops;
-    roof["min_dram_bytes"] = min_bytes;
-    roof["arithmetic_intensity"] = flops / min_bytes;
-    if (const auto model_bytes = positive_number(r.extra, "model_bytes")) roof["modelled_ai"] = flops / *model_bytes;
-    roof["achieved_tflops"] = achieved_tflops;
-    roof["measured_peak_tflops"] = or_null(measured_peak);
-    roof["fraction_of_measured_peak"] = or_null(measured_peak ? std::optional<double>(achieved_tflops / *measured_peak) : std::nullopt);
-    roof["computed_peak_tflops"] = or_null(computed_peak);
-    roof["fraction_of_computed_peak"] = or_null(computed_peak ? std::optional<double>(achieved_tflops / *computed_peak) : std::nullopt);
-    roof["peak_tflops"] = or_null(peak);
-    roof["bandwidth_gbps"] = or_null(bandwidth);
+    RooflineEvidence roof;
+    roof.flops = flops;
+    roof.min_dram_bytes = min_bytes;
+    roof.arithmetic_intensity = flops / min_bytes;
+    if (r.extra.model_bytes && *r.extra.model_bytes > 0) roof.modelled_ai = flops / *r.extra.model_bytes;
+    roof.achieved_tflops = achieved_tflops;
+    roof.measured_peak_tflops = measured_peak;
+    if (measured_peak) roof.fraction_of_measured_peak = achieved_tflops / *measured_peak;
+    roof.computed_peak_tflops = computed_peak;
+    if (computed_peak) roof.fraction_of_computed_peak = achieved_tflops / *computed_peak;
+    roof.peak_tflops = peak;
+    roof.bandwidth_gbps = bandwidth;
 
     // TFLOP/s over GB/s is 1e3 FLOP per byte.
-    std::optional<double> ridge;
-    if (peak && bandwidth) ridge = *peak * 1e3 / *bandwidth;
-    roof["ridge_ai"] = or_null(ridge);
-    roof["bound"] = ridge ? nlohmann::json(flops / min_bytes < *ridge ? "memory" : "compute") : nlohmann::json(nullptr);
+    if (peak && bandwidth) roof.ridge_ai = *peak * 1e3 / *bandwidth;
+    if (roof.ridge_ai) roof.bound = flops / min_bytes < *roof.ridge_ai ? "memory" : "compute";
 
     std::optional<double> floor_ms;
     if (peak) floor_ms = flops / (*peak * 1e12) * 1e3;
     if (bandwidth) floor_ms = std::max(floor_ms.value_or(0.0), min_bytes / (*bandwidth * 1e9) * 1e3);
-    roof["floor_ms"] = or_null(floor_ms);
-    roof["faster_than_floor"] = floor_ms ? nlohmann::json(median_ms < 0.9 * *floor_ms) : nlohmann::json(nullptr);
+    roof.floor_ms = floor_ms;
+    if (floor_ms) roof.faster_than_floor = median_ms < 0.9 * *floor_ms;
 
-    r.extra["roofline"] = std::move(roof);
+    r.extra.roofline = std::move(roof);
 }
 
 }  // namespace kreg

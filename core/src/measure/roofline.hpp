@@ -9,12 +9,12 @@
 
 namespace kreg {
 
-// For a row with status ok and timing stats, sets r.extra["roofline"] to:
+// For a row with status ok and timing stats, sets r.extra.roofline (RooflineEvidence) to:
 //   flops                      2 M N K
 //   min_dram_bytes             each input read once, C written once: e(MK + KN) + 4 MN, with e = 4 for
 //                              fp32/tf32 and 2 for bf16/fp16 (C is fp32 for every dtype)
 //   arithmetic_intensity       flops / min_dram_bytes
-//   modelled_ai                flops / r.extra["model_bytes"] (the kernel's own traffic model), only when present
+//   modelled_ai                flops / r.extra.model_bytes (the kernel's own traffic model), only when present
 //   achieved_tflops            flops / median
 //   measured_peak_tflops       ceilings.sgemm_tflops (fp32), tf32_tflops (tf32), bf16_tflops (bf16); null otherwise
 //   fraction_of_measured_peak  achieved / measured_peak_tflops
@@ -27,7 +27,7 @@ namespace kreg {
 //   bound                      "memory" if arithmetic_intensity < ridge_ai, else "compute"
 //   floor_ms                   max(flops / peak, min_dram_bytes / bandwidth)
 //   faster_than_floor          median < 0.9 floor_ms: faster than the hardware allows, so suspicious
-// A value whose inputs are missing is null. Rows that are not ok, or have no timing, are left untouched.
+// A value whose inputs are missing is unset (absent from the JSON). Rows that are not ok, or have no timing, are left untouched.
 void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nlohmann::json& ceilings);
 
 }  // namespace kreg

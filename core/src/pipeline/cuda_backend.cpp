@@ -99,7 +99,7 @@ void to_device_bytes(std::vector<float>& values, DType dtype, std::vector<unsign
 
 // {"launch": {...}, "attributes": {...}} from the kernel's describe_launch and cudaFuncGetAttributes.
 // Informational: a kernel that cannot describe itself still runs; the reason is recorded instead.
-void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, nlohmann::json& extra) {
+void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, RecordExtras& extra) {
     if (info.describe_launch == nullptr) return;
     kreg_launch_info launch{};
     launch.struct_size = sizeof(kreg_launch_info);
@@ -107,28 +107,23 @@ void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_ge
     const kreg_status status = info.describe_launch(instance, &args, &launch, error, sizeof error);
     error[sizeof error - 1] = '\0';
     if (status != KREG_STATUS_OK) {
-        if (status != KREG_STATUS_UNSUPPORTED) extra["launch_error"] = std::string(status_name(status)) + ": " + error;
+        if (status != KREG_STATUS_UNSUPPORTED) extra.launch_error = std::string(status_name(status)) + ": " + error;
         return;
     }
-    extra["launch"] = {{"grid", {launch.grid[0], launch.grid[1], launch.grid[2]}},
-                       {"block", {launch.block[0], launch.block[1], launch.block[2]}},
-                       {"dynamic_smem", launch.dynamic_shared_bytes}};
+    extra.launch = LaunchInfo{{launch.grid[0], launch.grid[1], launch.grid[2]},
+                              {launch.block[0], launch.block[1], launch.block[2]},
+                              launch.dynamic_shared_bytes};
     if (launch.device_function == nullptr) return;
     cudaFuncAttributes attr{};
     const cudaError_t e = cudaFuncGetAttributes(&attr, launch.device_function);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cudaFuncGetAttributes");
-        extra["attributes_error"] = cuda_error_text(e);
+        extra.attributes_error = cuda_error_text(e);
         return;
     }
-    extra["attributes"] = {{"registers", attr.numRegs},
-                           {"static_shared_bytes", attr.sharedSizeBytes},
-                           {"max_dynamic_shared_bytes", attr.maxDynamicSharedSizeBytes},
-                           {"local_bytes", attr.localSizeBytes},
-                           {"max_threads_per_block", attr.maxThreadsPerBlock},
-                           {"ptx_version", attr.ptxVersion},
-                           {"binary_version", attr.binaryVersion}};
+    extra.attributes = KernelAttributes{attr.numRegs, attr.sharedSizeBytes, attr.maxDynamicSharedSizeBytes, attr.localSizeBytes,
+                                        attr.maxThreadsPerBlock, attr.ptxVersion, attr.binaryVersion};
 }
 
 // Pinned host memory mapped into the device: the flag the hold kernel spins on, and its verdict.
@@ -399,16 +394,16 @@ public:
         return evidence.timing && evidence.timing->escaped() ? evidence.timing->reason() : "";
     }
     void timing_facts(Record& record) override {
-        record.extra["warm_cache"] = warm_cache_;
-        if (!warm_cache_) record.extra["l2_flush_bytes"] = flush_.bytes();
+        record.extra.warm_cache = warm_cache_;
+        if (!warm_cache_) record.extra.l2_flush_bytes = flush_.bytes();
         const std::vector<double>& launch = held_timer_.launch_ms();
         if (launch.empty()) return;  // strict: timed by strict_timer_
         // The samples exclude the launch; its host cost, per timed call, is here.
-        record.extra["timing_method"] = held_timer_.hold_timeouts() == 0 ? "held_stream" : "held_stream_until_timeout";
-        record.extra["launch_overhead_ms"] = compute_stats(launch).median_ms;
+        record.extra.timing_method = held_timer_.hold_timeouts() == 0 ? "held_stream" : "held_stream_until_timeout";
+        record.extra.launch_overhead_ms = compute_stats(launch).median_ms;
         if (held_timer_.hold_timeouts() > 0) {
-            record.extra["hold_timeouts"] = held_timer_.hold_timeouts();
-            record.extra["hold_timeout_s"] = held_timer_.timeout_s();
+            record.extra.hold_timeouts = held_timer_.hold_timeouts();
+            record.extra.hold_timeout_s = held_timer_.timeout_s();
         }
     }
 
@@ -449,7 +444,7 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel
         record.reason = "checked_outside needs a channel";
         return record;
     }
-    record.extra["device"] = job.settings.device;
+    record.extra.device = job.settings.device;
     try {
         KREG_RUNNER_CUDA_CHECK(cudaSetDevice(job.settings.device));
         int l2_bytes = 0;

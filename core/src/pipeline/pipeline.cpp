@@ -143,7 +143,7 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
     }
     kreg_gemm_args args = backend.args(0);
     backend.describe(record, args);
-    if (info.model_global_bytes != nullptr) record.extra["model_bytes"] = info.model_global_bytes(m, n, k, args.dtype);
+    if (info.model_global_bytes != nullptr) record.extra.model_bytes = info.model_global_bytes(m, n, k, args.dtype);
 
     const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype, k));
     if (check) record.tolerance = tolerance;
@@ -185,7 +185,7 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
         if (strict) ++evidence.calls_verified;
         if (std::isfinite(v.max_rel_err))
             record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
-        if (v.sampled) record.extra["verify_sampled"] = true;
+        if (v.sampled) record.extra.verify_sampled = true;
         if (!v.passed) throw StrictViolation{RowStatus::wrong_result, label + ": " + v.reason};
     };
     // Right after every call (and after the timer stopped): wait for it, then check what it left.
@@ -260,7 +260,7 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
         if (strict) {
             evidence.failed_at = current.label();
             backend.end_strict();
-            record.extra["anticheat"] = evidence.to_json();
+            record.extra.anticheat = evidence.facts();
         }
         record.status = RowStatus::failed;
         record.reason = current.label() + ": " + e.message;
@@ -269,7 +269,7 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
         if (strict) {
             evidence.failed_at = current.label();
             backend.end_strict();
-            record.extra["anticheat"] = evidence.to_json();
+            record.extra.anticheat = evidence.facts();
         }
         record.status = v.status;
         record.reason = v.reason;
@@ -278,13 +278,13 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
     } catch (...) {
         if (strict) {
             backend.end_strict();
-            record.extra["anticheat"] = evidence.to_json();
+            record.extra.anticheat = evidence.facts();
         }
         throw;
     }
     if (strict) {
         backend.end_strict();
-        record.extra["anticheat"] = evidence.to_json();
+        record.extra.anticheat = evidence.facts();
         if (const std::string why = backend.timing_violation(evidence); !why.empty()) {
             record.status = RowStatus::failed;
             record.reason = why;
@@ -293,18 +293,16 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
     }
     backend.timing_facts(record);
     if (!strict && check)
-        record.extra["call_checks"] = {{"verified", {"first call", "last timed call"}},
-                                       {"scanned_calls", scanned_calls},
-                                       {"sampled_elements_per_call", kSampledElements},
-                                       {"sampled_max_rel_err", sampled_worst}};
-    nlohmann::json sampling = {{"stop", outcome.stop}, {"confidence", 0.95}};
-    if (outcome.interval.exists) sampling["relative_half_width"] = outcome.relative_half_width;
+        record.extra.call_checks = CallChecks{{"first call", "last timed call"}, scanned_calls, int(kSampledElements), sampled_worst};
+    SamplingEvidence sampling;
+    sampling.stop = outcome.stop;
+    sampling.confidence = 0.95;
+    if (outcome.interval.exists) sampling.relative_half_width = outcome.relative_half_width;
     const StoppingRule rule = StoppingRule::from(settings);
-    if (rule.noise_target > 0) sampling["noise_target"] = rule.noise_target;
-    if (rule.time_cap_s) sampling["time_cap_s"] = *rule.time_cap_s;
-    if (outcome.settle_calls > 0)
-        sampling["clock_settle"] = {{"calls", outcome.settle_calls}, {"seconds", outcome.settle_s}, {"settled", outcome.settled}};
-    record.extra["sampling"] = sampling;
+    if (rule.noise_target > 0) sampling.noise_target = rule.noise_target;
+    if (rule.time_cap_s) sampling.time_cap_s = *rule.time_cap_s;
+    if (outcome.settle_calls > 0) sampling.clock_settle = ClockSettleFacts{outcome.settle_calls, outcome.settle_s, outcome.settled};
+    record.extra.sampling = std::move(sampling);
     record.stats = compute_stats(record.samples_ms);
     if (record.stats->median_ms > 0) record.gflops = job.shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
     record.status = RowStatus::ok;

@@ -1,0 +1,172 @@
+// The evidence a row carries besides its status and timing: every key of a record's "extra" object,
+// declared once here with its type and meaning. A worker writes most of it and the parent reads it back
+// across the worker protocol, so reading is strict: an unknown key, a missing required field or a value
+// of the wrong type is an error naming the JSON path ("/extra/launch/grid: ..."). The keys are those the
+// reports have always had, so the tools and committed reports still read; configs/schema/report.schema.json
+// describes the same fields for readers outside C++.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kreg {
+
+// A malformed "extra" object; what() names the JSON path.
+struct ExtrasError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// extra.launch: how the kernel says it launches for the job's shape (kreg_kernel_info::describe_launch).
+struct LaunchInfo {
+    std::array<uint64_t, 3> grid{};   // blocks in x, y, z
+    std::array<uint64_t, 3> block{};  // threads per block in x, y, z
+    uint64_t dynamic_smem = 0;        // dynamic shared memory per block, bytes
+};
+
+// extra.attributes: cudaFuncGetAttributes of the launched device function.
+struct KernelAttributes {
+    int registers = 0;                   // per thread
+    uint64_t static_shared_bytes = 0;    // per block
+    int max_dynamic_shared_bytes = 0;
+    uint64_t local_bytes = 0;            // per thread: spills and local arrays
+    int max_threads_per_block = 0;
+    int ptx_version = 0;                 // major*10 + minor
+    int binary_version = 0;              // SASS: major*10 + minor
+};
+
+// The timing cross-check of a strict CUDA run (measure/anticheat.hpp's TimingCrossCheck): event time
+// against host wall time of each timed call. Written flat into extra.anticheat.
+struct TimingCrossCheckFacts {
+    bool timing_mismatch = false;  // some call's event time exceeded its wall time by more than slack_ms
+    int mismatched_calls = 0;
+    double event_ms_median = 0, wall_ms_median = 0, slack_ms = 0;
+};
+
+// extra.anticheat: what a strict run (grading) did and saw (measure/anticheat.hpp's StrictEvidence).
+struct AnticheatEvidence {
+    bool strict = true;
+    int calls = 0;                 // calls made (checked + warm-up + timed)
+    int calls_verified = 0;        // outputs checked against the reference in the worker
+    int calls_exported = 0;        // outputs handed to the checker outside the worker
+    bool every_call_checked = false;  // calls_verified + calls_exported == calls > 0
+    bool fresh_inputs = true, fresh_buffers = true, input_checksums = true;
+    int buffer_sets = 0;           // input/output buffer sets rotated through
+    std::optional<std::string> failed_at;         // the call a violation was found at ("timed call 4")
+    std::optional<bool> device_wide_sync;         // CUDA: the timer's stop waited for the whole device
+    std::optional<bool> threads_left_running;     // CPU: some call returned with more threads than it began
+    std::optional<int> max_threads_left;          // CPU: with threads_left_running
+    std::optional<uint64_t> guard_band_elements;  // guard words before C (and after, on CUDA)
+    std::optional<uint64_t> guard_page_bytes;     // CPU: inaccessible bytes on each side of C
+    std::optional<TimingCrossCheckFacts> timing;  // CUDA timed calls
+};
+
+// extra.call_checks: the checks of a plain (not strict) run's calls (pipeline/pipeline.cpp).
+struct CallChecks {
+    std::vector<std::string> verified;  // calls verified in full ("first call", "last timed call")
+    int scanned_calls = 0;              // warm-up and timed calls scanned for poison/NaN and sampled
+    int sampled_elements_per_call = 0;
+    double sampled_max_rel_err = 0;     // worst normalised error of the sampled elements
+};
+
+// extra.sampling.clock_settle: the calls made before the first timed sample so the clocks settle.
+struct ClockSettleFacts {
+    int calls = 0;
+    double seconds = 0;
+    bool settled = false;  // false: the time cap was reached first
+};
+
+// extra.sampling: why sampling stopped (measure/sampler.hpp).
+struct SamplingEvidence {
+    std::string stop;                          // "repeats", "noise_target", "time_budget", ...
+    double confidence = 0.95;                  // of the median's interval
+    std::optional<double> relative_half_width; // of the median's interval, when it exists
+    std::optional<double> noise_target;
+    std::optional<double> time_cap_s;
+    std::optional<ClockSettleFacts> clock_settle;
+};
+
+// extra.roofline: where an ok row sits on its device's roofline (measure/roofline.hpp for CUDA,
+// measure/host_ceiling.hpp for CPU, ceiling "host_fp32"). A value whose inputs were missing is unset
+// (written as absent; older reports wrote null, which reads as unset). unavailable: the check was not
+// made, and why.
+struct RooflineEvidence {
+    std::optional<std::string> ceiling;      // "host_fp32" for the CPU form; unset for CUDA
+    std::optional<std::string> unavailable;
+    std::optional<double> flops, min_dram_bytes, arithmetic_intensity, modelled_ai, achieved_tflops;
+    std::optional<double> measured_peak_tflops, fraction_of_measured_peak, computed_peak_tflops, fraction_of_computed_peak;
+    std::optional<double> peak_tflops, bandwidth_gbps, ridge_ai;
+    std::optional<std::string> bound;        // "memory" or "compute"
+    std::optional<double> floor_ms, safety_factor;
+    std::optional<bool> faster_than_floor;   // faster than the hardware allows: suspicious
+};
+
+// extra.trusted_check: the grader's own check of every call's output of a checked-outside job.
+struct TrustedCheckEvidence {
+    int calls_checked = 0;
+    bool passed = false;
+    std::vector<uint64_t> call_seeds;  // per call: fill_call_inputs(job, seed) reproduces its inputs
+};
+
+// extra.timing_claims: the worker's claimed timings against the grader's clock (grade/timing_claims.hpp).
+struct TimingClaims {
+    double claimed_median_ms = 0;
+    double grader_bound_median_ms = 0;
+    bool believed = true;
+    double harness_allowance_ms = 0;  // infinite: uncalibrated (written as "uncalibrated")
+};
+
+// A record's "extra" object. Unset members are absent from the JSON.
+struct RecordExtras {
+    std::optional<int> device;                     // CUDA device ordinal
+    std::optional<LaunchInfo> launch;
+    std::optional<std::string> launch_error;       // describe_launch failed (other than unsupported)
+    std::optional<KernelAttributes> attributes;
+    std::optional<std::string> attributes_error;   // cudaFuncGetAttributes failed
+    std::optional<double> model_bytes;             // the kernel's own global-memory traffic model, bytes
+    std::optional<bool> verify_sampled;            // a full verification compared sampled elements only
+    std::optional<bool> warm_cache;                // CUDA: no L2 flush between timed calls
+    std::optional<uint64_t> l2_flush_bytes;        // CUDA: bytes written to flush L2 before each call
+    std::optional<std::string> timing_method;      // CUDA: "held_stream" or "held_stream_until_timeout"
+    std::optional<double> launch_overhead_ms;      // CUDA: median host cost of a launch, not in samples
+    std::optional<int> hold_timeouts;              // CUDA: timed calls whose stream hold timed out
+    std::optional<double> hold_timeout_s;
+    std::optional<AnticheatEvidence> anticheat;
+    std::optional<CallChecks> call_checks;
+    std::optional<SamplingEvidence> sampling;
+    std::optional<RooflineEvidence> roofline;          // added by the parent
+    std::optional<TrustedCheckEvidence> trusted_check;  // added by the grader
+    std::optional<TimingClaims> timing_claims;          // added by the grader
+
+    bool empty() const;
+};
+
+void to_json(nlohmann::json& j, const LaunchInfo& v);
+void from_json(const nlohmann::json& j, LaunchInfo& v);
+void to_json(nlohmann::json& j, const KernelAttributes& v);
+void from_json(const nlohmann::json& j, KernelAttributes& v);
+void to_json(nlohmann::json& j, const AnticheatEvidence& v);
+void from_json(const nlohmann::json& j, AnticheatEvidence& v);
+void to_json(nlohmann::json& j, const CallChecks& v);
+void from_json(const nlohmann::json& j, CallChecks& v);
+void to_json(nlohmann::json& j, const ClockSettleFacts& v);
+void from_json(const nlohmann::json& j, ClockSettleFacts& v);
+void to_json(nlohmann::json& j, const SamplingEvidence& v);
+void from_json(const nlohmann::json& j, SamplingEvidence& v);
+void to_json(nlohmann::json& j, const RooflineEvidence& v);
+void from_json(const nlohmann::json& j, RooflineEvidence& v);
+void to_json(nlohmann::json& j, const TrustedCheckEvidence& v);
+void from_json(const nlohmann::json& j, TrustedCheckEvidence& v);
+void to_json(nlohmann::json& j, const TimingClaims& v);
+void from_json(const nlohmann::json& j, TimingClaims& v);
+void to_json(nlohmann::json& j, const RecordExtras& v);
+// Strict: throws ExtrasError naming the path under "/extra" for an unknown key, a missing required
+// field or a value of the wrong type.
+void from_json(const nlohmann::json& j, RecordExtras& v);
+
+}  // namespace kreg
