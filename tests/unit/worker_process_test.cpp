@@ -7,6 +7,9 @@
 #include "worker/process.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -237,6 +240,48 @@ TEST_F(Confined, AStoppedConfinedWorkerIsKilledByItsReaper) {
     const auto reply = w.exchange({{"op", "run"}}, 60);
     ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::ended);
     EXPECT_EQ(reply.exit.stopped, "SIGSTOP");
+}
+
+// The grader killed with SIGKILL (an operator's kill -9, the OOM killer) takes its confined workers
+// along: as root the reaper takes the sandbox's identity, which clears the parent-death signal, so it
+// must arm it again (it did not, and a hanging submission's worker outlived the grader).
+TEST_F(Confined, TheWorkerDiesWithTheProcessThatStartedIt) {
+    int ready[2];
+    ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+    const pid_t grader = ::fork();
+    ASSERT_GE(grader, 0);
+    if (grader == 0) {
+        ::close(ready[0]);
+        try {
+            WorkerProcess w = start_script("sleep 6273; exit 0", &confinement_);
+            const char yes = 'y';
+            (void)!::write(ready[1], &yes, 1);
+            for (;;) ::pause();
+        } catch (const std::exception&) {
+            const char no = 'n';
+            (void)!::write(ready[1], &no, 1);
+            ::_exit(77);
+        }
+    }
+    ::close(ready[1]);
+    char started = 0;
+    const bool got = ::read(ready[0], &started, 1) == 1;
+    ::close(ready[0]);
+    if (!got || started != 'y') {
+        ::kill(grader, SIGKILL);
+        ::waitpid(grader, nullptr, 0);
+        GTEST_SKIP() << "this machine cannot confine a worker";
+    }
+    for (int i = 0; i < 250 && !process_with_command_line("sleep 6273"); ++i) ::usleep(20 * 1000);
+    ASSERT_TRUE(process_with_command_line("sleep 6273")) << "the confined worker did not start";
+    ::kill(grader, SIGKILL);
+    ::waitpid(grader, nullptr, 0);
+    for (int i = 0; i < 100 && process_with_command_line("sleep 6273"); ++i) ::usleep(20 * 1000);
+    const bool outlived = process_with_command_line("sleep 6273");
+    if (outlived)  // do not leave it behind: the worker and its reaper (the worker's parent)
+        (void)!std::system("for p in $(pgrep -x -f 'sleep 6273'); do "
+                           "kill -KILL $(awk '/^PPid:/{print $2}' /proc/$p/status) $p; done");
+    EXPECT_FALSE(outlived) << "the confined worker outlived the process that started it";
 }
 
 TEST(ConfinementCheck, SaysWhyNotOrNothing) {

@@ -210,6 +210,12 @@ void wipe_inherited_command_line() {
         if (::setresuid(kSandboxUid, kSandboxUid, kSandboxUid) != 0) fatal(out, "setresuid", errno);
         ReportLine().add("applied: identity: uid ").add(long(kSandboxUid)).add(" gid ").add(long(kSandboxGid))
             .add(", no supplementary groups, no capabilities").send(out);
+        // A change of identity clears the parent-death signal: armed again, else a reaper outlives a
+        // grader killed with SIGKILL, and its program with it. If the grader died between the two, the
+        // status pipe has lost its only reader.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        pollfd status_pipe{out, POLLOUT, 0};
+        if (::poll(&status_pipe, 1, 0) == 1 && (status_pipe.revents & POLLERR)) ::_exit(125);
     }
     ::prctl(PR_SET_DUMPABLE, 0);
 
