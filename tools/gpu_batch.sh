@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="confine tests sweep tensor default grade lab3 lab sanitizer". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="confine tests sweep compare tensor default grade lab3 lab sanitizer". A carried GoogleTest (see README,
 # "Running on a GPU machine") is used when the machine has none.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -68,6 +68,25 @@ if [[ $skip != *" sweep "* ]]; then
     echo "runner exit $? after $(( $(date +%s) - start )) s"
     cat "$LOG/sweep.out" | tail -120
     tail -3 "$LOG/sweep.err"
+    bundle
+fi
+
+if [[ $skip != *" compare "* && $skip != *" sweep "* ]]; then
+    step "runner compare: the same sweep again (expect every row same), then cuda_09_warptiled made 3 % slower"
+    timeout 300 "$build/bin/runner" --config "$config" --json "$OUT/report-b.json" --csv "$LOG/report-b.csv" "$@" \
+        >"$LOG/sweep-b.out" 2>"$LOG/sweep-b.err"
+    echo "second sweep exit $?"
+    "$build/bin/runner" compare "$OUT/report.json" "$OUT/report-b.json" --json "$LOG/compare-same.json" >"$LOG/compare-same.out" 2>&1
+    echo "runner compare A B exit $? (0: no regression)"; tail -4 "$LOG/compare-same.out"
+    # The slowed copy replaces the real plugin; cuBLAS stays for the config's baseline.
+    timeout 120 "$build/bin/runner" --config "$config" --kernels cuda_09_warptiled --no-default-plugins \
+        --plugin "$build/tests/fixture-plugins/fixture_cuda_09_slowed.so" --plugin "$build/lib/kreg/plugins/cublas_reference.so" \
+        --json "$LOG/report-slowed.json" --csv "$LOG/report-slowed.csv" "$@" >"$LOG/sweep-slowed.out" 2>&1
+    echo "slowed sweep exit $?"
+    "$build/bin/runner" compare "$OUT/report.json" "$LOG/report-slowed.json" --threshold 2% --json "$LOG/compare-slowed.json" \
+        >"$LOG/compare-slowed.out" 2>&1
+    echo "runner compare A slowed --threshold 2% exit $? (1: regression)"; grep -E "slower|faster|status" "$LOG/compare-slowed.out" | head -20
+    tail -3 "$LOG/compare-slowed.out"
     bundle
 fi
 

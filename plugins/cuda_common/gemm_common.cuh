@@ -8,6 +8,8 @@
 // Sizes travel to the device as int (checked on the host); row offsets are formed in size_t.
 #pragma once
 
+#include <algorithm>
+
 #include <kreg/cuda_check.hpp>
 #include <kreg/kernel.hpp>
 
@@ -108,6 +110,19 @@ public:
         const LaunchPlan plan = static_cast<Derived*>(this)->plan(p);
         plan.kernel<<<plan.grid, plan.block, plan.dynamic_smem, static_cast<cudaStream_t>(args.stream)>>>(p);
         KREG_CUDA_CHECK_LAUNCH();
+#ifdef KREG_TEST_SLOWDOWN_PERCENT
+        // Test builds only (tests/fixtures: fixture_cuda_09_slowed): the same kernel made a few percent
+        // slower, for checking that `runner compare` finds exactly such a regression. It computes the
+        // first KREG_TEST_SLOWDOWN_PERCENT % of C's rows a second time; with beta = 0 (as the harness
+        // calls) that writes the same values again, so the result stays correct.
+        Fp32Gemm head = p;
+        head.m = std::max(1, static_cast<int>(static_cast<int64_t>(p.m) * KREG_TEST_SLOWDOWN_PERCENT / 100));
+        if (p.beta == 0.0f) {
+            const LaunchPlan again = static_cast<Derived*>(this)->plan(head);
+            again.kernel<<<again.grid, again.block, again.dynamic_smem, static_cast<cudaStream_t>(args.stream)>>>(head);
+            KREG_CUDA_CHECK_LAUNCH();
+        }
+#endif
     }
 
     bool describe_launch(const kreg_gemm_args& args, kreg_launch_info& info) override {
