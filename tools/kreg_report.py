@@ -1,6 +1,7 @@
 """Reading a kreg runner report (the JSON written by `runner --json`), shared by the tools in this folder.
 
-A report is {"meta": {...}, "baseline": name-or-null, "records": [...], "summary": {...}}; each record
+A report is {"meta": {...}, "baseline": ..., "records": [...], "summary": {...}}, where "baseline" is null,
+one kernel name for every dtype, or {dtype: kernel name} (a row's dtype without an entry has no baseline); each record
 carries the fields of kreg::Record (core/src/common/job.hpp): kernel, dtype, m, n, k, status, reason,
 stats {median_ms, cv, ...}, extra {launch, attributes, model_bytes, roofline, ...}. Nothing here computes
 a number the runner did not measure, except ratios and FLOP rates derived from the medians it reported.
@@ -153,6 +154,53 @@ def index_rows(records):
     for r in records:
         rows.setdefault((r["kernel"], problem_of(r)), r)
     return rows
+
+
+def baseline_kernel(baseline, dtype):
+    """The kernel rows of `dtype` are compared with, given a report's "baseline" (None, name or {dtype: name})."""
+    if baseline is None:
+        return None
+    if isinstance(baseline, str):
+        return baseline
+    return baseline.get(dtype)
+
+
+def baseline_kernels(baseline):
+    """Every kernel a baseline names, each once, in order."""
+    if baseline is None:
+        return []
+    if isinstance(baseline, str):
+        return [baseline]
+    return list(dict.fromkeys(baseline[d] for d in sorted(baseline)))
+
+
+def parse_baseline_text(text):
+    """The runner's --baseline syntax: "NAME" (every dtype) or "fp32=cublas_sgemm,bf16=cublas_bf16"."""
+    if "=" not in text:
+        if not text.strip():
+            raise ValueError("empty kernel name")
+        return text.strip()
+    out = {}
+    for item in text.split(","):
+        dtype, eq, name = item.partition("=")
+        dtype, name = dtype.strip(), name.strip()
+        if not eq:
+            raise ValueError(f"'{item.strip()}' in '{text}' is not DTYPE=KERNEL")
+        if dtype not in INPUT_BYTES:
+            raise ValueError(f"unknown dtype '{dtype}' in '{text}' (known: {', '.join(INPUT_BYTES)})")
+        if not name:
+            raise ValueError(f"empty kernel name for {dtype} in '{text}'")
+        if dtype in out:
+            raise ValueError(f"dtype {dtype} is given twice in '{text}'")
+        out[dtype] = name
+    return out
+
+
+def describe_baseline(baseline):
+    """`name`, or `name` (dtype), ... for a per-dtype baseline."""
+    if isinstance(baseline, str):
+        return f"`{baseline}`"
+    return ", ".join(f"`{baseline[d]}` ({d})" for d in sorted(baseline))
 
 
 def baseline_ratio(record, baseline_row):

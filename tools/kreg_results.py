@@ -98,9 +98,10 @@ class Results:
         return self.rows.get((kernel, problem))
 
     def ratio(self, record):
-        if not self.baseline:
+        kernel = kr.baseline_kernel(self.baseline, record["dtype"])
+        if not kernel:
             return None
-        return kr.baseline_ratio(record, self.row(self.baseline, kr.problem_of(record)))
+        return kr.baseline_ratio(record, self.row(kernel, kr.problem_of(record)))
 
     def kernels_of(self, problem):
         return [k for k in self.kernels if self.row(k, problem) is not None]
@@ -135,8 +136,8 @@ def header_section(res, tool_command, runner_command):
         f"report schema {res.meta.get('schema_version', '?')}",
         f"- Host: {host.get('hostname', '?')}, {host.get('cpu_model', '?')}, "
         f"{host.get('logical_cpus', '?')} logical CPUs, {host.get('os', '?')}",
-        f"- Baseline for ratios: `{res.baseline}` (ratio = baseline median / kernel median, same shape and "
-        "dtype, same report)" if res.baseline else "- Baseline for ratios: none (no --baseline and none in the report)",
+        f"- Baseline for ratios: {kr.describe_baseline(res.baseline)} (ratio = baseline median / kernel median, "
+        "same shape and dtype, same report)" if res.baseline else "- Baseline for ratios: none (no --baseline and none in the report)",
         "",
     ]
     return lines
@@ -246,7 +247,8 @@ def summary_section(res):
     lines = ["## Ratio to baseline, all sizes", ""]
     if not res.baseline:
         return lines + ["No baseline, so no ratios.", ""]
-    lines += [f"Baseline median / kernel median against `{res.baseline}` (> 1: faster than the baseline). "
+    lines += [f"Baseline median / kernel median against {kr.describe_baseline(res.baseline)} (each row against its "
+              "dtype's baseline; > 1: faster than the baseline). "
               "— : no ok row for the kernel or the baseline at that size.", ""]
     header = ["kernel"] + [kr.problem_label(p) for p in res.problems]
     rows = []
@@ -440,7 +442,8 @@ def parse_args(argv):
     p.add_argument("report", help="runner JSON report")
     p.add_argument("--out", required=True, help="Markdown file to write, e.g. docs/RESULTS.md")
     p.add_argument("--charts", help="folder for the PNG charts (default: charts/ next to --out)")
-    p.add_argument("--baseline", help="kernel the ratios are taken against (default: the report's baseline)")
+    p.add_argument("--baseline", help="kernel the ratios are taken against: NAME, or DTYPE=NAME,... per dtype "
+                   "(default: the report's baseline)")
     p.add_argument("--command", help="the exact command that produced the report (default: meta.argv joined)")
     p.add_argument("--allow-synthetic", action="store_true",
                    help="render a report marked synthetic (meta.synthetic); for tests only")
@@ -460,9 +463,18 @@ def check_inputs(report, args):
 
 
 def choose_baseline(report, args):
-    baseline = args.baseline or report.get("baseline")
-    if baseline and not any(r["kernel"] == baseline for r in report["records"]):
-        raise kr.ReportError(f"baseline kernel '{baseline}' has no rows in '{args.report}'")
+    if args.baseline:
+        try:
+            baseline = kr.parse_baseline_text(args.baseline)
+        except ValueError as e:
+            raise kr.ReportError(f"--baseline: {e}") from e
+    else:
+        baseline = report.get("baseline")
+    if baseline is not None and not isinstance(baseline, (str, dict)):
+        raise kr.ReportError(f"'{args.report}': \"baseline\" is neither a kernel name nor an object per dtype")
+    for kernel in kr.baseline_kernels(baseline):
+        if not any(r["kernel"] == kernel for r in report["records"]):
+            raise kr.ReportError(f"baseline kernel '{kernel}' has no rows in '{args.report}'")
     return baseline
 
 

@@ -51,7 +51,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("timeout", "Seconds one row may take before its worker is killed", cxxopts::value<double>())
         ("call-timeout", "Seconds a single kernel call may take, CUDA launches until they finish (the worker ends; the row is timeout)", cxxopts::value<double>())
         ("seed", "Seed of the random inputs", cxxopts::value<uint64_t>())
-        ("baseline", "Kernel that speed-ups are relative to", cxxopts::value<std::string>())
+        ("baseline", "Kernel that speed-ups are relative to: NAME for every dtype, or DTYPE=NAME,... (e.g. fp32=cublas_sgemm,bf16=cublas_bf16)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>())
         ("warm-cache", "CUDA: do not flush L2 between timed launches")
         ("json", "Write the JSON report here", cxxopts::value<std::string>())
@@ -139,7 +139,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         if (!(*cl.call_timeout_s > 0)) throw std::invalid_argument("--call-timeout must be a number of seconds > 0");
     }
     if (r.count("seed")) o.seed = r["seed"].as<uint64_t>();
-    if (r.count("baseline")) o.baseline = r["baseline"].as<std::string>();
+    if (r.count("baseline")) o.baseline = parse_baseline_option(r["baseline"].as<std::string>());
     if (r.count("device")) o.device = r["device"].as<int>();
     if (r.count("warm-cache")) o.warm_cache = true;
     if (r.count("json")) o.json = r["json"].as<std::string>();

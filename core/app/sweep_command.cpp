@@ -1,6 +1,8 @@
 #include "sweep_command.hpp"
 
+#include "common/baseline.hpp"
 #include "common/host_info.hpp"
+#include "common/suggest.hpp"
 #include "measure/roofline.hpp"
 #include "paths.hpp"
 #include "plugin/discovery.hpp"
@@ -56,8 +58,8 @@ std::vector<SweepConfig> builtin_default(const Registry& registry, bool have_gpu
     cpu.shapes = {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {100, 200, 300}};
     cpu.settings.warmup = 1;
     cpu.settings.repeats = 5;
-    cpu.baseline = "cpu_naive";
-    std::vector<SweepConfig> parts{cpu};
+    cpu.baseline = Baseline::same_for_all("cpu_naive");
+    std::vector<SweepConfig> parts{cpu};  // the GPU part's baseline is each dtype's cuBLAS kernel (run_command)
     const bool have_cuda_kernels = std::any_of(registry.entries().begin(), registry.entries().end(),
                                                [](const RegistryEntry& e) { return e.kernel.backend == Backend::cuda; });
     if (have_gpu && have_cuda_kernels) {
@@ -67,10 +69,31 @@ std::vector<SweepConfig> builtin_default(const Registry& registry, bool have_gpu
         gpu.shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {517, 517, 517}};
         gpu.settings.repeats = 10;
         gpu.settings.time_budget_s = 1.0;
-        gpu.baseline = "cublas_sgemm";
+        gpu.baseline = Baseline();
         parts.push_back(gpu);
     }
     return parts;
+}
+
+// Every kernel the baseline names must be loaded (a ConfigError naming where it was given, with a
+// did-you-mean); those that serve a dtype of the sweep are added to its kernels, so their rows exist.
+void check_baseline(const SweepConfig& part, const Registry& registry, bool from_command_line,
+                    std::vector<std::string>& names) {
+    const auto require = [&](const std::string& kernel, const std::string& json_path) {
+        if (!registry.find(kernel))
+            throw ConfigError(from_command_line ? std::string(kCommandLineSource) : part.source,
+                              from_command_line ? "--baseline" : json_path,
+                              "unknown baseline kernel '" + kernel + "'" + did_you_mean(kernel, registry.names()));
+        bool serves_a_dtype = part.baseline.is_same_for_all();
+        for (DType d : part.dtypes) {
+            const std::string* k = part.baseline.kernel_for(d);
+            if (k && *k == kernel) serves_a_dtype = true;
+        }
+        if (serves_a_dtype && std::find(names.begin(), names.end(), kernel) == names.end()) names.push_back(kernel);
+    };
+    if (part.baseline.is_same_for_all()) require(part.baseline.kernels().front(), "/baseline");
+    for (const auto& [dtype, kernel] : part.baseline.per_dtype_kernels())
+        require(kernel, "/baseline/" + std::string(to_string(dtype)));
 }
 
 bool any_quick_option(const CliOverrides& o) {
@@ -224,12 +247,12 @@ int run_command(const CommandLine& given) {
                                                 &unmatched);
             for (const auto& glob : unmatched)
                 std::cerr << "runner: note: no loaded kernel matches '" << glob << "' (" << part.source << ")\n";
-            if (part.baseline) {
-                if (!registry.find(*part.baseline))
-                    throw ConfigError(part.source, cl.overrides.baseline ? "--baseline" : "/baseline",
-                                      "unknown baseline kernel '" + *part.baseline + "'");
-                if (std::find(names.begin(), names.end(), *part.baseline) == names.end()) names.push_back(*part.baseline);
-            }
+            // The built-in default's GPU part, and quick runs that name dtypes but no baseline, compare each
+            // dtype with its cuBLAS kernel where the selection has it (issue 12: bf16 rows against cublas_bf16).
+            const bool wants_default_baseline = part.source == kBuiltinDefaultSource ||
+                                                (part.source == kCommandLineSource && cl.overrides.dtypes.has_value());
+            if (!part.baseline && wants_default_baseline) part.baseline = default_baseline(part.dtypes, names);
+            check_baseline(part, registry, cl.overrides.baseline.has_value(), names);
             kernels_of_part.push_back(names);
         }
     } catch (const ConfigError& e) {
@@ -291,6 +314,8 @@ int run_command(const CommandLine& given) {
 
     // 3. Reports: named by the config, or the default folder; a resumed sweep keeps the ones it had.
     const SweepConfig& main_part = parts.front();
+    // One kernel serving every dtype of the sweep is written as the plain name, as before per-dtype baselines.
+    const Baseline report_baseline = main_part.baseline.simplified_for(main_part.dtypes);
     const std::string fingerprint = plan_fingerprint(plan);
     const std::string runner_word = shell_word(given.argv.empty() ? "runner" : given.argv.front());
     ReportTargets targets;
@@ -348,7 +373,7 @@ int run_command(const CommandLine& given) {
     }
     std::optional<ReportWriter> writer;
     try {
-        writer.emplace(targets.json, targets.csv, std::move(*journal), report_meta, main_part.baseline, plan.size(),
+        writer.emplace(targets.json, targets.csv, std::move(*journal), report_meta, report_baseline, plan.size(),
                        std::move(already));
     } catch (const std::exception& e) {
         std::cerr << "runner: cannot write reports: " << e.what() << "\n";
@@ -403,7 +428,7 @@ int run_command(const CommandLine& given) {
                   << "; resume with: " << runner_word << " --resume " << shell_word(report) << "\n";
         return 128 + signo;
     }
-    std::cout << "\n" << format_table(writer->records(), main_part.baseline);
+    std::cout << "\n" << format_table(writer->records(), report_baseline);
     std::cout << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
     if (nothing_measured) {
         std::cerr << "runner: nothing was measured: every row was skipped\n";

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 
 namespace kreg {
 namespace {
@@ -199,6 +200,55 @@ TEST(EndToEnd, ASweepThatCanMeasureNothingSaysSoFirstAndExitsWithThree) {
     EXPECT_LT(first, r.err.find("[1/2]")) << "the line must come before the first row: " << r.err;
     EXPECT_NE(r.err.find("nothing was measured"), std::string::npos) << r.err;
     ASSERT_EQ(read_records_json(dir / "o.json").size(), 2u);  // the skipped rows are still reported, with reasons
+}
+
+// Issue 12: each row's speed-up is against the baseline of its own dtype.
+TEST(EndToEnd, PerDtypeBaselineOnTheCommandLine) {
+    const auto dir = fresh_dir("per-dtype-baseline");
+    const auto r = run_command(kRunner + " --kernels cpu_blocked --dtype fp32,bf16 --baseline fp32=cpu_naive --sizes 16 "
+                                         "--repeat 3 --json o.json --csv o.csv",
+                               dir, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(test::slurp(dir / "o.json"));
+    EXPECT_EQ(doc["baseline"], nlohmann::json({{"fp32", "cpu_naive"}}));  // bf16 has none, so not a plain name
+    size_t with_speedup = 0;
+    for (const auto& row : doc["records"]) {
+        SCOPED_TRACE(row.dump());
+        if (row["dtype"] == "bf16") EXPECT_TRUE(row["speedup_vs_baseline"].is_null());
+        if (row["dtype"] == "fp32" && row["status"] == "ok") {
+            EXPECT_TRUE(row["speedup_vs_baseline"].is_number());
+            ++with_speedup;
+        }
+    }
+    EXPECT_EQ(with_speedup, 2u);  // cpu_blocked and the baseline cpu_naive itself, added to the sweep
+}
+
+TEST(EndToEnd, UnknownPerDtypeBaselineKernelSuggestsTheClosest) {
+    const auto dir = fresh_dir("per-dtype-baseline-typo");
+    const auto r = run_command(kRunner + " --kernels cpu_blocked --baseline fp32=cpu_naiv --sizes 16 --dry-run", dir, dir);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("<command line>: --baseline: unknown baseline kernel 'cpu_naiv' (did you mean 'cpu_naive'?)"),
+              std::string::npos)
+        << r.err;
+}
+
+// A quick run with --dtype and no --baseline compares each dtype with its cuBLAS kernel where it is
+// selected; the rows of the cuBLAS kernels need not run here (no GPU: skipped), the report says the baseline.
+TEST(EndToEnd, QuickRunWithDtypesDefaultsToEachDtypesCublasKernel) {
+    const auto dir = fresh_dir("default-per-dtype-baseline");
+    const auto listing = nlohmann::json::parse(run_command(kRunner + " --list --format json", dir, dir).out);
+    std::set<std::string> names;
+    for (const auto& k : listing["kernels"]) names.insert(k.value("name", ""));
+    if (!names.count("cublas_sgemm") || !names.count("cublas_bf16")) GTEST_SKIP() << "no cuBLAS plugin in this build";
+    const auto r = run_command(kRunner + " --kernels cpu_naive,cublas_sgemm,cublas_bf16 --dtype fp32,bf16 --sizes 16 "
+                                         "--repeat 3 --json o.json --csv o.csv",
+                               dir, dir);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const auto doc = nlohmann::json::parse(test::slurp(dir / "o.json"));
+    EXPECT_EQ(doc["baseline"], nlohmann::json({{"bf16", "cublas_bf16"}, {"fp32", "cublas_sgemm"}}));
+    // Without --dtype a quick run keeps having no baseline.
+    const auto plain = run_command(kRunner + " --kernels cpu_naive,cublas_sgemm --sizes 16 --repeat 3 --json p.json --csv p.csv", dir, dir);
+    EXPECT_TRUE(nlohmann::json::parse(test::slurp(dir / "p.json"))["baseline"].is_null()) << plain.err;
 }
 
 bool cuda_kernels_ready(const std::filesystem::path& dir, bool& any_cuda) {

@@ -53,11 +53,23 @@ def median(r):
     return stats.get("median_ms") if r["status"] == "ok" and (stats.get("median_ms") or 0) > 0 else None
 
 
+def baseline_of(baseline, dtype):
+    """The kernel a row of dtype is compared with: baseline is one name for every dtype or {dtype: name}."""
+    return baseline if isinstance(baseline, str) else baseline.get(dtype)
+
+
+def parse_baseline_option(text):
+    """--baseline as the runner and kreg_results.py take it: NAME, or DTYPE=NAME,..."""
+    if "=" not in text:
+        return text
+    return {d.strip(): k.strip() for d, _, k in (item.partition("=") for item in text.split(","))}
+
+
 def expected_ratios(records, baseline):
-    """{(kernel, problem label): baseline median / median, or None}."""
+    """{(kernel, problem label): the median of the row's dtype's baseline / median, or None}."""
     base = {}
     for r in records:
-        if r["kernel"] == baseline and median(r) is not None:
+        if r["kernel"] == baseline_of(baseline, r["dtype"]) and median(r) is not None:
             base.setdefault(problem_label(r), median(r))
     out = {}
     for r in records:
@@ -280,7 +292,7 @@ def mode_render(a):
         text = f.read()
     lines = text.split("\n")
     records = report["records"]
-    baseline = a.baseline or report.get("baseline")
+    baseline = parse_baseline_option(a.baseline) if a.baseline else report.get("baseline")
     expect(baseline, "these checks need a baseline (--baseline or one in the report)")
     check_command(text, a.command or shlex.join(report["meta"]["argv"]))
     ratios = expected_ratios(records, baseline)

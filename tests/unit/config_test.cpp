@@ -1,6 +1,7 @@
 // Sweep configs: the bad-config corpus (each file with its expected JSON path and message), shape
 // expansion, overrides, command-line size options, config paths, kernel globs, and the shipped configs
 // and schema.
+#include "common/baseline.hpp"
 #include "common/suggest.hpp"
 #include "config/sweep_config.hpp"
 #include "bad_corpus.hpp"
@@ -12,6 +13,8 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 namespace kreg {
 namespace {
@@ -128,7 +131,7 @@ TEST(ParseSweepConfig, MinimalConfigGetsTheDefaults) {
     EXPECT_EQ(c.settings.timeout_s, defaults.timeout_s);
     EXPECT_EQ(c.settings.warm_cache, defaults.warm_cache);
     EXPECT_EQ(c.settings.device, defaults.device);
-    EXPECT_EQ(c.baseline, std::nullopt);
+    EXPECT_TRUE(c.baseline.none());
     EXPECT_EQ(c.output.json, std::nullopt);
     EXPECT_EQ(c.output.csv, std::nullopt);
 }
@@ -154,9 +157,101 @@ TEST(ParseSweepConfig, EveryKeyIsRead) {
     EXPECT_EQ(c.settings.timeout_s, 30.0);
     EXPECT_TRUE(c.settings.warm_cache);
     EXPECT_EQ(c.settings.device, 1);
-    EXPECT_EQ(c.baseline, "cpu_naive");
+    EXPECT_EQ(c.baseline, Baseline::same_for_all("cpu_naive"));
     EXPECT_EQ(c.output.json, "out/every.json");
     EXPECT_EQ(c.output.csv, "out/every.csv");
+}
+
+TEST(ParseSweepConfig, BaselineIsOneKernelOrOnePerDtype) {
+    json doc{{"kernels", {"k"}}, {"shapes", {{{"square", 4}}}}, {"dtypes", {"bf16", "tf32", "fp32"}}};
+    doc["baseline"] = "cublas_sgemm";
+    const SweepConfig one = parse_sweep_config(doc, "one.json");
+    EXPECT_TRUE(one.baseline.is_same_for_all());
+    for (DType d : all_dtypes()) EXPECT_EQ(*one.baseline.kernel_for(d), "cublas_sgemm");
+    EXPECT_EQ(one.to_json().at("baseline"), "cublas_sgemm");
+
+    doc["baseline"] = {{"tf32", "cublas_tf32"}, {"bf16", "cublas_bf16"}};
+    const SweepConfig per = parse_sweep_config(doc, "per.json");
+    EXPECT_FALSE(per.baseline.is_same_for_all());
+    EXPECT_EQ(*per.baseline.kernel_for(DType::bf16), "cublas_bf16");
+    EXPECT_EQ(*per.baseline.kernel_for(DType::tf32), "cublas_tf32");
+    EXPECT_EQ(per.baseline.kernel_for(DType::fp32), nullptr);  // fp32 rows get no speed-up
+    EXPECT_EQ(per.baseline.kernels(), (std::vector<std::string>{"cublas_tf32", "cublas_bf16"}));
+    EXPECT_EQ(per.to_json().at("baseline"), doc["baseline"]);
+    json again = per.to_json();
+    again.erase("source");
+    EXPECT_EQ(parse_sweep_config(again, "per.json").baseline, per.baseline);
+}
+
+TEST(ParseSweepConfig, BaselineErrorsNameTheJsonPath) {
+    const json base{{"kernels", {"k"}}, {"shapes", {{{"square", 4}}}}};
+    const auto error_of = [&](const json& baseline) -> std::pair<std::string, std::string> {
+        json doc = base;
+        doc["baseline"] = baseline;
+        try {
+            parse_sweep_config(doc, "b.json");
+        } catch (const ConfigError& e) {
+            EXPECT_EQ(e.file(), "b.json");
+            return {e.json_path(), e.message()};
+        }
+        return {"no error", ""};
+    };
+    auto [path, message] = error_of({{"bf61", "cublas_bf16"}});
+    EXPECT_EQ(path, "/baseline/bf61");
+    EXPECT_NE(message.find("unknown dtype 'bf61'"), std::string::npos) << message;
+    EXPECT_NE(message.find("did you mean 'bf16'"), std::string::npos) << message;
+    std::tie(path, message) = error_of({{"bf16", ""}});
+    EXPECT_EQ(path, "/baseline/bf16");
+    EXPECT_NE(message.find("empty string"), std::string::npos) << message;
+    std::tie(path, message) = error_of({{"tf32", 3}});
+    EXPECT_EQ(path, "/baseline/tf32");
+    std::tie(path, message) = error_of(json::object());
+    EXPECT_EQ(path, "/baseline");
+    EXPECT_NE(message.find("names no dtype"), std::string::npos) << message;
+    std::tie(path, message) = error_of(json::array({"cublas_sgemm"}));
+    EXPECT_EQ(path, "/baseline");
+    EXPECT_NE(message.find("per dtype"), std::string::npos) << message;
+    std::tie(path, message) = error_of("");
+    EXPECT_EQ(path, "/baseline");
+}
+
+TEST(ParseBaselineOption, NameOrDtypePairs) {
+    EXPECT_EQ(parse_baseline_option("cublas_sgemm"), Baseline::same_for_all("cublas_sgemm"));
+    EXPECT_EQ(parse_baseline_option("fp32=cublas_sgemm, bf16=cublas_bf16"),
+              Baseline::per_dtype({{DType::fp32, "cublas_sgemm"}, {DType::bf16, "cublas_bf16"}}));
+    EXPECT_EQ(parse_baseline_option("fp32=cublas_sgemm,bf16=cublas_bf16").to_text(), "fp32=cublas_sgemm,bf16=cublas_bf16");
+    for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+             {"", "empty kernel name"},
+             {"bf61=cublas_bf16", "unknown dtype 'bf61' in 'bf61=cublas_bf16' (did you mean 'bf16'?)"},
+             {"bf16=", "empty kernel name for bf16"},
+             {"bf16=a,bf16=b", "dtype bf16 is given twice"},
+             {"fp32=cublas_sgemm,cublas_bf16", "'cublas_bf16' in 'fp32=cublas_sgemm,cublas_bf16' is not DTYPE=KERNEL"}}) {
+        try {
+            parse_baseline_option(text);
+            ADD_FAILURE() << "no error for '" << text << "'";
+        } catch (const ConfigError& e) {
+            EXPECT_EQ(e.file(), kCommandLineSource);
+            EXPECT_EQ(e.json_path(), "--baseline");
+            EXPECT_NE(e.message().find(expected), std::string::npos) << e.message();
+        }
+    }
+}
+
+TEST(DefaultBaseline, EachDtypeGetsItsCublasKernelWhereTheSweepHasIt) {
+    const std::vector<std::string> all_cublas{"cuda_10_mma", "cublas_sgemm", "cublas_tf32", "cublas_bf16"};
+    const Baseline b = default_baseline({DType::bf16, DType::tf32, DType::fp32, DType::fp16}, all_cublas);
+    EXPECT_EQ(b, Baseline::per_dtype({{DType::fp32, "cublas_sgemm"}, {DType::tf32, "cublas_tf32"}, {DType::bf16, "cublas_bf16"}}));
+    EXPECT_EQ(b.kernel_for(DType::fp16), nullptr);  // no cuBLAS fp16 kernel is registered
+    // Only the dtypes swept, and only kernels among the sweep's.
+    EXPECT_EQ(default_baseline({DType::bf16}, all_cublas), Baseline::per_dtype({{DType::bf16, "cublas_bf16"}}));
+    EXPECT_EQ(default_baseline({DType::bf16, DType::tf32}, {"cuda_10_mma", "cublas_tf32"}),
+              Baseline::per_dtype({{DType::tf32, "cublas_tf32"}}));
+    EXPECT_TRUE(default_baseline({DType::fp32}, {"cpu_naive"}).none());
+    // An fp32-only sweep's default reads as the plain name in the report, as before.
+    EXPECT_EQ(default_baseline({DType::fp32}, all_cublas).simplified_for({DType::fp32}).to_json(), json("cublas_sgemm"));
+    EXPECT_EQ(b.simplified_for({DType::bf16, DType::tf32}), b);
+    EXPECT_EQ(b.to_json(), json({{"bf16", "cublas_bf16"}, {"fp32", "cublas_sgemm"}, {"tf32", "cublas_tf32"}}));
+    EXPECT_TRUE(Baseline().to_json().is_null());
 }
 
 TEST(ParseSweepConfig, NameDefaultsForSourcesThatAreNotFiles) {
@@ -333,7 +428,7 @@ TEST(ApplyOverrides, EachSetValueReplacesTheConfigsAndOthersStay) {
     o.warm_cache = false;
     o.seed = 7;
     o.device = 2;
-    o.baseline = "cpu_blocked";
+    o.baseline = Baseline::same_for_all("cpu_blocked");
     o.json = "a.json";
     o.csv = "a.csv";
     apply_overrides(c, o);
@@ -349,7 +444,7 @@ TEST(ApplyOverrides, EachSetValueReplacesTheConfigsAndOthersStay) {
     EXPECT_FALSE(c.settings.warm_cache);
     EXPECT_EQ(c.seed, 7u);
     EXPECT_EQ(c.settings.device, 2);
-    EXPECT_EQ(c.baseline, "cpu_blocked");
+    EXPECT_EQ(c.baseline, Baseline::same_for_all("cpu_blocked"));
     EXPECT_EQ(c.output.json, "a.json");
     EXPECT_EQ(c.output.csv, "a.csv");
     EXPECT_EQ(c.name, "everything");
@@ -616,13 +711,19 @@ TEST(ShippedConfigs, EveryOneLoadsAndNamesKnownKernels) {
         EXPECT_EQ(c.name, entry.path().stem().string()) << "the name should match the file";
         const auto kernels = resolve_kernel_patterns(c.kernels, kKnownKernels, c.source);
         EXPECT_FALSE(kernels.empty());
-        if (c.baseline)
-            EXPECT_NE(std::find(kernels.begin(), kernels.end(), *c.baseline), kernels.end())
-                << "baseline " << *c.baseline << " is not among the sweep's kernels";
+        for (const auto& b : c.baseline.kernels())
+            EXPECT_NE(std::find(kernels.begin(), kernels.end(), b), kernels.end())
+                << "baseline " << b << " is not among the sweep's kernels";
         for (const auto& out : {c.output.json, c.output.csv})
             if (out) EXPECT_TRUE(outputs.insert(*out).second) << *out << " is written by two configs";
     }
     for (const char* expected : {"smoke", "cpu", "a100", "h100", "h200"}) EXPECT_EQ(names.count(expected), 1u) << expected;
+}
+
+TEST(ShippedConfigs, TensorSweepComparesEachDtypeWithItsCublasKernel) {
+    const SweepConfig c = load_sweep_config(kSource / "configs" / "sweeps" / "h200-tensor.json");
+    EXPECT_EQ(c.dtypes, (std::vector<DType>{DType::bf16, DType::tf32}));
+    EXPECT_EQ(c.baseline, Baseline::per_dtype({{DType::bf16, "cublas_bf16"}, {DType::tf32, "cublas_tf32"}}));
 }
 
 TEST(ShippedConfigs, GpuSweepsCoverTheProgressionAndOddShapes) {
@@ -631,7 +732,7 @@ TEST(ShippedConfigs, GpuSweepsCoverTheProgressionAndOddShapes) {
         const SweepConfig c = load_sweep_config(kSource / "configs" / "sweeps" / (std::string(gpu) + ".json"));
         const auto kernels = resolve_kernel_patterns(c.kernels, kKnownKernels, c.source);
         EXPECT_EQ(kernels.size(), 13u);  // the 12 cuda_01..cuda_09 variants and cublas_sgemm, no tf32/bf16
-        EXPECT_EQ(c.baseline, "cublas_sgemm");
+        EXPECT_EQ(c.baseline, Baseline::same_for_all("cublas_sgemm"));
         EXPECT_EQ(c.dtypes, std::vector<DType>{DType::fp32});
         for (Shape s : std::vector<Shape>{{512, 512, 512}, {8192, 8192, 8192}, {517, 517, 517}, {1000, 3000, 257},
                                           {1, 4096, 4096}, {4096, 1, 4096}})

@@ -255,7 +255,7 @@ TEST(ReportSchema, AReportWithEveryExtraAndItsProgressMatchesTheSchema) {
     {
         ReportWriter writer(dir / "r.json", std::nullopt,
                             JournalWriter::create(dir / "r.journal.jsonl", {{"planned", 3}}, false),
-                            make_report_meta(meta_inputs()), std::string("cpu_naive"), 3);
+                            make_report_meta(meta_inputs()), Baseline::same_for_all("cpu_naive"), 3);
         writer.add(sample_row());
         writer.add(failed);
         writer.render();
@@ -268,7 +268,7 @@ TEST(ReportSchema, AReportWithEveryExtraAndItsProgressMatchesTheSchema) {
 }
 
 TEST(ReportSchema, TheValidatorRefusesWhatTheSchemaForbids) {
-    const json report = report_json(make_report_meta(meta_inputs()), {sample_row()}, std::nullopt);
+    const json report = report_json(make_report_meta(meta_inputs()), {sample_row()}, Baseline());
     const JsonSchema schema = report_schema();
     ASSERT_TRUE(schema.validate(report).empty()) << joined(schema.validate(report));
     EXPECT_EQ(joined(schema.validate(with(report, "/records/0/extra/bogus", 1))), "/records/0/extra/bogus: unknown field\n");
@@ -284,6 +284,14 @@ TEST(ReportSchema, TheValidatorRefusesWhatTheSchemaForbids) {
     EXPECT_EQ(joined(schema.validate(no_seed)), "/meta: missing required 'seed'\n");
     EXPECT_EQ(joined(schema.validate(with(report, "/records/0/extra/timing_claims/harness_allowance_ms", "lots"))),
               "/records/0/extra/timing_claims/harness_allowance_ms: matches 0 of oneOf's schemas, not exactly 1\n");
+    // The baseline: null, one kernel, or one per dtype (issue 12), and nothing else.
+    const Baseline per_dtype = Baseline::per_dtype({{DType::bf16, "cublas_bf16"}, {DType::tf32, "cublas_tf32"}});
+    const json per_dtype_report = report_json(make_report_meta(meta_inputs()), {sample_row()}, per_dtype);
+    EXPECT_TRUE(schema.validate(per_dtype_report).empty()) << joined(schema.validate(per_dtype_report));
+    EXPECT_TRUE(schema.validate(with(report, "/baseline", "cublas_sgemm")).empty());
+    EXPECT_FALSE(schema.validate(with(report, "/baseline", json{{"bf61", "cublas_bf16"}})).empty());
+    EXPECT_FALSE(schema.validate(with(report, "/baseline", json{{"bf16", 3}})).empty());
+    EXPECT_FALSE(schema.validate(with(report, "/baseline", json::array({"cublas_sgemm"}))).empty());
     EXPECT_THROW(JsonSchema(json{{"pattern", "x"}}).validate(json("x")), std::runtime_error)
         << "a keyword the validator does not implement is an error, not a pass";
 }

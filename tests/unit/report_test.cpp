@@ -233,7 +233,7 @@ std::vector<Record> mixed_records() {
 TEST(ReportJson, HasMetaRecordsAndSummary) {
     const json meta = make_report_meta(sample_meta_inputs());
     const auto records = mixed_records();
-    const json report = report_json(meta, records, std::nullopt);
+    const json report = report_json(meta, records, Baseline());
     EXPECT_EQ(report["meta"], meta);
     EXPECT_TRUE(report["baseline"].is_null());
     ASSERT_EQ(report["records"].size(), records.size());
@@ -244,7 +244,7 @@ TEST(ReportJson, HasMetaRecordsAndSummary) {
 
 TEST(ReportJson, RecordsRoundTripThroughFromJson) {
     const auto records = mixed_records();
-    const json report = report_json(json::object(), records, std::string("cublas"));
+    const json report = report_json(json::object(), records, Baseline::same_for_all("cublas"));
     for (size_t i = 0; i < records.size(); ++i) {
         const Record back = report["records"][i].get<Record>();
         EXPECT_EQ(json(back), json(records[i])) << i;
@@ -252,7 +252,7 @@ TEST(ReportJson, RecordsRoundTripThroughFromJson) {
 }
 
 TEST(ReportJson, SpeedupPerRecordWhenBaselineGiven) {
-    const json report = report_json(json::object(), mixed_records(), std::string("cublas"));
+    const json report = report_json(json::object(), mixed_records(), Baseline::same_for_all("cublas"));
     EXPECT_EQ(report["baseline"], "cublas");
     const json& rows = report["records"];
     EXPECT_DOUBLE_EQ(rows[0]["speedup_vs_baseline"].get<double>(), 1.0);   // the baseline itself
@@ -264,7 +264,7 @@ TEST(ReportJson, SpeedupPerRecordWhenBaselineGiven) {
 TEST(ReportJson, ReadBackFromFile) {
     const fs::path dir = fresh_dir("read_back");
     const auto records = mixed_records();
-    write_file_atomically(dir / "report.json", dump_report(report_json(json::object(), records, std::nullopt)));
+    write_file_atomically(dir / "report.json", dump_report(report_json(json::object(), records, Baseline())));
     const auto back = read_records_json(dir / "report.json");
     ASSERT_EQ(back.size(), records.size());
     for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(json(back[i]), json(records[i])) << i;
@@ -276,7 +276,7 @@ TEST(ReportJson, ReadBackFromFile) {
 
 TEST(ReportJson, InvalidUtf8InAReasonDoesNotStopTheReport) {
     std::vector<Record> records{failed_record("k", k512, RowStatus::failed, "bad byte \xff here")};
-    const std::string text = dump_report(report_json(json::object(), records, std::nullopt));
+    const std::string text = dump_report(report_json(json::object(), records, Baseline()));
     EXPECT_NE(text.find("bad byte"), std::string::npos);
     json parsed;
     EXPECT_NO_THROW(parsed = json::parse(text));
@@ -300,7 +300,7 @@ TEST(ReportJson, ReadErrorsNameTheFileAndRecord) {
     expect_error(dir / "truncated.json", "not valid JSON");
     write_file_atomically(dir / "no_records.json", "{\"meta\": {}}");
     expect_error(dir / "no_records.json", "records");
-    json bad = report_json(json::object(), mixed_records(), std::nullopt);
+    json bad = report_json(json::object(), mixed_records(), Baseline());
     bad["records"][2]["status"] = "exploded";
     write_file_atomically(dir / "bad_status.json", bad.dump());
     expect_error(dir / "bad_status.json", "records[2]");
@@ -421,7 +421,7 @@ TEST(Csv, ControlBytesAndInvalidUtf8NeverReachACell) {
 
 TEST(ConsoleTable, ControlBytesAndInvalidUtf8NeverReachTheTerminal) {
     Record r = failed_record("k", k512, RowStatus::failed, "\x1b]0;owned\x07 and \xc3");
-    const std::string table = format_table({r}, std::nullopt);
+    const std::string table = format_table({r}, Baseline());
     const std::string progress = format_progress(1, 1, r);
     for (const std::string* text : {&table, &progress})
         for (char c : *text) EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 || c == '\n') << int(c);
@@ -437,7 +437,7 @@ TEST(Csv, NonFiniteErrorIsWrittenAndParses) {
 
 TEST(Csv, DocumentHasOneRowPerRecordWithSpeedups) {
     const auto records = mixed_records();
-    const auto rows = parse_csv(csv_document(records, std::string("cublas")));
+    const auto rows = parse_csv(csv_document(records, Baseline::same_for_all("cublas")));
     ASSERT_EQ(rows.size(), records.size() + 1);
     EXPECT_EQ(rows[0], split(csv_header(), ','));
     for (size_t i = 0; i < records.size(); ++i) {
@@ -503,7 +503,7 @@ TEST(ReportWriter, RendersAtOnceWithTheProgressAndJournalsEveryRowAsItArrives) {
     const fs::path dir = fresh_dir("writer");
     const fs::path json_path = dir / "out" / "report.json", csv_path = dir / "out" / "report.csv";
     const auto records = numbered(mixed_records());
-    ReportWriter writer(json_path, csv_path, fresh_journal(dir), make_report_meta(sample_meta_inputs()), std::nullopt,
+    ReportWriter writer(json_path, csv_path, fresh_journal(dir), make_report_meta(sample_meta_inputs()), Baseline(),
                         records.size());
 
     // Rendered at once, with no rows, so an unwritable path fails before the sweep.
@@ -537,8 +537,9 @@ TEST(ReportWriter, RendersAtOnceWithTheProgressAndJournalsEveryRowAsItArrives) {
 // The writer renders the reports as text from each row's serialised form (fast); they must be the very JSON
 // report_json() describes, baseline speed-ups and summary included, and the very CSV csv_document() makes.
 TEST(ReportWriter, TheRenderedReportIsExactlyTheJsonReportJsonDescribes) {
-    for (const std::optional<std::string> baseline : {std::optional<std::string>(), std::optional<std::string>("cublas")}) {
-        SCOPED_TRACE(baseline.value_or("no baseline"));
+    for (const Baseline& baseline : {Baseline(), Baseline::same_for_all("cublas"),
+                                     Baseline::per_dtype({{DType::fp32, "cublas"}, {DType::tf32, "cpu_naive"}})}) {
+        SCOPED_TRACE(baseline.to_text());
         const fs::path dir = fresh_dir("writer_same_json");
         const auto records = numbered(mixed_records());
         const json meta = make_report_meta(sample_meta_inputs());
@@ -551,13 +552,13 @@ TEST(ReportWriter, TheRenderedReportIsExactlyTheJsonReportJsonDescribes) {
         EXPECT_EQ(read_text(dir / "r.csv"), csv_document(records, baseline));
     }
     const fs::path dir = fresh_dir("writer_same_json_empty");
-    ReportWriter empty(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::string("cublas"), 1);
+    ReportWriter empty(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), Baseline::same_for_all("cublas"), 1);
     EXPECT_EQ(json::parse(read_text(dir / "r.json"))["records"], json::array());
 }
 
 TEST(ReportWriter, WithAZeroIntervalEveryRowIsRendered) {
     const fs::path dir = fresh_dir("writer_every_row");
-    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 5);
+    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), Baseline(), 5);
     writer.set_render_interval(std::chrono::milliseconds(0));
     const auto records = numbered(mixed_records());
     for (size_t n = 1; n <= 2; ++n) {
@@ -570,7 +571,7 @@ TEST(ReportWriter, ResumedRowsComeFirstInPlanOrderAndAJobIsNeverAddedTwice) {
     const fs::path dir = fresh_dir("writer_resumed");
     auto records = numbered(mixed_records());
     // Rows 0, 3 and 4 are done (read back from a journal, in any order); 1 and 2 are still to come.
-    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 5,
+    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), Baseline(), 5,
                         {records[4], records[0], records[3], records[0]});
     EXPECT_EQ(writer.done(), 3u);
     EXPECT_TRUE(writer.has(3));
@@ -589,7 +590,7 @@ TEST(ReportWriter, ResumedRowsComeFirstInPlanOrderAndAJobIsNeverAddedTwice) {
 TEST(ReportWriter, SetMetaFieldIsInTheNextRender) {
     const fs::path dir = fresh_dir("writer_meta");
     ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), make_report_meta(sample_meta_inputs()),
-                        std::nullopt, 1);
+                        Baseline(), 1);
     writer.add(ok_record("cpu_blocked", k512, 1.0));
     writer.set_meta_field("gpu", {{"name", "NVIDIA H100"}});
     writer.render();
@@ -601,7 +602,7 @@ TEST(ReportWriter, SetMetaFieldIsInTheNextRender) {
 
 TEST(ReportWriter, LaterBaselineRowUpdatesEarlierSpeedups) {
     const fs::path dir = fresh_dir("writer_baseline");
-    ReportWriter writer(std::nullopt, dir / "r.csv", fresh_journal(dir), json::object(), std::string("cublas"), 2);
+    ReportWriter writer(std::nullopt, dir / "r.csv", fresh_journal(dir), json::object(), Baseline::same_for_all("cublas"), 2);
     writer.set_render_interval(std::chrono::milliseconds(0));
     Record blocked = ok_record("cpu_blocked", k512, 4.0), cublas = ok_record("cublas", k512, 1.0);
     blocked.job_id = 0;
@@ -617,7 +618,7 @@ TEST(ReportWriter, LaterBaselineRowUpdatesEarlierSpeedups) {
 TEST(ReportWriter, UnwritablePathFailsAtConstruction) {
     const fs::path dir = fresh_dir("writer_unwritable");
     write_file_atomically(dir / "file", "x");
-    EXPECT_THROW(ReportWriter(dir / "file" / "r.json", std::nullopt, fresh_journal(dir), json::object(), std::nullopt, 1),
+    EXPECT_THROW(ReportWriter(dir / "file" / "r.json", std::nullopt, fresh_journal(dir), json::object(), Baseline(), 1),
                  std::runtime_error);
 }
 
@@ -628,35 +629,35 @@ TEST(Speedup, BaselineMedianOverRowMedianForTheSameProblem) {
     const std::vector<Record> all{ok_record("cublas", k512, 0.5), ok_record("mine", k512, 2.0),
                                   ok_record("cublas", k256, 0.1), ok_record("mine", k256, 0.05),
                                   ok_record("mine", k512, 1.0, DType::tf32)};
-    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[1], all, "cublas"), 0.25);
-    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[3], all, "cublas"), 2.0);
-    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[0], all, "cublas"), 1.0);
-    EXPECT_FALSE(speedup_vs_baseline(all[4], all, "cublas"));  // no tf32 baseline
-    EXPECT_FALSE(speedup_vs_baseline(all[1], all, "nonexistent"));
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[1], all, Baseline::same_for_all("cublas")), 0.25);
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[3], all, Baseline::same_for_all("cublas")), 2.0);
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[0], all, Baseline::same_for_all("cublas")), 1.0);
+    EXPECT_FALSE(speedup_vs_baseline(all[4], all, Baseline::same_for_all("cublas")));  // no tf32 baseline
+    EXPECT_FALSE(speedup_vs_baseline(all[1], all, Baseline::same_for_all("nonexistent")));
 }
 
 TEST(Speedup, NeedsBothRowsOk) {
     std::vector<Record> all{ok_record("cublas", k512, 0.5), ok_record("mine", k512, 2.0)};
     Record wrong = ok_record("mine", k512, 0.1);
     wrong.status = RowStatus::wrong_result;
-    EXPECT_FALSE(speedup_vs_baseline(wrong, all, "cublas"));
+    EXPECT_FALSE(speedup_vs_baseline(wrong, all, Baseline::same_for_all("cublas")));
 
     all[0].status = RowStatus::failed;
-    EXPECT_FALSE(speedup_vs_baseline(all[1], all, "cublas"));
+    EXPECT_FALSE(speedup_vs_baseline(all[1], all, Baseline::same_for_all("cublas")));
     // A later ok baseline row for the same problem is used when the first one failed.
     all.push_back(ok_record("cublas", k512, 1.0));
-    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[1], all, "cublas"), 0.5);
+    EXPECT_DOUBLE_EQ(*speedup_vs_baseline(all[1], all, Baseline::same_for_all("cublas")), 0.5);
 }
 
 TEST(Speedup, BatchAgreesWithSingleRow) {
     std::vector<Record> all = mixed_records();
     all.push_back(ok_record("cublas", k512, 9.0));  // a second baseline row: the first one counts
     all.push_back(ok_record("cublas", k256, 0.5));
-    const auto batch = speedups_vs_baseline(all, std::string("cublas"));
+    const auto batch = speedups_vs_baseline(all, Baseline::same_for_all("cublas"));
     ASSERT_EQ(batch.size(), all.size());
-    for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, "cublas")) << i;
+    for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, Baseline::same_for_all("cublas"))) << i;
     EXPECT_DOUBLE_EQ(*batch[2], 2.0);
-    for (const auto& s : speedups_vs_baseline(all, std::nullopt)) EXPECT_FALSE(s);
+    for (const auto& s : speedups_vs_baseline(all, Baseline())) EXPECT_FALSE(s);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -693,7 +694,7 @@ void expect_aligned(const std::vector<std::string>& lines, const std::vector<siz
 
 TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
     const auto records = mixed_records();
-    const std::string table = format_table(records, std::string("cublas"));
+    const std::string table = format_table(records, Baseline::same_for_all("cublas"));
     const auto lines = split(table, '\n');
     // header, rule, 5 rows, the skipped row's reason (1 line) and the crashed row's (2 lines), blank, counts
     ASSERT_EQ(lines.size(), 2 + records.size() + 3 + 2) << table;
@@ -726,7 +727,7 @@ TEST(ConsoleTable, NoSpeedupColumnWithoutBaselineAndLongReasonsAreShownWhole) {
     const std::string reason = "first call: NaN at (0, 0) computed from the padding after B: a value was read past the "
                                "end of B (the NaN carries its payload) " + std::string(300, 'r');
     std::vector<Record> records{ok_record("a", k512, 1.0), failed_record("b", k512, RowStatus::failed, reason)};
-    const std::string table = format_table(records, std::nullopt);
+    const std::string table = format_table(records, Baseline());
     EXPECT_EQ(table.find("speed-up"), std::string::npos);
     const auto lines = split(table, '\n');
     const auto starts = column_starts(lines[0], {"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"});
@@ -741,16 +742,79 @@ TEST(IndentedText, EveryLineIndentedAndPrintable) {
     EXPECT_EQ(indented_text("a\nb\r\n\x1b[31mc ", 2, 100), "  a\n  b\n   [31mc\n");
 }
 
+// A bf16 and tf32 sweep: each row is compared with the baseline of its own dtype, never another dtype's.
+std::vector<Record> two_dtype_records() {
+    return {ok_record("cublas_bf16", k512, 0.5, DType::bf16), ok_record("mma", k512, 1.0, DType::bf16),
+            ok_record("cublas_tf32", k512, 1.0, DType::tf32), ok_record("mma", k512, 0.8, DType::tf32),
+            ok_record("mma", k512, 4.0, DType::fp32)};
+}
+const Baseline kPerDtype = Baseline::per_dtype({{DType::bf16, "cublas_bf16"}, {DType::tf32, "cublas_tf32"}});
+
+TEST(Speedup, EachRowAgainstTheBaselineOfItsDtype) {
+    const auto all = two_dtype_records();
+    const auto batch = speedups_vs_baseline(all, kPerDtype);
+    ASSERT_EQ(batch.size(), all.size());
+    EXPECT_DOUBLE_EQ(*batch[0], 1.0);
+    EXPECT_DOUBLE_EQ(*batch[1], 0.5);   // 0.5 ms cublas_bf16 / 1.0 ms
+    EXPECT_DOUBLE_EQ(*batch[2], 1.0);
+    EXPECT_DOUBLE_EQ(*batch[3], 1.25);  // 1.0 ms cublas_tf32 / 0.8 ms
+    EXPECT_FALSE(batch[4]);             // fp32 has no baseline here
+    for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, kPerDtype)) << i;
+    // One kernel for all dtypes finds no cublas_bf16 rows in tf32: that is why per-dtype baselines exist.
+    const auto one = speedups_vs_baseline(all, Baseline::same_for_all("cublas_bf16"));
+    EXPECT_DOUBLE_EQ(*one[1], 0.5);
+    EXPECT_FALSE(one[3]);
+}
+
+TEST(ReportJson, PerDtypeBaselineIsAnObjectAndSpeedupsFollowTheRowsDtype) {
+    const json report = report_json(json::object(), two_dtype_records(), kPerDtype);
+    EXPECT_EQ(report["baseline"], json({{"bf16", "cublas_bf16"}, {"tf32", "cublas_tf32"}}));
+    const json& rows = report["records"];
+    EXPECT_DOUBLE_EQ(rows[1]["speedup_vs_baseline"].get<double>(), 0.5);
+    EXPECT_DOUBLE_EQ(rows[3]["speedup_vs_baseline"].get<double>(), 1.25);
+    EXPECT_TRUE(rows[4]["speedup_vs_baseline"].is_null());
+}
+
+TEST(Csv, SpeedupsFollowTheRowsDtype) {
+    const auto rows = parse_csv(csv_document(two_dtype_records(), kPerDtype));
+    ASSERT_EQ(rows.size(), 6u);
+    EXPECT_EQ((CsvRow{rows[0], rows[2]}["speedup_vs_baseline"]), "0.5");
+    EXPECT_EQ((CsvRow{rows[0], rows[4]}["speedup_vs_baseline"]), "1.25");
+    EXPECT_EQ((CsvRow{rows[0], rows[5]}["speedup_vs_baseline"]), "");
+}
+
+TEST(ConsoleTable, SpeedupsFollowTheRowsDtype) {
+    const auto lines = split(format_table(two_dtype_records(), kPerDtype), '\n');
+    const auto starts = column_starts(lines[0], {"speed-up"});
+    EXPECT_EQ(lines[3].substr(starts[0]), "0.50x");
+    EXPECT_EQ(lines[5].substr(starts[0]), "1.25x");
+    EXPECT_EQ(lines[6].substr(starts[0]), "-");
+}
+
+TEST(ReportWriter, PerDtypeBaselineInTheRenderedReportAndCsv) {
+    const fs::path dir = fresh_dir("writer_per_dtype");
+    auto records = two_dtype_records();
+    for (size_t i = 0; i < records.size(); ++i) records[i].job_id = i;
+    ReportWriter writer(dir / "r.json", dir / "r.csv", fresh_journal(dir), json::object(), kPerDtype, records.size());
+    for (const Record& r : records) writer.add(r);
+    writer.render();
+    const json report = json::parse(read_text(dir / "r.json"));
+    EXPECT_EQ(report["baseline"], json({{"bf16", "cublas_bf16"}, {"tf32", "cublas_tf32"}}));
+    EXPECT_DOUBLE_EQ(report["records"][3]["speedup_vs_baseline"].get<double>(), 1.25);
+    const auto rows = read_csv(dir / "r.csv");
+    EXPECT_EQ((CsvRow{rows[0], rows[4]}["speedup_vs_baseline"]), "1.25");
+}
+
 TEST(ConsoleTable, FarSlowerKernelDoesNotReadAsZeroSpeedup) {
     const std::vector<Record> records{ok_record("cublas", k512, 0.0123), ok_record("cpu_naive", k512, 250.0)};
-    const auto lines = split(format_table(records, std::string("cublas")), '\n');
+    const auto lines = split(format_table(records, Baseline::same_for_all("cublas")), '\n');
     const auto starts = column_starts(lines[0], {"speed-up"});
     EXPECT_EQ(lines[2].substr(starts[0]), "1.00x");
     EXPECT_EQ(lines[3].substr(starts[0]), "4.9e-05x");
 }
 
 TEST(ConsoleTable, EmptyTableStillHasCounts) {
-    const auto lines = split(format_table({}, std::nullopt), '\n');
+    const auto lines = split(format_table({}, Baseline()), '\n');
     EXPECT_EQ(lines.back(), "0 rows");
 }
 

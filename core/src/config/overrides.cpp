@@ -2,9 +2,12 @@
 #include "config/shape_spec.hpp"
 #include "config/sweep_config.hpp"
 
+#include "common/suggest.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 namespace kreg {
@@ -65,6 +68,39 @@ Shape parse_shape_option(const std::string& text) {
     return {dims[0], dims[1], dims[2]};
 }
 
+Baseline parse_baseline_option(const std::string& text) {
+    if (text.find('=') == std::string::npos) {
+        const std::string name(trim(text));
+        if (name.empty()) throw cli_error("--baseline", "empty kernel name");
+        return Baseline::same_for_all(name);
+    }
+    std::vector<std::string> dtype_names;
+    for (DType d : all_dtypes()) dtype_names.emplace_back(to_string(d));
+    std::map<DType, std::string> kernels;
+    std::string_view rest = text;
+    while (true) {
+        const auto comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        const auto eq = item.find('=');
+        if (eq == std::string_view::npos)
+            throw cli_error("--baseline", "'" + std::string(trim(item)) + "' in '" + text +
+                                              "' is not DTYPE=KERNEL; give one kernel name, or DTYPE=KERNEL pairs "
+                                              "separated by commas (e.g. fp32=cublas_sgemm,bf16=cublas_bf16)");
+        const std::string key(trim(item.substr(0, eq)));
+        const std::string name(trim(item.substr(eq + 1)));
+        const auto dtype = parse_dtype(key);
+        if (!dtype)
+            throw cli_error("--baseline", "unknown dtype '" + key + "' in '" + text + "'" + did_you_mean(key, dtype_names) +
+                                              "; expected one of fp32, tf32, bf16, fp16");
+        if (name.empty()) throw cli_error("--baseline", "empty kernel name for " + key + " in '" + text + "'");
+        if (!kernels.emplace(*dtype, name).second)
+            throw cli_error("--baseline", "dtype " + key + " is given twice in '" + text + "'");
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return Baseline::per_dtype(std::move(kernels));
+}
+
 void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     // Validate everything first so that a bad option leaves the config untouched.
     if (o.kernels) {
@@ -101,7 +137,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     positive("--timeout", "timeout_s", o.timeout_s);
     positive("--tolerance", "tolerance", o.tolerance);
     if (o.device && *o.device < 0) throw cli_error("--device", "device must be >= 0, got " + std::to_string(*o.device));
-    if (o.baseline && o.baseline->empty()) throw cli_error("--baseline", "empty kernel name");
+    if (o.baseline) {  // parse_baseline_option made it; checked again for overrides built in code
+        for (const auto& k : o.baseline->kernels())
+            if (k.empty()) throw cli_error("--baseline", "empty kernel name");
+    }
     if (o.json && o.json->empty()) throw cli_error("--json", "empty path");
     if (o.csv && o.csv->empty()) throw cli_error("--csv", "empty path");
     {
@@ -126,7 +165,7 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.warm_cache) s.warm_cache = *o.warm_cache;
     if (o.seed) config.seed = *o.seed;
     if (o.device) s.device = *o.device;
-    if (o.baseline) config.baseline = o.baseline;
+    if (o.baseline) config.baseline = *o.baseline;
     if (o.json) config.output.json = o.json;
     if (o.csv) config.output.csv = o.csv;
 }

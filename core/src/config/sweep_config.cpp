@@ -44,7 +44,7 @@ nlohmann::json SweepConfig::to_json() const {
     if (settings.time_budget_s) j["time_budget_s"] = *settings.time_budget_s;
     if (settings.tolerance) j["tolerance"] = *settings.tolerance;
     j["noise_target"] = settings.noise_target.value_or(0.0);
-    if (baseline) j["baseline"] = *baseline;
+    if (baseline) j["baseline"] = baseline.to_json();
     nlohmann::json out = nlohmann::json::object();
     if (output.json) out["json"] = *output.json;
     if (output.csv) out["csv"] = *output.csv;

@@ -4,6 +4,7 @@
 // configs/README.md and, for editors, in configs/schema/sweep.schema.json.
 #pragma once
 
+#include "common/baseline.hpp"
 #include "common/job.hpp"
 #include "common/types.hpp"
 
@@ -64,7 +65,7 @@ struct SweepConfig {
     std::vector<DType> dtypes{DType::fp32};
     uint64_t seed = 42;
     RunSettings settings = default_sweep_settings();
-    std::optional<std::string> baseline;  // kernel the speed-ups are relative to
+    Baseline baseline;  // kernel(s) the speed-ups are relative to: one for all dtypes, or one per dtype
     OutputPaths output;
 
     // The config in the file format with every default filled in, shapes listed one by one, plus
@@ -113,7 +114,8 @@ struct CliOverrides {
     std::optional<bool> verify, warm_cache;
     std::optional<uint64_t> seed;
     std::optional<int> device;
-    std::optional<std::string> baseline, json, csv;
+    std::optional<Baseline> baseline;  // --baseline NAME or DTYPE=NAME,...
+    std::optional<std::string> json, csv;
 };
 
 // Applies overrides after validating them as the parser would. Errors are ConfigErrors with file
@@ -125,5 +127,8 @@ void apply_overrides(SweepConfig& config, const CliOverrides& overrides);
 std::vector<Shape> parse_sizes_option(const std::string& text);
 // "1000x3000x257" (or with 'X') -> that shape. std::invalid_argument on anything else.
 Shape parse_shape_option(const std::string& text);
+// --baseline's text: "NAME" (every dtype) or "fp32=cublas_sgemm,bf16=cublas_bf16" (one per dtype). A
+// ConfigError at "--baseline" for an empty name, an unknown dtype (with a did-you-mean) or a dtype given twice.
+Baseline parse_baseline_option(const std::string& text);
 
 }  // namespace kreg

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <limits>
+#include <map>
 
 namespace kreg {
 using config_detail::Node;
@@ -59,6 +60,24 @@ std::vector<DType> parse_dtypes(const Node& node) {
         if (!seen) dtypes.push_back(*dtype);
     }
     return dtypes;
+}
+
+// "name" (every dtype) or {"<dtype>": "name", ...}.
+Baseline parse_baseline(const Node& node) {
+    if (node.value().is_string()) return Baseline::same_for_all(node.as_non_empty_string());
+    if (!node.value().is_object())
+        node.fail_type("a kernel name or an object of kernel names per dtype ({\"bf16\": \"cublas_bf16\", ...})");
+    if (node.value().empty()) node.fail("the baseline object names no dtype; give at least one (e.g. {\"fp32\": \"cublas_sgemm\"})");
+    std::map<DType, std::string> kernels;
+    for (const auto& item : node.value().items()) {
+        const Node entry = *node.find(item.key());
+        const auto dtype = parse_dtype(item.key());
+        if (!dtype)
+            entry.fail("unknown dtype '" + item.key() + "' as a baseline key" + did_you_mean(item.key(), dtype_names()) +
+                       "; expected one of fp32, tf32, bf16, fp16");
+        kernels[*dtype] = entry.as_non_empty_string();
+    }
+    return Baseline::per_dtype(std::move(kernels));
 }
 
 bool same_output_path(const std::string& a, const std::string& b) {
@@ -119,7 +138,7 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     if (const auto n = root.find("warm_cache")) s.warm_cache = n->as_bool();
     if (const auto n = root.find("device")) s.device = int(n->as_int("device", 0, kIntMax));
 
-    if (const auto n = root.find("baseline")) config.baseline = n->as_non_empty_string();
+    if (const auto n = root.find("baseline")) config.baseline = parse_baseline(*n);
     if (const auto n = root.find("output")) config.output = parse_output(*n);
     return config;
 }

@@ -64,7 +64,7 @@ std::string indented_text(const std::string& text, size_t indent, size_t max_byt
     return out;
 }
 
-std::string format_table(const std::vector<Record>& records, std::optional<std::string> baseline) {
+std::string format_table(const std::vector<Record>& records, const Baseline& baseline) {
     std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"};
     if (baseline) labels.push_back("speed-up");
 

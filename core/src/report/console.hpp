@@ -1,6 +1,7 @@
 // What a person watching the terminal sees: a line per finished job, then a table of every row.
 #pragma once
 
+#include "common/baseline.hpp"
 #include "common/job.hpp"
 
 #include <cstddef>
@@ -16,7 +17,7 @@ namespace kreg {
 // its whole reason on lines of its own (indented_text, 4 spaces: a diagnosis is not worth reading cut
 // off), then a blank line and the counts, e.g. "5 rows: 3 ok, 2 skipped". Every line ends in "\n" and has
 // no trailing spaces.
-std::string format_table(const std::vector<Record>& records, std::optional<std::string> baseline);
+std::string format_table(const std::vector<Record>& records, const Baseline& baseline);
 
 // One line, no terminator, e.g. "[ 3/40] cpu_blocked  fp32  512x512x512  ok  1.234 ms  217.5 GFLOP/s";
 // rows that are not ok show the error (if measured) and the reason instead of the timing.

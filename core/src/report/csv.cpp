@@ -94,7 +94,7 @@ std::string csv_row(const Record& r, std::optional<double> speedup) {
 }  // namespace kreg
 
 namespace kreg {
-std::string csv_document(const std::vector<Record>& records, const std::optional<std::string>& baseline) {
+std::string csv_document(const std::vector<Record>& records, const Baseline& baseline) {
     const auto speedups = speedups_vs_baseline(records, baseline);
     std::string out = csv_header() + "\n";
     for (size_t i = 0; i < records.size(); ++i) out += csv_row(records[i], speedups[i]) + "\n";

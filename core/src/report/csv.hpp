@@ -2,6 +2,7 @@
 // Columns never change meaning; new ones are only appended (and bump kReportSchemaVersion's minor).
 #pragma once
 
+#include "common/baseline.hpp"
 #include "common/job.hpp"
 
 #include <optional>
@@ -31,5 +32,5 @@ std::string csv_field(std::string_view text);
 namespace kreg {
 // The whole file: the header and one row per record, each ending in "\n", speed-ups computed over
 // records.
-std::string csv_document(const std::vector<Record>& records, const std::optional<std::string>& baseline);
+std::string csv_document(const std::vector<Record>& records, const Baseline& baseline);
 }  // namespace kreg

@@ -9,7 +9,7 @@
 namespace kreg {
 
 nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>& records,
-                           std::optional<std::string> baseline) {
+                           const Baseline& baseline) {
     const auto speedups = speedups_vs_baseline(records, baseline);
     nlohmann::json rows = nlohmann::json::array();
     for (size_t i = 0; i < records.size(); ++i) {
@@ -20,7 +20,7 @@ nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>
     nlohmann::json summary = nlohmann::json::object();
     for (const auto& [status, count] : count_by_status(records)) summary[std::string(to_string(status))] = count;
     return {{"meta", meta},
-            {"baseline", baseline ? nlohmann::json(*baseline) : nlohmann::json()},
+            {"baseline", baseline.to_json()},
             {"records", std::move(rows)},
             {"summary", std::move(summary)}};
 }

@@ -1,6 +1,8 @@
-// The JSON report: {"meta": ..., "baseline": name or null, "records": [...], "summary": {status: count}}.
+// The JSON report: {"meta": ..., "baseline": name, {dtype: name} or null, "records": [...],
+// "summary": {status: count}}.
 #pragma once
 
+#include "common/baseline.hpp"
 #include "common/job.hpp"
 
 #include <nlohmann/json.hpp>
@@ -15,7 +17,7 @@ namespace kreg {
 // Each record is to_json(Record) plus "speedup_vs_baseline" (number or null) when a baseline is given.
 // The summary counts every status, zeros included.
 nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>& records,
-                           std::optional<std::string> baseline);
+                           const Baseline& baseline);
 
 // Report text as written to disk: indented, invalid UTF-8 (e.g. in a plugin's error message) replaced
 // instead of throwing.

@@ -20,7 +20,7 @@ std::string compact(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlo
 // is a baseline). Valid JSON with the same content as dump_report(report_json(...)); only the layout of
 // the records differs.
 std::string render_report_text(const nlohmann::json& meta, const std::vector<Record>& records,
-                               const std::vector<std::string>& texts, const std::optional<std::string>& baseline) {
+                               const std::vector<std::string>& texts, const Baseline& baseline) {
     const auto speedups = speedups_vs_baseline(records, baseline);
     nlohmann::json summary = nlohmann::json::object();
     for (const auto& [status, count] : count_by_status(records)) summary[std::string(to_string(status))] = count;
@@ -39,7 +39,7 @@ std::string render_report_text(const nlohmann::json& meta, const std::vector<Rec
     std::string out;
     out.reserve(bytes);
     out += "{\n  \"baseline\": ";
-    out += baseline ? compact(*baseline) : "null";
+    out += compact(baseline.to_json());
     out += ",\n  \"meta\": ";
     out += indented(meta);
     out += ",\n  \"records\": [";
@@ -63,7 +63,7 @@ std::string render_report_text(const nlohmann::json& meta, const std::vector<Rec
 }  // namespace
 
 ReportWriter::ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv,
-                           JournalWriter journal, nlohmann::json meta, std::optional<std::string> baseline, size_t planned,
+                           JournalWriter journal, nlohmann::json meta, Baseline baseline, size_t planned,
                            std::vector<Record> already)
     : json_path_(std::move(json)),
       csv_path_(std::move(csv)),

@@ -1,6 +1,7 @@
 // Keeps a sweep's rows in its journal and its JSON and CSV reports rendered from them.
 #pragma once
 
+#include "common/baseline.hpp"
 #include "common/job.hpp"
 #include "report/journal.hpp"
 
@@ -22,7 +23,7 @@ public:
     // sweep read back from the journal. The reports are rendered at once, so that an unwritable path fails
     // before the sweep starts rather than after it. Throws std::runtime_error naming the path.
     ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv, JournalWriter journal,
-                 nlohmann::json meta, std::optional<std::string> baseline, size_t planned, std::vector<Record> already = {});
+                 nlohmann::json meta, Baseline baseline, size_t planned, std::vector<Record> already = {});
 
     // Appends the row to the journal (one write) and renders the reports when a render is due. A row
     // for a job that already has one is refused (std::logic_error): a report never holds a job twice.
@@ -60,7 +61,7 @@ private:
     std::optional<std::filesystem::path> json_path_, csv_path_;
     JournalWriter journal_;
     nlohmann::json meta_;
-    std::optional<std::string> baseline_;
+    Baseline baseline_;
     size_t planned_ = 0;
     std::vector<Record> records_;
     // Each row's compact JSON text, in records_' order: serialised once for the journal, then copied

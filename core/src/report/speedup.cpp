@@ -18,21 +18,23 @@ std::optional<double> ratio(const Record& r, const Record* baseline_row) {
 }  // namespace
 
 std::optional<double> speedup_vs_baseline(const Record& r, const std::vector<Record>& all,
-                                          const std::string& baseline) {
+                                          const Baseline& baseline) {
+    const std::string* kernel = baseline.kernel_for(r.dtype);
+    if (!kernel) return std::nullopt;
     for (const Record& candidate : all)
-        if (candidate.kernel == baseline && has_median(candidate) && same_problem(candidate, r))
+        if (candidate.kernel == *kernel && has_median(candidate) && same_problem(candidate, r))
             return ratio(r, &candidate);
     return std::nullopt;
 }
 
 std::vector<std::optional<double>> speedups_vs_baseline(const std::vector<Record>& all,
-                                                        const std::optional<std::string>& baseline) {
+                                                        const Baseline& baseline) {
     std::vector<std::optional<double>> out(all.size());
     if (!baseline) return out;
     using Problem = std::tuple<int64_t, int64_t, int64_t, DType>;
     std::map<Problem, const Record*> baseline_rows;
     for (const Record& r : all)
-        if (r.kernel == *baseline && has_median(r))
+        if (const std::string* kernel = baseline.kernel_for(r.dtype); kernel && r.kernel == *kernel && has_median(r))
             baseline_rows.emplace(Problem{r.shape.m, r.shape.n, r.shape.k, r.dtype}, &r);  // keeps the first
     for (size_t i = 0; i < all.size(); ++i) {
         const Record& r = all[i];
