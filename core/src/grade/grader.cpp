@@ -8,7 +8,7 @@
 #include "grade/timing_claims.hpp"
 #include "grade/verdict.hpp"
 #include "measure/host_ceiling.hpp"
-#include "measure/output_export.hpp"
+#include "verify/output_export.hpp"
 #include "measure/roofline.hpp"
 #include "report/atomic_file.hpp"
 #include "sweep/executor.hpp"

@@ -1,7 +1,7 @@
 #include "pipeline/pipeline.hpp"
 
 #include "measure/anticheat.hpp"
-#include "measure/output_export.hpp"
+#include "verify/output_export.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/call_watchdog.hpp"

@@ -1,4 +1,4 @@
-#include "measure/output_export.hpp"
+#include "verify/output_export.hpp"
 
 #include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
