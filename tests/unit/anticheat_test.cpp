@@ -438,6 +438,20 @@ TEST(Anticheat, TimingCrossCheckFlagsHiddenWorkNotLaunchOverhead) {
     EXPECT_TRUE(hidden.facts().timing_mismatch);
     EXPECT_EQ(hidden.facts().mismatched_calls, 5);
 
+    // Grading's correctness runs time two calls: one preempted call of two is a hiccup (seen on the
+    // H200: event 0.0147 ms, wall 0.246 ms, an honest kernel at 17^3), both mismatched is hidden work.
+    TimingCrossCheck two_calls;
+    two_calls.add(0.0147, 0.03);
+    two_calls.add(0.0147, 0.246);
+    EXPECT_FALSE(two_calls.escaped()) << two_calls.reason();
+    two_calls = TimingCrossCheck{};
+    two_calls.add(0.004, 1.0);
+    two_calls.add(0.004, 1.1);
+    EXPECT_TRUE(two_calls.escaped());
+    TimingCrossCheck one_call;
+    one_call.add(0.004, 1.0);
+    EXPECT_TRUE(one_call.escaped()) << "a single timed call that hides work is still caught";
+
     EXPECT_FALSE(TimingCrossCheck{}.escaped()) << "no timed call, no verdict";
 }
 

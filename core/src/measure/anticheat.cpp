@@ -99,7 +99,11 @@ void TimingCrossCheck::add(double event_ms, double wall_ms) {
     }
 }
 
-bool TimingCrossCheck::escaped() const { return mismatched_ > 0 && 2 * mismatched_ >= calls(); }
+// Two mismatched calls at least (where there are two): grading's correctness runs time two calls, and one
+// host thread preempted for a quarter of a millisecond failed an honest kernel there (on the H200).
+bool TimingCrossCheck::escaped() const {
+    return mismatched_ > 0 && mismatched_ >= std::min(2, calls()) && 2 * mismatched_ >= calls();
+}
 
 std::string TimingCrossCheck::reason() const {
     if (!escaped()) return "";
