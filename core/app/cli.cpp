@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <cstdlib>
 #include <cxxopts.hpp>
 
 #include <stdexcept>
@@ -21,6 +22,44 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 }  // namespace
+
+namespace {
+
+int shard_number(const std::string& text, const std::string& what) {
+    size_t used = 0;
+    long value = 0;
+    try {
+        value = std::stol(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (text.empty() || used != text.size() || value < 0 || value > 1000000)
+        throw std::invalid_argument("--shard: " + what + " must be a whole number, got '" + text + "'");
+    return int(value);
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& env) {
+    Shard s;
+    if (text == "auto") {
+        const char* id = env("SLURM_ARRAY_TASK_ID");
+        const char* count = env("SLURM_ARRAY_TASK_COUNT");
+        const char* min = env("SLURM_ARRAY_TASK_MIN");
+        if (!id || !count)
+            throw std::invalid_argument("--shard auto: not a Slurm array task (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set)");
+        s.index = shard_number(id, "SLURM_ARRAY_TASK_ID") - (min ? shard_number(min, "SLURM_ARRAY_TASK_MIN") : 0) + 1;
+        s.count = shard_number(count, "SLURM_ARRAY_TASK_COUNT");
+    } else {
+        const size_t slash = text.find('/');
+        if (slash == std::string::npos) throw std::invalid_argument("--shard takes I/K (e.g. 2/4) or auto, got '" + text + "'");
+        s.index = shard_number(text.substr(0, slash), "I");
+        s.count = shard_number(text.substr(slash + 1), "K");
+    }
+    if (s.count < 1 || s.index < 1 || s.index > s.count)
+        throw std::invalid_argument("--shard: needs 1 <= I <= K, got " + std::to_string(s.index) + "/" + std::to_string(s.count));
+    return s;
+}
 
 CommandLine parse_command_line(int argc, char** argv) {
     CommandLine cl;
@@ -58,6 +97,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("csv", "Write the CSV report here", cxxopts::value<std::string>())
         ("output-dir", "Folder for reports when --json/--csv and the config name none", cxxopts::value<std::string>()->default_value("kreg-reports"))
         ("force", "Overwrite reports that exist (otherwise the runner refuses to start)")
+        ("shard", "Run only slice I of K of the plan (I/K; K runs cover it once), or 'auto' for this Slurm array task", cxxopts::value<std::string>())
         ("resume", "Continue the interrupted sweep of REPORT (its .json or .journal.jsonl): only the missing rows run", cxxopts::value<std::string>())
         ("no-calibrate", "Skip measuring the GPU's copy bandwidth and cuBLAS ceilings")
         ("strict", "Grading's measurement: fresh inputs in fresh buffers and a verified output for every call, inputs checked, device-wide sync");
@@ -146,6 +186,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("csv")) o.csv = r["csv"].as<std::string>();
     cl.output_dir = r["output-dir"].as<std::string>();
     cl.force = r.count("force") > 0;
+    if (r.count("shard")) cl.shard = parse_shard(r["shard"].as<std::string>(), [](const char* name) { return std::getenv(name); });
     if (r.count("resume")) {
         cl.resume = r["resume"].as<std::string>();
         // The plan comes from the report's own command line; anything else here would silently be ignored

@@ -4,11 +4,22 @@
 #include "config/sweep_config.hpp"
 #include "sweep/executor.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace kreg::app {
+
+// --shard I/K: run slice I (1-based) of K of the plan, the jobs whose plan index is I - 1 modulo K, so
+// that K runs on K machines cover the plan once. Job ids stay those of the whole plan.
+struct Shard {
+    int index = 1, count = 1;
+};
+
+// "I/K", or "auto": Slurm's array task (SLURM_ARRAY_TASK_ID from SLURM_ARRAY_TASK_MIN, of
+// SLURM_ARRAY_TASK_COUNT) read from env. Throws std::invalid_argument naming --shard.
+Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& env);
 
 struct CommandLine {
     bool help = false;
@@ -32,6 +43,7 @@ struct CommandLine {
     std::string output_dir = "kreg-reports";  // where reports go when no path is given
     bool force = false;                     // --force: overwrite existing reports
     std::optional<std::string> resume;      // --resume REPORT: continue the sweep of that report
+    std::optional<Shard> shard;             // --shard I/K or auto
     std::string help_text;
     std::vector<std::string> argv;
 };

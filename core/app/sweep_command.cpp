@@ -288,6 +288,15 @@ int run_command(const CommandLine& given) {
             plan.push_back(std::move(p));
         }
     }
+    // A shard keeps every K-th job; ids stay the whole plan's, so K shards' rows never collide.
+    if (cl.shard && cl.shard->count > 1) {
+        std::vector<PlannedJob> slice;
+        for (auto& p : plan)
+            if (p.job.id % uint64_t(cl.shard->count) == uint64_t(cl.shard->index - 1)) slice.push_back(std::move(p));
+        std::cerr << "runner: shard " << cl.shard->index << "/" << cl.shard->count << ": " << slice.size() << " of "
+                  << plan.size() << " job(s)\n";
+        plan = std::move(slice);
+    }
     if (cl.stress_s && plan.size() != 1) {
         std::cerr << "runner: --stress runs one kernel at one shape and dtype; the selection gives " << plan.size()
                   << " jobs (use --kernels NAME --shape MxNxK)\n";

@@ -281,5 +281,44 @@ TEST(EndToEnd, ACudaSweepWithoutAGpuExitsNonZeroAndAMixedOneDoesNot) {
     EXPECT_EQ(mixed.err.find("cannot run here"), std::string::npos) << mixed.err;
 }
 
+
+// --shard I/K: K runs cover the plan once, each row with the job id of the whole plan, so the shards'
+// reports never hold the same job twice; the Slurm form reads the array task; bad values exit with 2.
+TEST(EndToEnd, ShardsCoverThePlanOnceWithTheWholePlansIds) {
+    const auto dir = fresh_dir("shards");
+    const std::string sweep = kRunner + " --kernels cpu_naive,cpu_blocked --sizes 8,9,10,11,12 --repeat 1 --warmup 0";
+    const auto whole = run_command(sweep + " --json whole.json --csv whole.csv", dir, dir);
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    std::set<uint64_t> all;
+    for (const auto& r : read_records_json(dir / "whole.json")) all.insert(r.job_id);
+    ASSERT_EQ(all.size(), 10u);
+    std::multiset<uint64_t> covered;
+    for (int i = 1; i <= 3; ++i) {
+        const std::string name = "shard" + std::to_string(i);
+        const auto r = run_command(sweep + " --shard " + std::to_string(i) + "/3 --json " + name + ".json --csv " + name + ".csv", dir, dir);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.err.find("shard " + std::to_string(i) + "/3: "), std::string::npos) << r.err;
+        for (const auto& row : read_records_json(dir / (name + ".json"))) {
+            EXPECT_EQ(row.job_id % 3, uint64_t(i - 1)) << row.kernel;
+            covered.insert(row.job_id);
+        }
+    }
+    EXPECT_EQ(std::set<uint64_t>(covered.begin(), covered.end()), all);
+    EXPECT_EQ(covered.size(), all.size()) << "a job ran in two shards";
+
+    // A Slurm array --array=4-6 (task 5 of 3 tasks) is shard 2/3.
+    const auto slurm = run_command("SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 " + sweep +
+                                       " --shard auto --json slurm.json --csv slurm.csv",
+                                   dir, dir);
+    ASSERT_EQ(slurm.exit_code, 0) << slurm.err;
+    EXPECT_NE(slurm.err.find("shard 2/3: "), std::string::npos) << slurm.err;
+
+    for (const char* bad : {"0/3", "4/3", "1/0", "x/3", "3", "auto"}) {
+        const auto r = run_command("env -u SLURM_ARRAY_TASK_ID " + sweep + " --shard " + bad + " --dry-run", dir, dir);
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+        EXPECT_NE(r.err.find("--shard"), std::string::npos) << bad << ": " << r.err;
+    }
+}
+
 }  // namespace
 }  // namespace kreg
