@@ -14,7 +14,7 @@
 namespace kreg {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+using test::fixture;
 
 TEST(GpuFaults, IllegalAddressAndHungKernelsBecomeRowsAndTheNextKernelRuns) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;

@@ -17,7 +17,7 @@
 namespace kreg {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+using test::fixture;
 
 std::map<std::string, Record> run_fixtures(const std::string& dir_name, const std::vector<std::string>& kernels,
                                            int expected_exit) {

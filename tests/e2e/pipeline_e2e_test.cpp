@@ -18,13 +18,9 @@ using test::fresh_dir;
 using test::run_command;
 
 const std::string kRunner = KREG_RUNNER;
-std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+using test::fixture;
 
-std::map<std::string, Record> rows_by_kernel(const std::filesystem::path& json) {
-    std::map<std::string, Record> out;
-    for (const auto& r : read_records_json(json)) out[r.kernel] = r;
-    return out;
-}
+using test::rows_by_kernel;
 
 TEST(PipelineEndToEnd, AKernelThatSkipsEverySecondCallIsAWrongResultRow) {
     // 1 warm-up and 5 timed calls: the checked call (1) and the last timed call (7) compute, so checking

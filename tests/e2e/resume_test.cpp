@@ -29,7 +29,7 @@ using test::run_command;
 using test::slurp;
 
 const std::string kRunner = KREG_RUNNER;
-std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+using test::fixture;
 
 // 6 fast rows, then 6 slow ones (2 calls of 60 ms each): stopped after 7 rows, the stop comes in a slow one.
 const std::string kSweep = " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " + fixture("fixture_slow") +

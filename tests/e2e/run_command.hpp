@@ -1,6 +1,7 @@
 // Runs a command line for the end-to-end tests and captures what it printed and how it ended.
 #pragma once
 
+#include "report/json_report.hpp"
 #include "report_schema_check.hpp"
 
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -48,6 +50,16 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
     std::filesystem::create_directories(dir);
     ReportSchemaCheck::instance().watch(dir);
     return dir;
+}
+
+// A test fixture plugin (tests/fixtures) by name: its .so in the build's fixture folder.
+inline std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+
+// A report's rows by kernel name (the last row of a kernel wins).
+inline std::map<std::string, Record> rows_by_kernel(const std::filesystem::path& json) {
+    std::map<std::string, Record> out;
+    for (const auto& r : read_records_json(json)) out[r.kernel] = r;
+    return out;
 }
 
 }  // namespace kreg::test

@@ -19,13 +19,9 @@ using test::fresh_dir;
 using test::run_command;
 
 const std::string kRunner = KREG_RUNNER;
-std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
+using test::fixture;
 
-std::map<std::string, Record> rows_by_kernel(const std::filesystem::path& json) {
-    std::map<std::string, Record> out;
-    for (const auto& r : read_records_json(json)) out[r.kernel] = r;
-    return out;
-}
+using test::rows_by_kernel;
 
 TEST(EndToEnd, ListShowsTheCpuKernels) {
     const auto dir = fresh_dir("list");
@@ -280,7 +276,6 @@ TEST(EndToEnd, ACudaSweepWithoutAGpuExitsNonZeroAndAMixedOneDoesNot) {
     EXPECT_EQ(mixed.exit_code, 0) << mixed.err;
     EXPECT_EQ(mixed.err.find("cannot run here"), std::string::npos) << mixed.err;
 }
-
 
 // --shard I/K: K runs cover the plan once, each row with the job id of the whole plan, so the shards'
 // reports never hold the same job twice; the Slurm form reads the array task; bad values exit with 2.
