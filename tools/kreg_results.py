@@ -69,6 +69,20 @@ def gpu_facts(meta):
     return gpu.get("facts") or {}, gpu.get("ceilings") or {}
 
 
+def cublas_version(meta, facts, ceilings):
+    """The cuBLAS a report was measured with: the cuBLAS plugin's version says it ("1.0.0+cublas.13.1.0",
+    in meta.gpu.ceilings.plugin or meta.plugins); reports made before the runner stopped linking cuBLAS
+    have facts.cublas_version."""
+    if facts.get("cublas_version"):
+        return facts["cublas_version"]
+    versions = [(ceilings.get("plugin") or {}).get("version", "")]
+    versions += [p.get("version", "") for p in meta.get("plugins") or [] if p.get("name") == "cublas_reference"]
+    for version in versions:
+        if isinstance(version, str) and "+cublas." in version:
+            return version.split("+cublas.", 1)[1]
+    return "?"
+
+
 def number(mapping, key):
     value = mapping.get(key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
@@ -168,7 +182,7 @@ def gpu_section(res):
         ["memory", f"{gib(number(f, 'memory_bytes'))}, {f.get('memory_bus_bits', '?')}-bit bus"],
         ["L2", "?" if number(f, "l2_bytes") is None else f"{number(f, 'l2_bytes') / 2**20:.0f} MiB"],
         ["driver / runtime / cuBLAS",
-         f"{f.get('driver_version', '?')} / {f.get('runtime_version', '?')} / {f.get('cublas_version', '?')}"],
+         f"{f.get('driver_version', '?')} / {f.get('runtime_version', '?')} / {cublas_version(res.meta, f, res.ceilings)}"],
         ["ECC", f.get("ecc_enabled", "?")],
         ["UUID, PCI", f"{f.get('uuid', '?')}, {f.get('pci_bus_id', '?')}"],
     ]
@@ -190,7 +204,9 @@ def ceilings_section(res):
         return lines + ["No GPU in this report, so no ceilings.", ""]
     peaks = res.facts.get("peaks") or {}
     if not res.ceilings:
-        lines += ["Ceilings were not measured in this run (the runner measures them with `--calibrate`).", ""]
+        why = (res.meta.get("gpu") or {}).get("ceilings_unavailable")
+        lines += [f"Ceilings were not measured in this run: {why}." if why else
+                  "Ceilings were not measured in this run (the runner measures them unless `--no-calibrate`).", ""]
     rows = []
     for label, measured_key, computed_key, unit in CEILINGS:
         measured, computed = number(res.ceilings, measured_key), number(peaks, computed_key)
@@ -198,7 +214,7 @@ def ceilings_section(res):
         rows.append([label, unit, kr.fmt(measured, 4), kr.fmt(computed, 4), percent(share)])
     lines += table(["quantity", "unit", "measured", "computed peak", "measured / computed"], rows)
     if res.ceilings:
-        lines += [f"Measured with cuBLAS at {res.ceilings.get('size', '?')}³, median of "
+        lines += [f"Measured with the cuBLAS plugin's kernels at {res.ceilings.get('size', '?')}³, median of "
                   f"{res.ceilings.get('repeats', '?')} runs; copy of {gib(number(res.ceilings, 'copy_bytes'))}.", ""]
     if peaks.get("basis"):
         lines += [f"Computed peaks: {peaks['basis']}.", ""]

@@ -212,6 +212,10 @@ int run_command(const CommandLine& given) {
         const nlohmann::json reply = executor.device_info(device, calibrate, 300.0);
         if (reply.contains("error")) std::cerr << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
         else gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))}, {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
+        if (gpu.is_object() && reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string()) {
+            gpu["ceilings_unavailable"] = reply["ceilings_unavailable"];
+            std::cerr << "runner: no measured ceilings: " << reply["ceilings_unavailable"].get<std::string>() << "\n";
+        }
     };
     try {
         if (cl.config) {

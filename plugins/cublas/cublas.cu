@@ -7,6 +7,9 @@
 // cuBLAS is column-major. A row-major C (M x N, ldc) is the column-major matrix C^T (N x M, ldc), and
 // C^T = B^T A^T, where the row-major B and A buffers already are B^T (N x K, ldb) and A^T (K x M, lda) in
 // column-major terms. So every call swaps the operands and m with n; no data moves.
+// The plugin's version carries the cuBLAS it runs on as semver build metadata ("1.0.0+cublas.13.1.0"), read
+// from the library when the plugin is loaded: the runner does not link cuBLAS, so this is where a report
+// (meta.plugins, meta.gpu.ceilings.plugin) learns which cuBLAS measured the baseline and the ceilings.
 // Each instance owns a handle (made in the constructor on the current device) and binds it to the
 // caller's stream on every call; alpha, beta and the leading dimensions pass straight through.
 #include <kreg/cuda_check.hpp>
@@ -95,10 +98,24 @@ private:
     cublasHandle_t handle_ = nullptr;
 };
 
+// "1.0.0+cublas.MAJOR.MINOR.PATCH" of the libcublas actually loaded (cublasGetProperty needs no device);
+// plain "1.0.0" where the library cannot say. Static: the descriptor keeps the pointer until unload.
+const char* plugin_version() {
+    static const std::string version = [] {
+        int major = 0, minor = 0, patch = 0;
+        if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+            cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+            cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+            return std::string("1.0.0");
+        return "1.0.0+cublas." + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    }();
+    return version.c_str();
+}
+
 using CublasSgemm = Cublas<Flavour::Sgemm>;
 using CublasTf32 = Cublas<Flavour::Tf32>;
 using CublasBf16 = Cublas<Flavour::Bf16>;
 
 }  // namespace
 
-KREG_PLUGIN("cublas_reference", "1.0.0", CublasSgemm, CublasTf32, CublasBf16)
+KREG_PLUGIN("cublas_reference", plugin_version(), CublasSgemm, CublasTf32, CublasBf16)

@@ -1,6 +1,5 @@
 #include "cuda/calibrate.hpp"
 
-#include "cuda/cublas_gemm.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/host_convert.hpp"
 #include "cuda/resources.hpp"
@@ -9,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 namespace kreg {
@@ -51,9 +51,42 @@ void upload(const void* host, DeviceBuffer& device, cudaStream_t stream) {
     KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+// One call of a plugin's kernel through the ABI, queued on stream. A kernel's error status throws
+// naming the kernel; a launch error it left behind surfaces at the next CUDA check.
+void call_kernel(const CeilingKernel& kernel, DType dtype, int64_t n, const void* a, const void* b, float* c,
+                 cudaStream_t stream) {
+    kreg_gemm_args args{};
+    args.struct_size = sizeof(kreg_gemm_args);
+    args.m = args.n = args.k = n;
+    args.lda = args.ldb = args.ldc = n;
+    args.alpha = 1.0;
+    args.beta = 0.0;
+    args.dtype = static_cast<kreg_dtype>(dtype);
+    args.a = a;
+    args.b = b;
+    args.c = c;
+    args.stream = stream;
+    char error[1024] = {};
+    const kreg_status status = kernel.info->run_gemm(kernel.instance, &args, error, sizeof error);
+    error[sizeof error - 1] = '\0';
+    if (status != KREG_STATUS_OK)
+        throw std::runtime_error(std::string("calibrating with ") + kernel.info->name + " at " + std::to_string(n) +
+                                 "^3: " + (error[0] ? error : "run_gemm returned status " + std::to_string(int(status))));
+}
+
 }  // namespace
 
-nlohmann::json calibrate_ceilings(int device) {
+const char* ceiling_key(DType dtype) {
+    switch (dtype) {
+        case DType::fp32: return "sgemm_tflops";
+        case DType::tf32: return "tf32_tflops";
+        case DType::bf16: return "bf16_tflops";
+        case DType::fp16: return "";
+    }
+    return "";
+}
+
+nlohmann::json calibrate_ceilings(int device, const CeilingKernels& gemm) {
     const auto began = std::chrono::steady_clock::now();
     KREG_RUNNER_CUDA_CHECK(cudaSetDevice(device));
     Stream stream;
@@ -66,21 +99,27 @@ nlohmann::json calibrate_ceilings(int device) {
     fill_uniform(a.data(), count, kCalibrationSeed, 0);
     fill_uniform(b.data(), count, kCalibrationSeed, 1);
 
-    CublasHandle blas(stream.get());
     DeviceBuffer c(count * sizeof(float));
     const double flops = 2.0 * double(n) * double(n) * double(n);
-    const auto tflops = [&](DType dtype, const void* da, const void* db) {
-        const double ms = median_ms(stream.get(), [&] {
-            cublas_gemm_row_major(blas.get(), dtype, n, n, n, da, db, c.as<float>());
-        });
-        return flops / (ms * 1e-3) / 1e12;
+    nlohmann::json unavailable = nlohmann::json::object();
+    const auto measure = [&](DType dtype, const void* da, const void* db) {
+        const char* key = ceiling_key(dtype);
+        const auto kernel = gemm.kernels.find(dtype);
+        if (kernel == gemm.kernels.end() || kernel->second.info == nullptr) {
+            out[key] = nullptr;
+            const auto why = gemm.unavailable.find(dtype);
+            unavailable[key] = why != gemm.unavailable.end() ? why->second : "no kernel for " + std::string(to_string(dtype));
+            return;
+        }
+        const double ms = median_ms(stream.get(), [&] { call_kernel(kernel->second, dtype, n, da, db, c.as<float>(), stream.get()); });
+        out[key] = flops / (ms * 1e-3) / 1e12;
     };
     {
         DeviceBuffer da(count * sizeof(float)), db(count * sizeof(float));
         upload(a.data(), da, stream.get());
         upload(b.data(), db, stream.get());
-        out["sgemm_tflops"] = tflops(DType::fp32, da.get(), db.get());
-        out["tf32_tflops"] = tflops(DType::tf32, da.get(), db.get());
+        measure(DType::fp32, da.get(), db.get());
+        measure(DType::tf32, da.get(), db.get());
     }
     {
         const std::vector<uint16_t> a16 = round_to_bf16(a.data(), count);
@@ -88,9 +127,10 @@ nlohmann::json calibrate_ceilings(int device) {
         DeviceBuffer da(count * sizeof(uint16_t)), db(count * sizeof(uint16_t));
         upload(a16.data(), da, stream.get());
         upload(b16.data(), db, stream.get());
-        out["bf16_tflops"] = tflops(DType::bf16, da.get(), db.get());
+        measure(DType::bf16, da.get(), db.get());
     }
     KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    if (!unavailable.empty()) out["unavailable"] = unavailable;
     out["size"] = n;
     out["copy_bytes"] = kCopyBytes;
     out["repeats"] = kRepeats;

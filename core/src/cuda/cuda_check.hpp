@@ -1,4 +1,5 @@
-// Error checking for the runner's own CUDA and cuBLAS calls (plugins use <kreg/cuda_check.hpp>).
+// Error checking for the runner's own CUDA runtime calls (plugins use <kreg/cuda_check.hpp>). The runner
+// makes no cuBLAS call of its own: its ceilings come from the cuBLAS plugin, over the ABI.
 //
 // KREG_RUNNER_CUDA_CHECK(call) throws kreg::CudaError, whose what() starts with the error's name and
 // names the call's text and file:line, e.g.
@@ -8,7 +9,6 @@
 // that the context is unusable and the worker must end (WorkerFatal).
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <stdexcept>
@@ -54,17 +54,6 @@ private:
     cudaError_t code_;
 };
 
-// A failed cuBLAS call. When cuBLAS failed because the context broke underneath it, the sticky CUDA
-// error is reported as a CudaError instead (see throw_cublas_error), so the runner still ends the worker.
-class CublasError : public std::runtime_error {
-public:
-    CublasError(cublasStatus_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
-    cublasStatus_t code() const noexcept { return code_; }
-
-private:
-    cublasStatus_t code_;
-};
-
 inline std::string cuda_error_text(cudaError_t e) {
     return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
@@ -74,14 +63,6 @@ namespace detail {
     (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
     throw CudaError(e, cuda_error_text(e) + "; from " + call + " at " + file + ":" + std::to_string(line));
 }
-
-[[noreturn]] inline void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
-    const std::string where = std::string("; from ") + call + " at " + file + ":" + std::to_string(line);
-    const cudaError_t underlying = cudaPeekAtLastError();
-    if (is_sticky(underlying)) throw CudaError(underlying, cuda_error_text(underlying) + where);
-    (void)cudaGetLastError();
-    throw CublasError(s, std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s) + where);
-}
 }  // namespace detail
 }  // namespace kreg
 
@@ -90,11 +71,4 @@ namespace detail {
         const cudaError_t kreg_runner_err_ = (call);                                              \
         if (kreg_runner_err_ != cudaSuccess)                                                      \
             ::kreg::detail::throw_runner_cuda_error(kreg_runner_err_, #call, __FILE__, __LINE__); \
-    } while (0)
-
-#define KREG_RUNNER_CUBLAS_CHECK(call)                                                        \
-    do {                                                                                      \
-        const cublasStatus_t kreg_runner_st_ = (call);                                        \
-        if (kreg_runner_st_ != CUBLAS_STATUS_SUCCESS)                                         \
-            ::kreg::detail::throw_cublas_error(kreg_runner_st_, #call, __FILE__, __LINE__);   \
     } while (0)

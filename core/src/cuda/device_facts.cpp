@@ -3,7 +3,6 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/peaks.hpp"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -46,10 +45,6 @@ nlohmann::json describe_device(int device) {
     int driver = 0, runtime = 0;
     KREG_RUNNER_CUDA_CHECK(cudaDriverGetVersion(&driver));
     KREG_RUNNER_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    int cublas_major = 0, cublas_minor = 0, cublas_patch = 0;
-    KREG_RUNNER_CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &cublas_major));
-    KREG_RUNNER_CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &cublas_minor));
-    KREG_RUNNER_CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &cublas_patch));
 
     char pci[32];
     std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
@@ -77,8 +72,6 @@ nlohmann::json describe_device(int device) {
     j["ecc_enabled"] = p.ECCEnabled != 0;
     j["driver_version"] = cuda_version_string(driver);
     j["runtime_version"] = cuda_version_string(runtime);
-    j["cublas_version"] =
-        std::to_string(cublas_major) + "." + std::to_string(cublas_minor) + "." + std::to_string(cublas_patch);
     j["peaks"] = computed_peaks(p.major, p.minor, p.multiProcessorCount, double(sm_clock_khz), double(memory_clock_khz),
                                 p.memoryBusWidth);
     return j;

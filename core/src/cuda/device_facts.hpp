@@ -13,10 +13,12 @@ namespace kreg {
 //  "compute_capability" ("9.0"), "cc_major", "cc_minor", "sm_count", "l2_bytes", "persisting_l2_max_bytes",
 //  "shared_per_block_bytes", "shared_per_block_optin_bytes", "shared_per_sm_bytes", "registers_per_sm",
 //  "max_threads_per_sm", "memory_bytes", "memory_bus_bits", "sm_clock_khz", "memory_clock_khz",
-//  "ecc_enabled", "driver_version", "runtime_version", "cublas_version" (all "major.minor[.patch]"),
+//  "ecc_enabled", "driver_version", "runtime_version" (both "major.minor"),
 //  "peaks": computed_peaks(...) (see cuda/peaks.hpp)}.
 // Clocks come from cudaDeviceGetAttribute: CUDA 13 removed clockRate and memoryClockRate from
-// cudaDeviceProp. Throws CudaError if the device cannot be queried.
+// cudaDeviceProp. No cuBLAS version: the runner does not link cuBLAS; the cuBLAS plugin's version says which
+// cuBLAS it runs on ("1.0.0+cublas.13.1.0", also in the ceilings' "plugin"). Throws CudaError if the device
+// cannot be queried.
 nlohmann::json describe_device(int device);
 
 // Why a kernel needing min_compute_capability (major*10+minor; 0 for none) cannot run on device, or

@@ -5,7 +5,6 @@
 
 #include "cuda/cuda_check.hpp"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -73,29 +72,6 @@ public:
 
 private:
     cudaEvent_t e_ = nullptr;
-};
-
-// A cuBLAS handle bound to a stream.
-class CublasHandle {
-public:
-    explicit CublasHandle(cudaStream_t stream) {
-        KREG_RUNNER_CUBLAS_CHECK(cublasCreate(&h_));
-        const cublasStatus_t st = cublasSetStream(h_, stream);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-            (void)cublasDestroy(h_);
-            h_ = nullptr;
-            KREG_RUNNER_CUBLAS_CHECK(st);
-        }
-    }
-    ~CublasHandle() {
-        if (h_ != nullptr) (void)cublasDestroy(h_);
-    }
-    CublasHandle(const CublasHandle&) = delete;
-    CublasHandle& operator=(const CublasHandle&) = delete;
-    cublasHandle_t get() const { return h_; }
-
-private:
-    cublasHandle_t h_ = nullptr;
 };
 
 }  // namespace kreg

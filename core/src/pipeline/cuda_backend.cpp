@@ -458,8 +458,6 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel
     } catch (const CudaError& e) {
         if (e.sticky()) throw WorkerFatal(e.what());
         record.reason = e.what();
-    } catch (const CublasError& e) {
-        record.reason = e.what();
     } catch (const std::bad_alloc&) {
         record.reason = "out of host memory for the operands of " + to_string(job.shape);
     }

@@ -9,6 +9,14 @@ std::filesystem::path default_plugin_dir(const std::filesystem::path& runner_exe
     return (runner_exe.parent_path() / ".." / "lib" / "kreg" / "plugins").lexically_normal();
 }
 
+CeilingPluginSource ceiling_plugin_source(const std::filesystem::path& runner_exe) {
+    const std::filesystem::path file = default_plugin_dir(runner_exe) / kCeilingPluginFile;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec)) return {file, ""};
+    return {{}, "the runner's own plugin folder has no cuBLAS plugin (" + file.string() +
+                    ": not found; it is built only with the CUDA toolkit): GEMM ceilings not measured"};
+}
+
 std::vector<std::filesystem::path> split_search_path(const std::string& value) {
     std::vector<std::filesystem::path> out;
     size_t start = 0;

@@ -16,6 +16,18 @@ struct PluginSearch {
 // build tree and the install tree).
 std::filesystem::path default_plugin_dir(const std::filesystem::path& runner_exe);
 
+// The plugin the GPU's ceilings are measured with: the cuBLAS reference plugin (plugins/cublas) in the
+// runner's own plugin folder, and only there. KREG_PLUGIN_PATH, --plugin-dir and --plugin are never looked
+// at: a file named like it elsewhere is a user's (or an attacker's) plugin, and ceilings taken from a slow
+// fake would make every row look close to the hardware's limit, and a fast fake the roofline floor that
+// grading checks results against. The runner's own folder is as trusted as the runner binary itself.
+inline constexpr const char* kCeilingPluginFile = "cublas_reference.so";
+struct CeilingPluginSource {
+    std::filesystem::path path;  // empty when there is none
+    std::string unavailable;     // why, when path is empty
+};
+CeilingPluginSource ceiling_plugin_source(const std::filesystem::path& runner_exe);
+
 // Splits a KREG_PLUGIN_PATH-style list ("a:b:c", empty entries ignored).
 std::vector<std::filesystem::path> split_search_path(const std::string& value);
 

@@ -2,6 +2,7 @@
 
 #include "common/sha256.hpp"
 #include "common/text.hpp"
+#include "plugin/discovery.hpp"
 #include "report/number_format.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/memory_limit.hpp"
@@ -233,17 +234,49 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
 }
 
 nlohmann::json Executor::device_info(int device, bool calibrate, double timeout_s) {
-    const nlohmann::json request = {{"op", "device"}, {"device", device}, {"calibrate", calibrate}};
-    if (in_process_) return in_process_->handle(request);
-    std::string error;
-    auto w = start_worker("", error);
-    if (!w) return {{"error", error}};
-    const auto reply = w->process.exchange(request, timeout_s);
-    w->process.stop();
-    if (reply.outcome == WorkerProcess::Outcome::reply) return reply.message;
-    if (reply.outcome == WorkerProcess::Outcome::timed_out) return {{"error", "device query timed out"}};
-    if (reply.outcome == WorkerProcess::Outcome::violation) return {{"error", kProtocolViolationPrefix + reply.violation}};
-    return {{"error", "device query: " + explain_worker_end(reply.exit, w->process.stderr_tail())}};
+    // The ceilings' plugin comes from the runner's own plugin folder only (plugin/discovery.hpp says why).
+    const CeilingPluginSource source = calibrate ? ceiling_plugin_source(options_.runner_exe) : CeilingPluginSource{};
+    const std::string ceiling_plugin = source.path.string();
+    nlohmann::json request = {{"op", "device"}, {"device", device}};
+    nlohmann::json reply;
+    std::string staged;
+    if (in_process_) {
+        if (!ceiling_plugin.empty()) request["ceiling_plugin"] = ceiling_plugin;
+        reply = in_process_->handle(request);
+    } else {
+        std::string error;
+        // A confined worker gets the plugin staged in its scratch folder, as a job's plugin is.
+        auto w = start_worker(ceiling_plugin, error);
+        if (!w) return {{"error", error}};
+        staged = w->staged_path;
+        if (!ceiling_plugin.empty()) request["ceiling_plugin"] = staged.empty() ? ceiling_plugin : staged;
+        const auto answer = w->process.exchange(request, timeout_s);
+        w->process.stop();
+        if (answer.outcome == WorkerProcess::Outcome::timed_out) return {{"error", "device query timed out"}};
+        if (answer.outcome == WorkerProcess::Outcome::violation) return {{"error", kProtocolViolationPrefix + answer.violation}};
+        if (answer.outcome != WorkerProcess::Outcome::reply)
+            return {{"error", "device query: " + explain_worker_end(answer.exit, w->process.stderr_tail())}};
+        reply = answer.message;
+    }
+    if (!reply.is_object() || reply.contains("error") || !calibrate) return reply;
+    if (ceiling_plugin.empty()) {
+        reply["ceilings"] = nullptr;
+        reply["ceilings_unavailable"] = source.unavailable;
+    } else if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string() && !staged.empty()) {
+        reply["ceilings_unavailable"] = replace_all(reply["ceilings_unavailable"].get<std::string>(), staged, ceiling_plugin);
+    }
+    // Which file measured the ceilings, by the parent's own reading of it.
+    if (reply.contains("ceilings") && reply["ceilings"].is_object()) {
+        nlohmann::json& plugin = reply["ceilings"]["plugin"];
+        if (!plugin.is_object()) plugin = nlohmann::json::object();
+        plugin["path"] = ceiling_plugin;
+        try {
+            plugin["sha256"] = sha256_file_hex(ceiling_plugin);
+        } catch (const std::exception&) {
+            plugin["sha256"] = nullptr;  // gone since the worker loaded it; the path still says which
+        }
+    }
+    return reply;
 }
 
 Record Executor::row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase) {

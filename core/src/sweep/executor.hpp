@@ -44,6 +44,11 @@ public:
     PluginInfo describe(const std::string& plugin_path, int device);
 
     // GPU facts and, if asked, measured ceilings, read in a worker: {"facts","ceilings"} or {"error"}.
+    // The ceilings are measured with the cuBLAS plugin of the runner's own plugin folder (next to
+    // options.runner_exe; never one from KREG_PLUGIN_PATH or --plugin-dir), loaded in the worker as any
+    // plugin is (staged into its scratch folder when confined); ceilings carry "plugin": {"name",
+    // "version", "path", "sha256"}. Without that plugin, or when calibration fails, ceilings is null and
+    // "ceilings_unavailable" says why; the facts come back either way.
     nlohmann::json device_info(int device, bool calibrate, double timeout_s);
 
     // Runs jobs in order, reusing a worker while consecutive jobs share a plugin, and calls on_record

@@ -7,9 +7,11 @@
 #include <cuda_runtime.h>
 
 #include "cuda/calibrate.hpp"
+#include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -145,19 +147,67 @@ nlohmann::json WorkerSession::run(const Job& job) {
     return {{"op", "result"}, {"record", record}};
 }
 
-nlohmann::json WorkerSession::device(int device, bool calibrate) {
 #ifdef KREG_HAVE_CUDA
+// The cuBLAS plugin's kernel of each dtype a GEMM ceiling is measured for (plugins/cublas).
+constexpr std::pair<DType, const char*> kCeilingKernelNames[] = {
+    {DType::fp32, "cublas_sgemm"}, {DType::tf32, "cublas_tf32"}, {DType::bf16, "cublas_bf16"}};
+
+nlohmann::json WorkerSession::calibrate(int device, const std::string& ceiling_plugin) {
+    // Loaded like any job's plugin, and the worker hardened after loading it the same way, before any of
+    // its code runs.
+    const LoadedPlugin& plugin = plugin_for(ceiling_plugin);
+    harden_after_plugin_load();
+    KREG_RUNNER_CUDA_CHECK(cudaSetDevice(device));  // instances (cuBLAS handles) are made on this device
+    CeilingKernels gemm;
+    for (const auto& [dtype, name] : kCeilingKernelNames) {
+        const kreg_kernel_info* info = plugin.find_kernel(name);
+        if (info == nullptr) {
+            gemm.unavailable[dtype] = ceiling_plugin + " has no kernel '" + name + "'";
+            continue;
+        }
+        const KernelMeta meta = to_kernel_meta(*info);
+        if (std::find(meta.dtypes.begin(), meta.dtypes.end(), dtype) == meta.dtypes.end()) {
+            gemm.unavailable[dtype] = std::string(name) + " does not declare dtype " + std::string(to_string(dtype));
+            continue;
+        }
+        if (std::string why = unavailable_reason(meta, device); !why.empty()) {
+            gemm.unavailable[dtype] = std::string(name) + ": " + why;
+            continue;
+        }
+        try {
+            gemm.kernels[dtype] = {info, instance_for(*info)};
+        } catch (const std::exception& e) {
+            gemm.unavailable[dtype] = std::string(name) + ": " + e.what();
+        }
+    }
+    nlohmann::json ceilings = calibrate_ceilings(device, gemm);
+    ceilings["plugin"] = {{"name", plugin.descriptor().plugin_name}, {"version", plugin.descriptor().plugin_version}};
+    return ceilings;
+}
+#endif
+
+nlohmann::json WorkerSession::device(int device, const std::string& ceiling_plugin) {
+#ifdef KREG_HAVE_CUDA
+    nlohmann::json reply;
     try {
         if (auto why = why_cannot_run(device, 0)) return {{"op", "device"}, {"error", *why}};
-        nlohmann::json reply = {{"op", "device"}, {"facts", describe_device(device)}};
-        reply["ceilings"] = calibrate ? calibrate_ceilings(device) : nlohmann::json(nullptr);
-        return reply;
+        reply = {{"op", "device"}, {"facts", describe_device(device)}, {"ceilings", nullptr}};
     } catch (const std::exception& e) {
         return {{"op", "device"}, {"error", e.what()}};
     }
+    if (ceiling_plugin.empty()) return reply;
+    try {
+        reply["ceilings"] = calibrate(device, ceiling_plugin);
+    } catch (const CudaError& e) {
+        reply["ceilings_unavailable"] = std::string("calibration failed: ") + e.what();
+        if (e.sticky()) finished_ = true;  // the context is gone: this worker serves nothing more
+    } catch (const std::exception& e) {  // PluginLoadError, a kernel's error status
+        reply["ceilings_unavailable"] = std::string("calibration failed: ") + e.what();
+    }
+    return reply;
 #else
     (void)device;
-    (void)calibrate;
+    (void)ceiling_plugin;
     return {{"op", "device"}, {"error", "this runner was built without CUDA support"}};
 #endif
 }
@@ -176,7 +226,7 @@ nlohmann::json WorkerSession::handle(const nlohmann::json& request) {
                 return {{"op", "load_failed"}, {"error", e.what()}};
             }
         }
-        if (op == "device") return device(request.value("device", 0), request.value("calibrate", false));
+        if (op == "device") return device(request.value("device", 0), request.value("ceiling_plugin", std::string()));
         if (op == "exit") {
             finished_ = true;
             return {{"op", "bye"}};

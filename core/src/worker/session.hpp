@@ -10,7 +10,13 @@
 //       with job.settings.checked_outside, before it, for every call n = 0, 1, ...:
 //       {"op":"next_call","call":n} <- {"op":"call_seed","call":n,"seed":S}, the call, then
 //       {"op":"output","call":n,"count":C,"measured_ms":T|null} with C's sealed memfd attached
-//   {"op":"device","device":N,"calibrate":B}   -> {"op":"device","facts":{...},"ceilings":{...}} or {"op":"device","error":"..."}
+//   {"op":"device","device":N[,"ceiling_plugin":PATH]}
+//                                              -> {"op":"device","facts":{...},"ceilings":{...}|null
+//                                                  [,"ceilings_unavailable":"..."]} or {"op":"device","error":"..."}
+//       with ceiling_plugin (the trusted cuBLAS plugin the parent chose: plugin/discovery.hpp), the worker
+//       loads it as it loads any plugin (the same sandbox steps after loading) and measures the ceilings
+//       with its kernels (cuda/calibrate.hpp); a ceiling plugin that cannot be loaded or run leaves
+//       ceilings null and says why in ceilings_unavailable, the facts still come back.
 //   {"op":"exit"}                              -> {"op":"bye"}
 // Any malformed request -> {"op":"error","message":"..."}. The protocol is versioned by
 // kWorkerProtocolVersion, sent in the worker's first line {"op":"hello","protocol":V,"pid":P}.
@@ -29,7 +35,7 @@
 
 namespace kreg {
 
-inline constexpr int kWorkerProtocolVersion = 2;
+inline constexpr int kWorkerProtocolVersion = 3;  // 3: the device request names its ceiling plugin
 
 class WorkerSession {
 public:
@@ -51,7 +57,8 @@ public:
 private:
     nlohmann::json describe(const std::string& path, int device);
     nlohmann::json run(const Job& job);
-    nlohmann::json device(int device, bool calibrate);
+    nlohmann::json device(int device, const std::string& ceiling_plugin);
+    nlohmann::json calibrate(int device, const std::string& ceiling_plugin);
     const LoadedPlugin& plugin_for(const std::string& path);
     void* instance_for(const kreg_kernel_info& info);
     void destroy_instances();
