@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 build=${KREG_BUILD_DIR:-build}
 
 packages=(cmake ninja-build g++ git libboost-dev nlohmann-json3-dev libcxxopts-dev libgtest-dev python3 python3-matplotlib)
+# KREG_WITH_SLURM=1 (CI): also a single-node Slurm for the `slurm` tests (tests/slurm/local_slurm.sh starts
+# its own daemons with their state in /tmp; nothing is configured system-wide). Without it those tests skip.
+[[ ${KREG_WITH_SLURM:-0} == 1 ]] && packages+=(slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

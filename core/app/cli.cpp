@@ -115,6 +115,8 @@ CommandLine parse_command_line(int argc, char** argv) {
                    "\nSubcommands:\n"
                    "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
                    "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
+                   "  runner submit --slurm --shards K [--partition P] [--exclusive] [--wait] --config X [OPTION...]\n"
+                   "        Run a sweep on Slurm as K shards (a job array) and merge them (see 'runner submit --help')\n"
                    "  runner compare A.json B.json [--threshold 5%] [--json FILE] [--csv FILE]\n"
                    "        Compare two reports row by row from their raw samples; exit 1 on a regression\n";
 

@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "compare_command.hpp"
 #include "grade_command.hpp"
+#include "submit_command.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
 #include "sandbox/policy_json.hpp"
@@ -76,12 +77,15 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "__sandboxed_exec") return kreg::app::sandboxed_exec_main(argc, argv);
 
     std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
+    if (argc >= 2 && std::string(argv[1]) == "grade" && kreg::app::grade_wants_slurm(argc - 1, argv + 1))
+        return kreg::app::run_grade_slurm_command(argc - 1, argv + 1);  // only writes scripts and calls sbatch
     if (argc >= 2 && std::string(argv[1]) == "grade") {
         // The grader holds the secret seed and the gradebook: no core file, no ptrace attach and no
         // /proc/<pid>/mem for anything but root in our own user namespace.
         ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         return kreg::app::run_grade_command(argc - 1, argv + 1);
     }
+    if (argc >= 2 && std::string(argv[1]) == "submit") return kreg::app::run_submit_command(argc - 1, argv + 1);
     if (argc >= 2 && std::string(argv[1]) == "compare") return kreg::app::run_compare_command(argc - 1, argv + 1);
     kreg::app::CommandLine cl;
     try {
