@@ -136,8 +136,11 @@ if [[ $skip != *" lab "* ]]; then
     step "--stress and --profile"
     timeout 60 "$build/bin/runner" --stress 3 --kernels cuda_09_warptiled --shape 4096x4096x4096 --no-calibrate \
         --json "$LOG/stress.json" --csv "$LOG/stress.csv" >"$LOG/stress.out" 2>&1; echo "stress exit $?"; tail -3 "$LOG/stress.out"
-    timeout 60 "$build/bin/runner" --profile --kernels 'cuda_0[79]*' --shape 2048x2048x2048 --no-calibrate \
+    timeout 60 "$build/bin/runner" --profile --isolation none --kernels 'cuda_0[79]*' --shape 2048x2048x2048 --no-calibrate \
         --json "$LOG/profile.json" --csv "$LOG/profile.csv" >"$LOG/profile.out" 2>&1; echo "profile exit $?"; tail -4 "$LOG/profile.out"
+    # The bank-conflict table under ncu (runner --profile without --isolation none).
+    timeout 400 "$build/bin/runner" --profile --kernels 'cuda_03_*,cuda_t*,cuda_copy,cuda_block_transpose*' \
+        --shape 2048x2048x2048 --shape 8192x8192 >"$LOG/profile-ncu.out" 2>&1; echo "profile (ncu) exit $?"; cat "$LOG/profile-ncu.out"
     bundle
 fi
 

@@ -103,7 +103,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("strict", "Grading's measurement: fresh inputs in fresh buffers and a verified output for every call, inputs checked, device-wide sync");
     options.add_options("Lab conveniences")
         ("stress", "Keep one kernel at one shape running back to back for SECONDS (watch nvidia-smi -l 1)", cxxopts::value<double>())
-        ("profile", "Run each selected kernel once, inside an NVTX range named after it (for ncu/nsys)");
+        ("profile", "With --isolation none: run each selected kernel once, inside an NVTX range named after it (for ncu/nsys); without: the shared-memory bank-conflict table under ncu (runner --profile --help)");
     options.add_options("Plugins and isolation")
         ("plugin-dir", "Also load every *.so in this folder; repeatable", cxxopts::value<std::vector<std::string>>())
         ("plugin", "Also load this plugin file; repeatable", cxxopts::value<std::vector<std::string>>())

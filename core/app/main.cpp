@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "compare_command.hpp"
 #include "grade_command.hpp"
+#include "profile_command.hpp"
 #include "submit_command.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
@@ -17,9 +18,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <iostream>
+#include <vector>
 
 namespace kreg::app {
 // `runner __worker [--sandbox POLICY_JSON] --nonce N`: the worker process (see worker/session.hpp).
@@ -87,6 +90,25 @@ int main(int argc, char** argv) {
     }
     if (argc >= 2 && std::string(argv[1]) == "submit") return kreg::app::run_submit_command(argc - 1, argv + 1);
     if (argc >= 2 && std::string(argv[1]) == "compare") return kreg::app::run_compare_command(argc - 1, argv + 1);
+    // `runner --profile [options]`: the bank-conflict profile under ncu (profile_command.cpp), its own options.
+    if (argc >= 2 && std::string(argv[1]) == "__profile_driver") return kreg::app::profile_driver_main(argc, argv);
+    // `runner --profile ... --isolation none` (or any run under ncu/nsys, which set CUDA_INJECTION64_PATH) is
+    // the sweep mode that wraps each kernel's call in an NVTX range, for a profiler the user runs.
+    {
+        int profile_at = 0;
+        bool isolation_none = false;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (a == "--profile") profile_at = i;
+            if (a == "--isolation=none" || (a == "--isolation" && i + 1 < argc && std::string(argv[i + 1]) == "none"))
+                isolation_none = true;
+        }
+        if (profile_at > 0 && !isolation_none && std::getenv("CUDA_INJECTION64_PATH") == nullptr) {
+            std::vector<char*> rest(argv, argv + argc);
+            rest.erase(rest.begin() + profile_at);
+            return kreg::app::run_profile_command(static_cast<int>(rest.size()), rest.data());
+        }
+    }
     kreg::app::CommandLine cl;
     try {
         cl = kreg::app::parse_command_line(argc, argv);

@@ -1,0 +1,136 @@
+// `runner __profile_driver --plugin FILE --kernel NAME --operation OP --m M --n N --k K --block B`: the process
+// `runner --profile` runs under ncu. It loads one plugin, fills the inputs with cudaMemcpy (a copy, not a
+// kernel: every kernel ncu sees is the plugin's), calls the kernel once on its own stream, waits, and exits
+// 0; any failure is one line on stderr and exit 1. It is not a measurement: nothing is verified or timed.
+#include "profile_command.hpp"
+
+#include <kreg/abi.h>
+
+#include <iostream>
+#include <map>
+#include <string>
+
+#ifdef KREG_HAVE_CUDA
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+#endif
+
+namespace kreg::app {
+
+#ifndef KREG_HAVE_CUDA
+int profile_driver_main(int, char**) {
+    std::cerr << "runner __profile_driver: this runner was built without CUDA\n";
+    return 1;
+}
+#else
+namespace {
+
+struct DeviceBuffer {
+    void* ptr = nullptr;
+    ~DeviceBuffer() { cudaFree(ptr); }
+};
+
+// Allocates count floats holding values in [-1, 1) (never NaN: a GEMM would otherwise take other paths).
+std::string fill(DeviceBuffer& buffer, size_t count) {
+    std::vector<float> host(count);
+    uint64_t state = 0x6b726567;
+    for (float& x : host) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x = static_cast<float>(state >> 40) * (1.0f / 8388608.0f) - 1.0f;
+    }
+    if (cudaMalloc(&buffer.ptr, std::max<size_t>(count, 4) * sizeof(float)) != cudaSuccess)
+        return "cudaMalloc of " + std::to_string(count * 4) + " bytes failed";
+    if (cudaMemcpy(buffer.ptr, host.data(), count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
+        return "cudaMemcpy failed";
+    return "";
+}
+
+int fail(const std::string& why) {
+    std::cerr << "runner __profile_driver: " << why << "\n";
+    return 1;
+}
+
+}  // namespace
+
+int profile_driver_main(int argc, char** argv) {
+    std::map<std::string, std::string> opt;
+    for (int i = 2; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
+    for (const char* key : {"--plugin", "--kernel", "--operation", "--m", "--n", "--k", "--block"})
+        if (!opt.count(key)) return fail(std::string("missing ") + key);
+    int64_t m = 0, n = 0, k = 0, block = 0;
+    try {
+        m = std::stoll(opt["--m"]), n = std::stoll(opt["--n"]), k = std::stoll(opt["--k"]);
+        block = std::stoll(opt["--block"]);
+        (void)block;  // read by the block-transpose call (ABI 1.1)
+    } catch (const std::exception&) {
+        return fail("--m, --n, --k and --block must be integers");
+    }
+    const std::string op = opt["--operation"];
+
+    void* handle = dlopen(opt["--plugin"].c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return fail(std::string("cannot load ") + opt["--plugin"] + ": " + dlerror());
+    auto entry = reinterpret_cast<kreg_plugin_entry_fn>(dlsym(handle, KREG_ENTRY_POINT_NAME));
+    const kreg_plugin_descriptor* d = entry != nullptr ? entry() : nullptr;
+    if (d == nullptr || d->abi_major != KREG_ABI_MAJOR) return fail(opt["--plugin"] + ": no usable kreg descriptor");
+    const kreg_kernel_info* info = nullptr;
+    for (uint32_t i = 0; i < d->kernel_count; ++i)
+        if (opt["--kernel"] == d->kernels[i].name) info = &d->kernels[i];
+    if (info == nullptr) return fail(opt["--plugin"] + " has no kernel " + opt["--kernel"]);
+#if KREG_ABI_MINOR >= 1
+    const bool has_1_1_fields = info->struct_size >= sizeof(kreg_kernel_info);  // a 1.0 plugin's struct is shorter
+#endif
+
+    cudaStream_t stream = nullptr;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no CUDA stream");
+    void* instance = nullptr;
+    char error[1024] = "";
+    if (info->create(&instance, error, sizeof error) != KREG_STATUS_OK) return fail(std::string("create: ") + error);
+
+    DeviceBuffer a, b, c;
+    std::string why;
+    kreg_status status = KREG_STATUS_OK;
+    if (op == "gemm" && info->operation == KREG_OPERATION_GEMM) {
+        if ((why = fill(a, size_t(m * k))).empty() && (why = fill(b, size_t(k * n))).empty())
+            why = fill(c, size_t(m * n));
+        if (!why.empty()) return fail(why);
+        kreg_gemm_args args{};
+        args.struct_size = sizeof args;
+        args.m = m, args.n = n, args.k = k, args.lda = k, args.ldb = n, args.ldc = n;
+        args.alpha = 1.0, args.beta = 0.0;
+        args.dtype = (info->dtypes & KREG_DTYPE_BIT(KREG_DTYPE_FP32)) ? KREG_DTYPE_FP32 : KREG_DTYPE_TF32;
+        args.a = a.ptr, args.b = b.ptr, args.c = c.ptr, args.stream = stream;
+        status = info->run_gemm(instance, &args, error, sizeof error);
+#if KREG_ABI_MINOR >= 1
+    } else if (op == "transpose" && has_1_1_fields && info->operation == KREG_OPERATION_TRANSPOSE) {
+        if ((why = fill(a, size_t(m * n))).empty()) why = fill(b, size_t(m * n));
+        if (!why.empty()) return fail(why);
+        kreg_transpose_args args{};
+        args.struct_size = sizeof args;
+        args.m = m, args.n = n, args.lda = n, args.ldb = m, args.dtype = KREG_DTYPE_FP32;
+        args.a = a.ptr, args.b = b.ptr, args.stream = stream;
+        status = info->run_transpose(instance, &args, error, sizeof error);
+    } else if (op == "block_transpose" && has_1_1_fields && info->operation == KREG_OPERATION_BLOCK_TRANSPOSE) {
+        if (!(why = fill(a, size_t(m * n))).empty()) return fail(why);
+        kreg_block_transpose_args args{};
+        args.struct_size = sizeof args;
+        args.m = m, args.n = n, args.lda = n, args.block = block, args.dtype = KREG_DTYPE_FP32;
+        args.a = a.ptr, args.stream = stream;
+        status = info->run_block_transpose(instance, &args, error, sizeof error);
+#endif
+    } else {
+        return fail(opt["--kernel"] + " is not a " + op + " kernel this driver can call");
+    }
+    if (status != KREG_STATUS_OK) return fail(std::string("the kernel failed: ") + error);
+    const cudaError_t done = cudaStreamSynchronize(stream);
+    if (done != cudaSuccess) return fail(std::string("the kernel failed: ") + cudaGetErrorString(done));
+    info->destroy(instance);
+    cudaStreamDestroy(stream);
+    return 0;
+}
+#endif
+
+}  // namespace kreg::app
