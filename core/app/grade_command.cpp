@@ -1,6 +1,11 @@
 #include "grade_command.hpp"
 
+#include "cli.hpp"
 #include "grade/grader.hpp"
+#include "grade/provenance.hpp"
+#include "merge/gradebook_shard.hpp"
+#include "merge/shard.hpp"
+#include "report/meta.hpp"
 #include "paths.hpp"
 #include "plugin/discovery.hpp"
 #include "sandbox/confined_spawn.hpp"
@@ -8,6 +13,7 @@
 
 #include <cxxopts.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -68,6 +74,7 @@ int run_grade_command(int argc, char** argv) {
         ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
         ("allow-no-landlock", "Grade even where the kernel has no Landlock (workers could then write outside their scratch folder)")
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
+        ("shard", "Grade only slice I of K of the submissions (sorted by student; I/K, or 'auto' for this Slurm array task), into OUT/shard-I-of-K; runner merge puts the K back together", cxxopts::value<std::string>())
         ("fail-under", "Exit with 4 when any student's score is below SCORE (a student's own CI)", cxxopts::value<double>(), "SCORE")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
@@ -91,6 +98,13 @@ int run_grade_command(int argc, char** argv) {
             return 2;
         }
     }
+    std::optional<Shard> shard;
+    try {
+        if (r.count("shard")) shard = parse_shard(r["shard"].as<std::string>(), [](const char* name) { return std::getenv(name); });
+    } catch (const std::exception& e) {
+        std::cerr << "runner grade: " << e.what() << "\n";
+        return 2;
+    }
     if (!r.count("rubric") || (!r.count("submission") && !r.count("submissions"))) {
         std::cerr << "runner grade: needs --rubric and at least one --submission or --submissions\n";
         return 2;
@@ -98,10 +112,14 @@ int run_grade_command(int argc, char** argv) {
 
     const fs::path exe = runner_executable();
     GradeOptions go;
+    std::vector<std::string> rubric_files;  // as loaded (a rubric's hash holds them): a grading shard's manifest names them for runner merge
     try {
         std::vector<Rubric> rubrics;
-        for (const auto& path : r["rubric"].as<std::vector<std::string>>())
-            rubrics.push_back(load_rubric(resolve_config_path(path, configs_dir(exe), "rubric")));
+        for (const auto& path : r["rubric"].as<std::vector<std::string>>()) {
+            const fs::path resolved = resolve_config_path(path, configs_dir(exe), "rubric");
+            rubrics.push_back(load_rubric(resolved));
+            rubric_files.push_back(resolved.string());
+        }
         go.rubric = merge_rubrics(rubrics);
         if (r.count("secret-seed")) go.secret = parse_secret_seed(r["secret-seed"].as<std::string>());
         else go.secret = secret_seed_from_environment().value_or(0);
@@ -146,6 +164,39 @@ int run_grade_command(int argc, char** argv) {
     if (submissions.empty()) {
         std::cerr << "runner grade: no submissions found\n";
         return 3;
+    }
+    // A shard grades every K-th student of the sorted submissions into a gradebook folder of its own, with the
+    // manifest runner merge checks it by (merge/gradebook_shard.hpp), written before anyone is graded so that
+    // an interrupted shard is seen as one.
+    if (shard) {
+        std::sort(submissions.begin(), submissions.end(), [](const Submission& a, const Submission& b) { return a.student < b.student; });
+        GradebookShard manifest;
+        manifest.index = shard->index;
+        manifest.count = shard->count;
+        for (const auto& s : submissions) manifest.all_students.push_back(s.student);
+        manifest.students = students_of_shard(manifest.all_students, shard->index, shard->count);
+        manifest.rubric_sha256 = rubric_sha256(go.rubric);
+        manifest.rubric_files = rubric_files;
+        manifest.secret_sha256 = provenance("", manifest.rubric_sha256, go.secret)["secret_sha256"];
+        manifest.kreg_version = KREG_VERSION;
+        manifest.git_sha = kreg_git_sha();
+        for (int i = 0; i < argc; ++i) manifest.argv.emplace_back(argv[i]);
+        manifest.argv.insert(manifest.argv.begin(), runner_executable().string());
+        manifest.cwd = fs::current_path().string();
+        std::vector<Submission> slice;
+        for (size_t i = 0; i < submissions.size(); ++i)
+            if (i % size_t(shard->count) == size_t(shard->index - 1)) slice.push_back(submissions[i]);
+        submissions = std::move(slice);
+        go.out_dir = gradebook_shard_dir(go.out_dir, shard->index, shard->count);
+        try {
+            write_gradebook_shard(go.out_dir, manifest);
+        } catch (const std::exception& e) {
+            std::cerr << "runner grade: cannot write the shard's manifest: " << e.what() << "\n";
+            return 3;
+        }
+        std::cerr << "runner grade: shard " << shard->index << "/" << shard->count << ": " << submissions.size() << " of "
+                  << manifest.all_students.size() << " submission(s), into " << go.out_dir.string() << "\n";
+        if (submissions.empty()) return 0;  // more shards than students: this one has nobody to grade
     }
     std::cerr << "runner grade: " << submissions.size() << " submission(s), rubric '" << go.rubric.name << "' ("
               << go.rubric.max_points() << " points" << (go.secret ? ", secret seed mixed in" : "") << "), results in "

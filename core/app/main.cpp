@@ -3,12 +3,13 @@
 //
 // Exit status: 0 every row ok or skipped; 1 some row wrong_result/failed/crashed/timeout;
 // 2 bad command line or config; 3 nothing to run, nothing measured (every row skipped) or reports could
-// not be written. `runner compare` and `runner grade` have their own (see their --help).
+// not be written. `runner compare`, `runner grade` and `runner merge` have their own (see their --help).
 #include "cli.hpp"
 #include "compare_command.hpp"
 #include "grade_command.hpp"
 #include "profile_command.hpp"
 #include "submit_command.hpp"
+#include "merge_command.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
 #include "sandbox/policy_json.hpp"
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
     }
     if (argc >= 2 && std::string(argv[1]) == "submit") return kreg::app::run_submit_command(argc - 1, argv + 1);
     if (argc >= 2 && std::string(argv[1]) == "compare") return kreg::app::run_compare_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::string(argv[1]) == "merge") return kreg::app::run_merge_command(argc - 1, argv + 1);
     // `runner --profile [options]`: the bank-conflict profile under ncu (profile_command.cpp), its own options.
     if (argc >= 2 && std::string(argv[1]) == "__profile_driver") return kreg::app::profile_driver_main(argc, argv);
     // `runner --profile ... --isolation none` (or any run under ncu/nsys, which set CUDA_INJECTION64_PATH) is

@@ -3,7 +3,9 @@
 #include "common/baseline.hpp"
 #include "common/host_info.hpp"
 #include "common/suggest.hpp"
+#include "common/sha256.hpp"
 #include "measure/roofline.hpp"
+#include "merge/shard.hpp"
 #include "paths.hpp"
 #include "plugin/discovery.hpp"
 #include "plugin/registry.hpp"
@@ -292,7 +294,10 @@ int run_command(const CommandLine& given) {
             plan.push_back(std::move(p));
         }
     }
-    // A shard keeps every K-th job; ids stay the whole plan's, so K shards' rows never collide.
+    // A shard keeps every K-th job; ids stay the whole plan's, so K shards' rows never collide. What merge
+    // checks shards against is the whole plan, so it is fingerprinted before the slice is taken.
+    const size_t whole_plan_size = plan.size();
+    const std::string whole_plan_sha256 = cl.shard ? plan_fingerprint(plan) : "";
     if (cl.shard && cl.shard->count > 1) {
         std::vector<PlannedJob> slice;
         for (auto& p : plan)
@@ -357,9 +362,13 @@ int run_command(const CommandLine& given) {
             journal.emplace(JournalWriter::continue_at(targets.journal, resume->contents.valid_bytes));
             journal->append_event({{"resumed", utc_timestamp_iso8601()}, {"argv", given.argv}, {"rows_done", already.size()}});
         } else {
-            const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + kTimePlaceholder)).string();
-            targets = choose_report_targets(main_part.output.json.value_or(stem + ".json"),
-                                            main_part.output.csv.value_or(stem + ".csv"));
+            // {shard} in a report path is the slice ("shard-2-of-4", "all" unsharded), so that the K tasks of one
+            // Slurm array, given one command line, write K reports; unnamed shard reports say it too.
+            const std::string shard_tag_text = cl.shard ? shard_tag(cl.shard->index, cl.shard->count) : "all";
+            const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + kTimePlaceholder +
+                                                                 (cl.shard ? "-" + shard_tag_text : ""))).string();
+            targets = choose_report_targets(with_shard_tag(main_part.output.json.value_or(stem + ".json"), shard_tag_text),
+                                            with_shard_tag(main_part.output.csv.value_or(stem + ".csv"), shard_tag_text));
             if (std::string refusal = why_not_overwrite(targets, cl.force, runner_word); !refusal.empty()) {
                 std::cerr << "runner: refusing to overwrite: " << refusal << "\n";
                 return 3;
@@ -373,6 +382,9 @@ int run_command(const CommandLine& given) {
                 meta.plugins.push_back({p.path, p.name, p.version, p.sha256, p.abi_major, p.abi_minor, p.error});
             meta.gpu = gpu;
             report_meta = make_report_meta(meta);
+            if (cl.shard)  // what runner merge checks K shards against (merge/shard.hpp)
+                report_meta["shard"] = to_json(SweepShardMeta{cl.shard->index, cl.shard->count, whole_plan_size, whole_plan_sha256,
+                                                              sha256_hex(report_meta["config"].dump()), fs::current_path().string()});
             // What --resume needs to make the same plan again: the command line, where it ran, the files.
             const nlohmann::json header = {{"argv", cl.argv},           {"cwd", fs::current_path().string()},
                                            {"json", targets.json.string()}, {"csv", targets.csv.string()},

@@ -12,7 +12,7 @@ namespace kreg {
 
 // Semver of the report layout (meta, records, summary, CSV columns). Bump the major version when a
 // field is removed or changes meaning, the minor version when one is added.
-inline constexpr const char* kReportSchemaVersion = "1.0.0";
+inline constexpr const char* kReportSchemaVersion = "1.1.0";
 
 // What the report says about one plugin the run tried to load.
 struct PluginFacts {
