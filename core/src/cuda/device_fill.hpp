@@ -18,9 +18,10 @@ namespace kreg {
 
 // count 32-bit words of bits at data, queued on stream. cuMemsetD32Async is reached through the
 // runtime's driver entry point (no link against libcuda); where it cannot be had, an all-ones byte
-// memset (a NaN too, but without the pattern's payload) does instead. A sticky error throws CudaError
-// naming what, so the worker ends.
-inline void fill_device_words(void* data, size_t count, uint32_t bits, cudaStream_t stream, const char* what) {
+// memset (a NaN too, but without the pattern's payload) does instead. Returns the word actually written
+// (bits, or 0xFFFFFFFF after the fallback), so a scan for it looks for the right one. A sticky error
+// throws CudaError naming what, so the worker ends.
+inline uint32_t fill_device_words(void* data, size_t count, uint32_t bits, cudaStream_t stream, const char* what) {
     using MemsetD32AsyncFn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
     static const MemsetD32AsyncFn fn = [] {
         void* p = nullptr;
@@ -34,12 +35,13 @@ inline void fill_device_words(void* data, size_t count, uint32_t bits, cudaStrea
     }();
     if (fn != nullptr) {
         const CUresult r = fn(reinterpret_cast<CUdeviceptr>(data), bits, count, stream);
-        if (r == CUDA_SUCCESS) return;
+        if (r == CUDA_SUCCESS) return bits;
         // Driver and runtime error codes coincide for the errors that matter here (700-series faults).
         const cudaError_t e = static_cast<cudaError_t>(r);
         if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cuMemsetD32Async (" + what + ")");
     }
     KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(uint32_t), stream));
+    return 0xFFFFFFFFu;
 }
 
 // A device input (A or B) between two NaN paddings of operand_padding_floats(cols) elements each,

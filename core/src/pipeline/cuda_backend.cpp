@@ -4,8 +4,9 @@
 //     reports the row as crashed and exits; any other CUDA error fails the row only;
 //   - the reference sees the inputs exactly as the kernel does: bf16/fp16 operands are rounded on the
 //     host first;
-//   - poison is written with cuMemsetD32Async, L2 is flushed by overwriting twice its size, and C is
-//     scanned after every call on the device (cuda_kernels.cu), so only a few words travel back;
+//   - poison is written with cuMemsetD32Async (fill_device_words, cuda/device_fill.hpp), L2 is flushed by
+//     overwriting twice its size, and C is scanned after every call on the device (cuda_kernels.cu), so
+//     only a few words travel back;
 //   - timed calls are timed with events while the stream is held (HeldStreamTimer below): the launch's
 //     host overhead is not in the sample, and is reported on its own (extra.launch_overhead_ms);
 //   - strict runs time with CudaEventTimer::Wait::device instead, whose host wall clock around a
@@ -22,7 +23,6 @@
 #include "pipeline/pipeline.hpp"
 #include "verify/random_fill.hpp"
 
-#include <cuda.h>  // types of cuMemsetD32Async only; the function is fetched through the runtime
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>  // header-only NVTX: ranges for --profile
 
@@ -50,35 +50,10 @@ void raise_pending(cudaError_t waited, const std::string& when) {
 }
 
 // Writes the project's poison NaN (kPoisonBits) over count floats on stream, so verification can tell
-// "never written" from "computed NaN". cuMemsetD32Async is reached through the runtime's driver entry
-// point (no link against libcuda); if that fails, an all-ones byte memset (also a NaN) does instead.
-using MemsetD32AsyncFn = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
-MemsetD32AsyncFn memset_d32_async() {
-    static const MemsetD32AsyncFn fn = [] {
-        void* p = nullptr;
-        cudaDriverEntryPointQueryResult query{};
-        if (cudaGetDriverEntryPointByVersion("cuMemsetD32Async", &p, 12000, cudaEnableDefault, &query) != cudaSuccess ||
-            query != cudaDriverEntryPointSuccess) {
-            (void)cudaGetLastError();
-            return MemsetD32AsyncFn(nullptr);
-        }
-        return reinterpret_cast<MemsetD32AsyncFn>(p);
-    }();
-    return fn;
-}
-
-// The poison actually written: kPoisonBits, or the all-ones fallback when the driver entry point is
-// missing (the scan must look for the same word).
+// "never written" from "computed NaN". Returns the poison actually written: kPoisonBits, or the all-ones
+// fallback when the driver entry point is missing (the scan must look for the same word).
 uint32_t poison_device(float* data, size_t count, cudaStream_t stream) {
-    if (const MemsetD32AsyncFn fn = memset_d32_async()) {
-        const CUresult r = fn(reinterpret_cast<CUdeviceptr>(data), kPoisonBits, count, stream);
-        if (r == CUDA_SUCCESS) return kPoisonBits;
-        // Driver and runtime error codes coincide for the errors that matter here (700-series faults).
-        const cudaError_t e = static_cast<cudaError_t>(r);
-        if (is_sticky(e)) throw CudaError(e, cuda_error_text(e) + "; from cuMemsetD32Async (poisoning C)");
-    }
-    KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
-    return 0xFFFFFFFFu;
+    return fill_device_words(data, count, kPoisonBits, stream, "poisoning C");
 }
 
 size_t element_bytes(DType dtype) { return dtype == DType::bf16 || dtype == DType::fp16 ? 2 : 4; }
