@@ -1,5 +1,6 @@
 // The CPU plugins, loaded the way a runner would, checked against the fp64 reference on awkward
 // shapes; and the CPU job runner on real and deliberately broken kernels.
+#include "fake_kernel.hpp"
 #include "record_json.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/verify_gemm.hpp"
@@ -242,12 +243,6 @@ void naive_product(const kreg_gemm_args* args, int64_t skipped_k) {
         }
 }
 
-kreg_status fake_create(void** instance, char*, size_t) {
-    *instance = new int(0);
-    return KREG_STATUS_OK;
-}
-void fake_destroy(void* instance) { delete static_cast<int*>(instance); }
-
 kreg_status skips_one_k_term(void*, const kreg_gemm_args* args, char*, size_t) {
     naive_product(args, args->k / 2);
     return KREG_STATUS_OK;
@@ -270,25 +265,12 @@ kreg_status fails_on_third_call(void* instance, const kreg_gemm_args* args, char
     return KREG_STATUS_OK;
 }
 
+// A fake kernel at a shape with a long K, so skipping one K term is well above the fp32 tolerance.
 Record run_fake(decltype(kreg_kernel_info::run_gemm) run, bool verify = true) {
-    kreg_kernel_info info{};
-    info.struct_size = sizeof info;
-    info.name = "fake";
-    info.description = "";
-    info.backend = KREG_BACKEND_CPU;
-    info.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
-    info.m_multiple = info.n_multiple = info.k_multiple = 1;
-    info.create = &fake_create;
-    info.destroy = &fake_destroy;
-    info.run_gemm = run;
-    void* instance = nullptr;
-    fake_create(&instance, nullptr, 0);
     Job job = small_job("fake");
     job.shape = Shape{24, 20, 512};
     job.settings.verify = verify;
-    const Record r = run_cpu_gemm_job(job, LoadedKernel{&info, instance, "fakes", "/nowhere/fakes.so"});
-    fake_destroy(instance);
-    return r;
+    return test::run_fake(run, job);
 }
 
 TEST(CpuJobRunner, ReportsWrongResultForASkippedKTerm) {

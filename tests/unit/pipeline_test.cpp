@@ -1,6 +1,7 @@
 // The measurement pipeline (pipeline/pipeline.hpp): every call's C is checked, not only the first and
 // the last; and the stopping rule (measure/sampler.hpp) with the median's confidence interval it reads
 // (measure/stats.hpp), and where its settings come from (the sweep config).
+#include "fake_kernel.hpp"
 #include "record_json.hpp"
 #include "config/sweep_config.hpp"
 #include "measure/sampler.hpp"
@@ -301,11 +302,6 @@ TEST(EveryCallChecked, VerifyOffChecksNothing) {
 
 // A kernel that is right on its first call and writes finite wrong values afterwards (every element
 // off): only the sampled comparison with the reference can see it.
-kreg_status fake_create(void** instance, char*, size_t) {
-    *instance = new int(0);
-    return KREG_STATUS_OK;
-}
-void fake_destroy(void* instance) { delete static_cast<int*>(instance); }
 kreg_status right_once_then_off_by_one(void* instance, const kreg_gemm_args* args, char*, size_t) {
     const bool first = (*static_cast<int*>(instance))++ == 0;
     const float* a = static_cast<const float*>(args->a);
@@ -336,23 +332,7 @@ kreg_status right_once_then_infinite(void* instance, const kreg_gemm_args* args,
     return KREG_STATUS_OK;
 }
 
-Record run_fake(decltype(kreg_kernel_info::run_gemm) run) {
-    kreg_kernel_info info{};
-    info.struct_size = sizeof info;
-    info.name = "fake";
-    info.description = "";
-    info.backend = KREG_BACKEND_CPU;
-    info.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
-    info.m_multiple = info.n_multiple = info.k_multiple = 1;
-    info.create = &fake_create;
-    info.destroy = &fake_destroy;
-    info.run_gemm = run;
-    void* instance = nullptr;
-    fake_create(&instance, nullptr, 0);
-    const Record r = run_cpu_gemm_job(fixture_job("fake", 1, 3), LoadedKernel{&info, instance, "fakes", "/nowhere/fakes.so"});
-    fake_destroy(instance);
-    return r;
-}
+Record run_fake(decltype(kreg_kernel_info::run_gemm) run) { return test::run_fake(run, fixture_job("fake", 1, 3)); }
 
 TEST(EveryCallChecked, ANonFiniteElementOnALaterCallIsNamed) {
     const Record r = run_fake(&right_once_then_infinite);
