@@ -214,7 +214,7 @@ def ceilings_section(res):
         rows.append([label, unit, kr.fmt(measured, 4), kr.fmt(computed, 4), percent(share)])
     lines += table(["quantity", "unit", "measured", "computed peak", "measured / computed"], rows)
     if res.ceilings:
-        lines += [f"Measured with the cuBLAS plugin's kernels at {res.ceilings.get('size', '?')}³, median of "
+        lines += [f"Measured with cuBLAS at {res.ceilings.get('size', '?')}³, median of "
                   f"{res.ceilings.get('repeats', '?')} runs; copy of {gib(number(res.ceilings, 'copy_bytes'))}.", ""]
     if peaks.get("basis"):
         lines += [f"Computed peaks: {peaks['basis']}.", ""]
