@@ -91,6 +91,9 @@ const std::vector<Shape>& shapes() {
         // Ragged on every axis, yet coarse enough that cuda_09_warptiled picks its large tiles on an H200
         // (the other shapes above, bar 4096³, get its small ones).
         {2000, 2040, 257, false},
+        // The issue's largest odd shape (issue 12): odd K and N, so misaligned rows for every 16-byte or TMA
+        // path (cuda_11_wgmma copies A and B to padded rows first), and a ragged last tile on every axis.
+        {4097, 1025, 2049, false},
         {333, 257, 129, true},  {1900, 2000, 77, true},
     };
     return s;
@@ -395,7 +398,7 @@ TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
          {"cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_03_conflicts", "cuda_03_padded",
           "cuda_03_padded_dynamic", "cuda_03_padded_dynamic96", "cuda_04_coarsened", "cuda_05_register_blocked",
           "cuda_06_vectorized", "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled", "cuda_10_mma",
-          "cublas_sgemm", "cublas_tf32", "cublas_bf16"})
+          "cuda_11_wgmma", "cublas_sgemm", "cublas_tf32", "cublas_bf16"})
         EXPECT_EQ(names.count(expected), 1u) << expected << " not found in " << KREG_PLUGIN_DIR;
 }
 
