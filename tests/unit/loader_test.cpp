@@ -73,6 +73,54 @@ TEST(Loader, NullDescriptor) {
     EXPECT_NE(std::string(e.what()).find("returned no descriptor"), std::string::npos) << e.what();
 }
 
+// ABI 1.1 only appends: a plugin built against 1.0 (shorter kernel infos, abi_minor 0) loads, with its
+// second kernel read at the 1.0 stride, and the 1.1 fields read as NULL.
+TEST(Loader, APluginOfAbi10LoadsUnchanged) {
+    const LoadedPlugin plugin = LoadedPlugin::load(fixture("fixture_abi_1_0"));
+    EXPECT_EQ(plugin.descriptor().abi_minor, 0);
+    ASSERT_EQ(plugin.kernels().size(), 2u);
+    EXPECT_STREQ(plugin.kernels()[1].name, "abi10_gemm_second");
+    for (const auto& k : plugin.kernels()) {
+        EXPECT_EQ(k.operation, KREG_OPERATION_GEMM);
+        EXPECT_EQ(k.run_transpose, nullptr);
+        EXPECT_EQ(k.run_block_transpose, nullptr);
+        EXPECT_EQ(k.max_block, 0);
+    }
+    for (const auto& k : plugin.info().kernels) {
+        EXPECT_EQ(k.operation, "gemm");
+        EXPECT_EQ(k.unavailable_reason, "");
+    }
+}
+
+// A kernel of an operation, or of dtypes only, that the runner does not know is listed unavailable with
+// the reason; the plugin's other kernels load (abi.h promises a newer minor version still loads).
+TEST(Loader, UnknownOperationOrDtypeMakesOnlyThatKernelUnavailable) {
+    const LoadedPlugin plugin = LoadedPlugin::load(fixture("fixture_unknown_operation"));
+    const PluginInfo info = plugin.info();
+    ASSERT_EQ(info.kernels.size(), 3u);
+    EXPECT_EQ(info.kernels[0].name, "future_fft");
+    EXPECT_EQ(info.kernels[0].operation, "unknown operation 99");
+    EXPECT_NE(info.kernels[0].unavailable_reason.find("declares operation 99, which this runner does not know"),
+              std::string::npos) << info.kernels[0].unavailable_reason;
+    EXPECT_NE(info.kernels[1].unavailable_reason.find("only dtypes this runner does not know (dtypes mask 1048576)"),
+              std::string::npos) << info.kernels[1].unavailable_reason;
+    EXPECT_TRUE(info.kernels[1].dtypes.empty());
+    EXPECT_EQ(info.kernels[2].unavailable_reason, "");
+
+    // Through a worker session, as --list sees it, and running: the known kernel is measured, the others skipped.
+    WorkerSession session;
+    const auto described = session.handle({{"op", "describe"}, {"plugin", fixture("fixture_unknown_operation")}});
+    const PluginInfo listed = described.at("plugin").get<PluginInfo>();
+    EXPECT_EQ(listed.error, "");
+    ASSERT_EQ(listed.kernels.size(), 3u);
+    EXPECT_NE(listed.kernels[0].unavailable_reason, "");
+    EXPECT_EQ(listed.kernels[2].unavailable_reason, "");
+    Registry registry;
+    registry.add(listed);
+    EXPECT_NE(registry.format_table().find("unavailable: declares operation 99"), std::string::npos)
+        << registry.format_table();
+}
+
 TEST(Registry, DuplicateKernelNameNamesBothFiles) {
     Registry registry;
     registry.add(LoadedPlugin::load(fixture("fixture_good")).info());
@@ -144,6 +192,20 @@ TEST(WorkerSession, GoodKernelIsOkAndMalformedRequestsAreErrors) {
     EXPECT_EQ(session.handle({{"op", "dance"}})["op"], "error");
     EXPECT_EQ(session.handle({{"nothing", 1}})["op"], "error");
     EXPECT_EQ(session.handle({{"op", "run"}, {"job", {{"id", "x"}}}})["op"], "error");
+}
+
+TEST(WorkerSession, Abi10AndKnownKernelsOfANewerPluginRun) {
+    WorkerSession session;
+    for (const auto& [plugin, kernel] : {std::pair<std::string, std::string>{"fixture_abi_1_0", "abi10_gemm_second"},
+                                         {"fixture_unknown_operation", "present_gemm"}}) {
+        const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture(plugin), kernel)}});
+        const Record r = reply.at("record").get<Record>();
+        EXPECT_EQ(r.status, RowStatus::ok) << kernel << ": " << r.reason;
+    }
+    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_unknown_operation"), "future_fft")}});
+    const Record r = reply.at("record").get<Record>();
+    EXPECT_EQ(r.status, RowStatus::skipped);
+    EXPECT_NE(r.reason.find("declares operation 99"), std::string::npos) << r.reason;
 }
 
 TEST(WorkerSession, UnknownKernelInAPluginFails) {

@@ -1,5 +1,5 @@
 /*
- * kreg plugin ABI, version 1.
+ * kreg plugin ABI, version 1.1 (1.0 plus the transpose and block_transpose operations).
  *
  * This is the whole contract between the kreg runner and a kernel plugin (.so). It is plain C so that
  * a plugin built with another compiler or standard library still loads. C++ authors normally do not
@@ -15,6 +15,29 @@
  *     every function returns a kreg_status and writes a message into a buffer the caller owns.
  *   - Every pointer in the descriptor (strings, the kernel array, function pointers) is owned by the
  *     plugin and must stay valid until the library is unloaded.
+ *   - The kernel array's stride is kernels[0].struct_size (the plugin's sizeof(kreg_kernel_info)), so a
+ *     plugin of an older minor version, with shorter structs, loads: the fields it lacks read as 0/NULL.
+ *   - A kernel whose operation, or all of whose dtypes, the runner does not know (a plugin of a newer
+ *     minor version) is listed as unavailable with the reason; the plugin's other kernels load and run.
+ *
+ * What the runner guarantees a plugin (and what it asks in return):
+ *   - Process: a plugin is loaded (RTLD_NOW | RTLD_LOCAL) in a worker process the runner starts; the
+ *     runner itself never runs plugin code. The worker may be killed at any moment (a timeout, a crash of
+ *     another kernel of the plugin), so destroy() is not guaranteed to run at exit.
+ *   - Threads: the entry point and every function of a kernel (create, destroy, run_*, describe_*,
+ *     model_global_bytes) are called from one thread of the worker, one call at a time, never
+ *     concurrently. A kernel may use threads of its own inside a call, but every one of them must be
+ *     done with the call's buffers when the call returns (CPU) or when the stream's work completes
+ *     (CUDA); grading counts threads a call leaves running.
+ *   - Device: for a CUDA kernel the job's device (runner --device) is the current device when create()
+ *     is called, at every run_* and describe_* call, and at destroy(). An instance is created per
+ *     (kernel, device) and only ever used on that device, so what create() makes (a handle, a stream,
+ *     a workspace) lives where the kernel runs. A kernel must not change the current device.
+ *   - Instances: create() is called once per (kernel, device) before the first call of that kernel in a
+ *     worker, and the instance is reused for every job of that kernel there; it must not keep results
+ *     between calls (every call's inputs differ, and are checked).
+ *   - Memory: every matrix pointer is aligned to at least 16 bytes (a float4 / 128-bit access at the start
+ *     of a row of an aligned leading dimension is safe); nothing past the matrices belongs to the kernel.
  */
 #ifndef KREG_ABI_H
 #define KREG_ABI_H
@@ -27,7 +50,7 @@ extern "C" {
 #endif
 
 #define KREG_ABI_MAJOR 1
-#define KREG_ABI_MINOR 0
+#define KREG_ABI_MINOR 1
 
 /* The one symbol every plugin exports. Its name never changes between ABI versions, so that a plugin
  * built for another major version is reported as such instead of as "no entry point". */
@@ -59,21 +82,24 @@ typedef enum kreg_dtype {
 } kreg_dtype;
 #define KREG_DTYPE_BIT(d) (1u << (unsigned)(d))
 
-/* Where the kernel runs, and therefore where the pointers in kreg_gemm_args live. */
+/* Where the kernel runs, and therefore where the pointers in the argument structs live. */
 typedef enum kreg_backend {
     KREG_BACKEND_CPU = 0,  /* host memory; stream is NULL */
     KREG_BACKEND_CUDA = 1  /* device memory of the current device; stream is a cudaStream_t */
 } kreg_backend;
 
-/* The operation a kernel implements. The runner only knows GEMM today; others get their own argument
- * struct and run function pointer in a later minor version. */
+/* The operation a kernel implements. Each has its own argument struct and run entry in kreg_kernel_info.
+ * Values are stable; new ones are appended in later minor versions. A kernel whose operation (or dtype)
+ * the runner does not know is listed as unavailable with the reason; the plugin's other kernels load. */
 typedef enum kreg_operation {
-    KREG_OPERATION_GEMM = 0
+    KREG_OPERATION_GEMM = 0,            /* kreg_gemm_args, run_gemm */
+    KREG_OPERATION_TRANSPOSE = 1,       /* since 1.1: kreg_transpose_args, run_transpose */
+    KREG_OPERATION_BLOCK_TRANSPOSE = 2  /* since 1.1: kreg_block_transpose_args, run_block_transpose */
 } kreg_operation;
 
 /* Capability flags (kreg_kernel_info.flags). */
 #define KREG_KERNEL_HONOURS_ALPHA_BETA 0x1u   /* computes C = alpha*A*B + beta*C; else only C = A*B is asked of it */
-#define KREG_KERNEL_HONOURS_LEADING_DIMS 0x2u /* accepts lda/ldb/ldc larger than the row length */
+#define KREG_KERNEL_HONOURS_LEADING_DIMS 0x2u /* accepts lda/ldb/ldc larger than the row length (every operation) */
 
 /*
  * Arguments of one GEMM call: C[M x N] = alpha * A[M x K] * B[K x N] + beta * C.
@@ -95,6 +121,45 @@ typedef struct kreg_gemm_args {
                                must launch only on this stream and must not synchronize the device. */
 } kreg_gemm_args;
 
+/*
+ * Since 1.1. Arguments of one transpose call: B[N x M] = A[M x N]^T, that is b[j * ldb + i] = a[i * lda + j]
+ * for every 0 <= i < M, 0 <= j < N. Any M, N >= 1 (within the kernel's declared constraints: m_multiple,
+ * n_multiple, max_m, max_n). Row-major like GEMM. The result is compared with the exact transpose element
+ * by element, bit for bit (a transpose does no arithmetic; NaN payloads must survive too).
+ * A and B never overlap. The kernel must not write A, nor B outside its N x M elements.
+ */
+typedef struct kreg_transpose_args {
+    uint32_t struct_size;   /* sizeof(kreg_transpose_args) as the runner compiled it; required */
+    int64_t m, n;           /* A is M x N, B is N x M; >= 1 */
+    int64_t lda, ldb;       /* leading dimensions in elements; equal to n and m unless the kernel sets
+                               KREG_KERNEL_HONOURS_LEADING_DIMS (then lda >= n, ldb >= m) */
+    kreg_dtype dtype;       /* KREG_DTYPE_FP32 (4-byte elements) in 1.1: the only dtype the runner asks for */
+    const void* a;          /* M x N input */
+    void* b;                /* N x M output */
+    void* stream;           /* as in kreg_gemm_args */
+} kreg_transpose_args;
+
+/*
+ * Since 1.1. Arguments of one block transpose call, in place: A[M x N] is cut into block x block tiles and
+ * every tile is transposed where it stands (the CUDA lecture's BlockTranspose): with
+ * r = bi*block + i, c = bj*block + j (0 <= i, j < block), the new a[r * lda + c] is the old
+ * a[(bi*block + j) * lda + (bj*block + i)]. The matrix keeps its shape M x N.
+ * block is chosen per call by the sweep (not by the kernel). M and N are multiples of block: the runner
+ * skips other shapes with the reason and never calls the kernel with them. The kernel constrains block
+ * with kreg_kernel_info.block_multiple and max_block (e.g. max_block 32 for one thread per element of a
+ * tile). Compared bit for bit, like transpose. Elements of A outside the M x N matrix (lda > N) must be
+ * left alone.
+ */
+typedef struct kreg_block_transpose_args {
+    uint32_t struct_size;   /* sizeof(kreg_block_transpose_args) as the runner compiled it; required */
+    int64_t m, n;           /* A is M x N; >= 1, multiples of block */
+    int64_t lda;            /* equal to n unless the kernel sets KREG_KERNEL_HONOURS_LEADING_DIMS (then >= n) */
+    int64_t block;          /* tile edge, >= 1, within block_multiple and max_block */
+    kreg_dtype dtype;       /* KREG_DTYPE_FP32 in 1.1 */
+    void* a;                /* M x N, read and written in place */
+    void* stream;           /* as in kreg_gemm_args */
+} kreg_block_transpose_args;
+
 /* Launch configuration a CUDA kernel reports for the record (optional, see describe_launch). */
 typedef struct kreg_launch_info {
     uint32_t struct_size;
@@ -113,12 +178,14 @@ typedef struct kreg_kernel_info {
     kreg_backend backend;        /* required */
     uint32_t dtypes;             /* bit set of KREG_DTYPE_BIT(...); required, non-zero */
     int32_t min_compute_capability; /* CUDA: major*10+minor (e.g. 80 for sm_80); 0 for none / CPU */
-    int64_t m_multiple, n_multiple, k_multiple; /* shapes must be multiples of these; 1 means any */
-    int64_t max_m, max_n, max_k; /* 0 means unbounded */
+    int64_t m_multiple, n_multiple, k_multiple; /* shapes must be multiples of these; 1 means any
+                                                   (transposes: m and n of A; k_multiple is ignored) */
+    int64_t max_m, max_n, max_k; /* 0 means unbounded (transposes: max_k is ignored) */
     uint32_t flags;              /* KREG_KERNEL_* bits */
 
     /* Optional (may be NULL): global-memory bytes the kernel moves for one call, by its own traffic
-     * model, used for the modelled arithmetic intensity on the roofline. Must not throw. */
+     * model, used for the modelled arithmetic intensity on the roofline. Must not throw.
+     * k is K for GEMM, 0 for transpose, the call's block for block_transpose. */
     double (*model_global_bytes)(int64_t m, int64_t n, int64_t k, kreg_dtype dtype);
 
     /* Required: make an instance. On failure return non-OK, write a NUL-terminated message into
@@ -126,11 +193,29 @@ typedef struct kreg_kernel_info {
     kreg_status (*create)(void** instance, char* error, size_t error_size);
     /* Required: destroy what create made. Never fails. */
     void (*destroy)(void* instance);
-    /* Required: run one GEMM. Asynchronous on CUDA (the runner synchronizes the stream). */
+    /* GEMM kernels: required, run one GEMM. Asynchronous on CUDA (the runner synchronizes the stream).
+     * Other operations: may be NULL (never called). */
     kreg_status (*run_gemm)(void* instance, const kreg_gemm_args* args, char* error, size_t error_size);
     /* Optional (may be NULL): fill *info with the launch configuration run_gemm would use for args. */
     kreg_status (*describe_launch)(void* instance, const kreg_gemm_args* args, kreg_launch_info* info,
                                    char* error, size_t error_size);
+
+    /* ---- Since 1.1. A 1.0 plugin's structs end above; the runner reads these fields as NULL / 0. ---- */
+
+    /* Transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
+    kreg_status (*run_transpose)(void* instance, const kreg_transpose_args* args, char* error, size_t error_size);
+    /* Optional: the launch configuration run_transpose would use. */
+    kreg_status (*describe_transpose_launch)(void* instance, const kreg_transpose_args* args,
+                                             kreg_launch_info* info, char* error, size_t error_size);
+    /* Block transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
+    kreg_status (*run_block_transpose)(void* instance, const kreg_block_transpose_args* args, char* error,
+                                       size_t error_size);
+    /* Optional: the launch configuration run_block_transpose would use. */
+    kreg_status (*describe_block_transpose_launch)(void* instance, const kreg_block_transpose_args* args,
+                                                   kreg_launch_info* info, char* error, size_t error_size);
+    /* Block transpose kernels: the blocks the kernel accepts are multiples of block_multiple (0 or 1: any)
+     * and at most max_block (0: unbounded). A sweep's block outside them is skipped with the reason. */
+    int64_t block_multiple, max_block;
 } kreg_kernel_info;
 
 /* What the entry point returns. Owned by the plugin; valid until the library is unloaded. */

@@ -13,6 +13,17 @@
 //   };
 //   KREG_PLUGIN("my_plugin", "1.0.0", MyGemm)
 //
+// The base class says the operation (ABI 1.1): kreg::IKernel is a GEMM, kreg::ITransposeKernel a transpose
+// (override run_transpose(const kreg_transpose_args&)), kreg::IBlockTransposeKernel an in-place block
+// transpose (override run_block_transpose(const kreg_block_transpose_args&)). One plugin may mix them:
+//
+//   class MyTranspose final : public kreg::ITransposeKernel {
+//   public:
+//       static kreg::KernelSpec spec() { kreg::KernelSpec s; s.name = "my_transpose"; return s; }
+//       void run_transpose(const kreg_transpose_args& args) override { ... }
+//   };
+//   KREG_PLUGIN("my_plugin", "1.0.0", MyGemm, MyTranspose)
+//
 // KREG_PLUGIN generates the extern "C" entry point and noexcept trampolines around every member:
 // an exception thrown by the kernel becomes a status plus message (kreg::Error carries its own status),
 // never an unwinding across the library boundary.
@@ -31,10 +42,13 @@
 namespace kreg {
 
 // Everything kreg needs to know about a kernel besides its code. Defaults describe the common case:
-// a GEMM on fp32 that accepts any shape and only C = A*B with packed leading dimensions.
+// fp32, any shape, only C = A*B (no alpha/beta) and packed leading dimensions.
 struct KernelSpec {
     const char* name = nullptr;        // required, unique across plugins
     const char* description = "";      // one line
+    // The operation comes from the base class (IKernel: GEMM, ITransposeKernel, IBlockTransposeKernel).
+    // Leave this as it is; a value other than GEMM that contradicts the base class makes the entry point
+    // return NULL, which the loader reports, rather than export a kernel whose run entry is missing.
     kreg_operation operation = KREG_OPERATION_GEMM;
     kreg_backend backend = KREG_BACKEND_CPU;
     uint32_t dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
@@ -42,7 +56,11 @@ struct KernelSpec {
     int64_t m_multiple = 1, n_multiple = 1, k_multiple = 1;
     int64_t max_m = 0, max_n = 0, max_k = 0; // 0: unbounded
     uint32_t flags = 0;                 // KREG_KERNEL_HONOURS_*
+    // k: K for GEMM, 0 for transpose, the call's block for block_transpose (see kreg/abi.h).
     double (*model_global_bytes)(int64_t m, int64_t n, int64_t k, kreg_dtype dtype) = nullptr;
+    // Block transpose only: the blocks the kernel accepts (multiples of block_multiple, at most
+    // max_block; 0 means unbounded). M and N must be multiples of the call's block anyway.
+    int64_t block_multiple = 1, max_block = 0;
 };
 
 // Throw this from a kernel to return a specific status; any other exception becomes
@@ -56,6 +74,7 @@ private:
     kreg_status status_;
 };
 
+// A GEMM kernel.
 class IKernel {
 public:
     virtual ~IKernel() = default;
@@ -63,6 +82,23 @@ public:
     virtual void run_gemm(const kreg_gemm_args& args) = 0;
     // CUDA kernels: describe the launch run_gemm would make, for the report. Return false if unknown.
     virtual bool describe_launch(const kreg_gemm_args& /*args*/, kreg_launch_info& /*info*/) { return false; }
+};
+
+// A transpose kernel (ABI 1.1): B[N x M] = A[M x N]^T, see kreg_transpose_args.
+class ITransposeKernel {
+public:
+    virtual ~ITransposeKernel() = default;
+    virtual void run_transpose(const kreg_transpose_args& args) = 0;
+    virtual bool describe_launch(const kreg_transpose_args& /*args*/, kreg_launch_info& /*info*/) { return false; }
+};
+
+// An in-place block transpose kernel (ABI 1.1): every args.block x args.block tile of A transposed where
+// it stands, see kreg_block_transpose_args.
+class IBlockTransposeKernel {
+public:
+    virtual ~IBlockTransposeKernel() = default;
+    virtual void run_block_transpose(const kreg_block_transpose_args& args) = 0;
+    virtual bool describe_launch(const kreg_block_transpose_args& /*args*/, kreg_launch_info& /*info*/) { return false; }
 };
 
 namespace detail {
@@ -93,51 +129,100 @@ kreg_status guarded(char* error, size_t error_size, Body&& body) noexcept {
     }
 }
 
+// Which operation a kernel class implements, from its base class.
+template <class T>
+constexpr int base_count() {
+    return int(std::is_base_of_v<IKernel, T>) + int(std::is_base_of_v<ITransposeKernel, T>) +
+           int(std::is_base_of_v<IBlockTransposeKernel, T>);
+}
+template <class T>
+constexpr kreg_operation operation_of() {
+    if constexpr (std::is_base_of_v<ITransposeKernel, T>) return KREG_OPERATION_TRANSPOSE;
+    else if constexpr (std::is_base_of_v<IBlockTransposeKernel, T>) return KREG_OPERATION_BLOCK_TRANSPOSE;
+    else return KREG_OPERATION_GEMM;
+}
+
+// Instances travel as void* holding a T*: each trampoline is instantiated for its T, so it casts back to
+// exactly the type create made.
 template <class T>
 kreg_status create(void** instance, char* error, size_t error_size) noexcept {
-    return guarded(error, error_size, [&] { *instance = static_cast<IKernel*>(new T()); });
+    return guarded(error, error_size, [&] { *instance = static_cast<void*>(new T()); });
 }
 
 template <class T>
 void destroy(void* instance) noexcept {
     try {
-        delete static_cast<IKernel*>(instance);
+        delete static_cast<T*>(instance);
     } catch (...) {
         // A destructor that throws is already terminate() territory; never let it cross the boundary.
     }
 }
 
-template <class T>
-kreg_status run_gemm(void* instance, const kreg_gemm_args* args, char* error, size_t error_size) noexcept {
+template <class T, class Args, class Body>
+kreg_status run_checked(void* instance, const Args* args, char* error, size_t error_size, Body&& body) noexcept {
     return guarded(error, error_size, [&] {
         if (instance == nullptr || args == nullptr) throw Error(KREG_STATUS_INVALID_ARGUMENT, "null instance or arguments");
-        static_cast<IKernel*>(instance)->run_gemm(*args);
+        body(*static_cast<T*>(instance), *args);
     });
 }
 
 template <class T>
-kreg_status describe_launch(void* instance, const kreg_gemm_args* args, kreg_launch_info* info, char* error,
+kreg_status run_gemm(void* instance, const kreg_gemm_args* args, char* error, size_t error_size) noexcept {
+    return run_checked<T>(instance, args, error, error_size, [](T& k, const kreg_gemm_args& a) { k.run_gemm(a); });
+}
+
+template <class T>
+kreg_status run_transpose(void* instance, const kreg_transpose_args* args, char* error, size_t error_size) noexcept {
+    return run_checked<T>(instance, args, error, error_size,
+                          [](T& k, const kreg_transpose_args& a) { k.run_transpose(a); });
+}
+
+template <class T>
+kreg_status run_block_transpose(void* instance, const kreg_block_transpose_args* args, char* error,
+                                size_t error_size) noexcept {
+    return run_checked<T>(instance, args, error, error_size,
+                          [](T& k, const kreg_block_transpose_args& a) { k.run_block_transpose(a); });
+}
+
+template <class T, class Args>
+kreg_status describe_launch(void* instance, const Args* args, kreg_launch_info* info, char* error,
                             size_t error_size) noexcept {
     return guarded(error, error_size, [&] {
         if (instance == nullptr || args == nullptr || info == nullptr) throw Error(KREG_STATUS_INVALID_ARGUMENT, "null argument");
         kreg_launch_info out{};
         out.struct_size = sizeof(kreg_launch_info);
-        if (!static_cast<IKernel*>(instance)->describe_launch(*args, out)) throw Error(KREG_STATUS_UNSUPPORTED, "no launch description");
+        if (!static_cast<T*>(instance)->describe_launch(*args, out)) throw Error(KREG_STATUS_UNSUPPORTED, "no launch description");
         *info = out;
     });
 }
 
+// The author's traffic model behind the same noexcept guarantee as every other entry: an exception
+// becomes "no model" (a negative value, which the runner ignores) instead of terminate() in the runner.
+template <class T>
+double model_global_bytes(int64_t m, int64_t n, int64_t k, kreg_dtype dtype) noexcept {
+    try {
+        return T::spec().model_global_bytes(m, n, k, dtype);
+    } catch (...) {
+        return -1.0;
+    }
+}
+
 template <class T>
 kreg_kernel_info make_kernel_info() {
-    static_assert(std::is_base_of_v<IKernel, T>, "a kreg kernel class must derive from kreg::IKernel");
+    static_assert(base_count<T>() == 1,
+                  "a kreg kernel class derives from exactly one of kreg::IKernel, kreg::ITransposeKernel, "
+                  "kreg::IBlockTransposeKernel");
     static_assert(std::is_default_constructible_v<T>, "a kreg kernel class must be default-constructible");
     static_assert(std::is_same_v<decltype(T::spec()), KernelSpec>, "a kreg kernel class needs `static kreg::KernelSpec spec()`");
     const KernelSpec s = T::spec();
+    constexpr kreg_operation op = operation_of<T>();
+    if (s.operation != KREG_OPERATION_GEMM && s.operation != op)
+        throw std::logic_error("KernelSpec::operation contradicts the kernel's base class");
     kreg_kernel_info info{};
     info.struct_size = sizeof(kreg_kernel_info);
     info.name = s.name;
     info.description = s.description;
-    info.operation = s.operation;
+    info.operation = op;
     info.backend = s.backend;
     info.dtypes = s.dtypes;
     info.min_compute_capability = s.min_compute_capability;
@@ -148,11 +233,21 @@ kreg_kernel_info make_kernel_info() {
     info.max_n = s.max_n;
     info.max_k = s.max_k;
     info.flags = s.flags;
-    info.model_global_bytes = s.model_global_bytes;
+    info.model_global_bytes = s.model_global_bytes != nullptr ? &model_global_bytes<T> : nullptr;
     info.create = &create<T>;
     info.destroy = &destroy<T>;
-    info.run_gemm = &run_gemm<T>;
-    info.describe_launch = &describe_launch<T>;
+    if constexpr (op == KREG_OPERATION_GEMM) {
+        info.run_gemm = &run_gemm<T>;
+        info.describe_launch = &describe_launch<T, kreg_gemm_args>;
+    } else if constexpr (op == KREG_OPERATION_TRANSPOSE) {
+        info.run_transpose = &run_transpose<T>;
+        info.describe_transpose_launch = &describe_launch<T, kreg_transpose_args>;
+    } else {
+        info.run_block_transpose = &run_block_transpose<T>;
+        info.describe_block_transpose_launch = &describe_launch<T, kreg_block_transpose_args>;
+    }
+    info.block_multiple = s.block_multiple;
+    info.max_block = s.max_block;
     return info;
 }
 

@@ -143,7 +143,11 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
     }
     kreg_gemm_args args = backend.args(0);
     backend.describe(record, args);
-    if (info.model_global_bytes != nullptr) record.extra.model_bytes = info.model_global_bytes(m, n, k, args.dtype);
+    if (info.model_global_bytes != nullptr) {
+        // The SDK's trampoline answers a negative value when the author's model threw: no model then.
+        const double model = info.model_global_bytes(m, n, k, args.dtype);
+        if (std::isfinite(model) && model >= 0) record.extra.model_bytes = model;
+    }
 
     const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype, k));
     if (check) record.tolerance = tolerance;

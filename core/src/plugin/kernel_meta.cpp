@@ -23,6 +23,8 @@ void to_json(nlohmann::json& j, const KernelMeta& k) {
          {"honours_alpha_beta", k.honours_alpha_beta},
          {"honours_leading_dims", k.honours_leading_dims},
          {"has_traffic_model", k.has_traffic_model},
+         {"block_multiple", k.block_multiple},
+         {"max_block", k.max_block},
          {"unavailable_reason", k.unavailable_reason}};
 }
 
@@ -49,6 +51,9 @@ void from_json(const nlohmann::json& j, KernelMeta& k) {
     j.at("honours_alpha_beta").get_to(k.honours_alpha_beta);
     j.at("honours_leading_dims").get_to(k.honours_leading_dims);
     j.at("has_traffic_model").get_to(k.has_traffic_model);
+    // Since ABI 1.1; absent from metadata written before it.
+    k.block_multiple = j.value("block_multiple", int64_t{1});
+    k.max_block = j.value("max_block", int64_t{0});
     j.at("unavailable_reason").get_to(k.unavailable_reason);
 }
 

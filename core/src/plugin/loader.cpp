@@ -44,18 +44,28 @@ void validate_kernel(const std::filesystem::path& path, size_t index, const kreg
     if (!valid_kernel_name(k.name))
         fail(Kind::bad_descriptor, path, where + " has no valid name (letters, digits, '_', '-', '.'; at most 128)");
     if (k.description == nullptr) fail(Kind::bad_descriptor, path, where + " has a null description");
-    if (k.operation != KREG_OPERATION_GEMM)
-        fail(Kind::bad_descriptor, path, where + " declares unknown operation " + std::to_string(int(k.operation)));
+    // An operation or dtype this runner does not know is not a broken descriptor: the plugin may be newer
+    // than the runner (abi.h's minor-version promise). Such a kernel is listed as unavailable with the
+    // reason (runner_cannot_run) and the plugin's other kernels load.
     if (k.backend != KREG_BACKEND_CPU && k.backend != KREG_BACKEND_CUDA)
         fail(Kind::bad_descriptor, path, where + " declares unknown backend " + std::to_string(int(k.backend)));
-    if (k.dtypes == 0 || (k.dtypes >> 4) != 0)
-        fail(Kind::bad_descriptor, path, where + " declares no known dtype (dtypes mask " + std::to_string(k.dtypes) + ")");
+    if (k.dtypes == 0) fail(Kind::bad_descriptor, path, where + " declares no dtype (dtypes mask 0)");
     if (k.m_multiple < 1 || k.n_multiple < 1 || k.k_multiple < 1)
         fail(Kind::bad_descriptor, path, where + " declares a shape multiple < 1");
     if (k.max_m < 0 || k.max_n < 0 || k.max_k < 0) fail(Kind::bad_descriptor, path, where + " declares a negative maximum");
-    if (k.create == nullptr || k.destroy == nullptr || k.run_gemm == nullptr)
-        fail(Kind::bad_descriptor, path, where + " lacks create, destroy or run_gemm");
+    if (k.create == nullptr || k.destroy == nullptr) fail(Kind::bad_descriptor, path, where + " lacks create or destroy");
+    // The run entry of the kernel's own operation is required; the others are never called.
+    if (k.operation == KREG_OPERATION_GEMM && k.run_gemm == nullptr)
+        fail(Kind::bad_descriptor, path, where + " is a gemm kernel without run_gemm");
+    if (k.operation == KREG_OPERATION_TRANSPOSE && k.run_transpose == nullptr)
+        fail(Kind::bad_descriptor, path, where + " is a transpose kernel without run_transpose (ABI 1.1)");
+    if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE && k.run_block_transpose == nullptr)
+        fail(Kind::bad_descriptor, path, where + " is a block_transpose kernel without run_block_transpose (ABI 1.1)");
+    if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE && (k.block_multiple < 0 || k.max_block < 0))
+        fail(Kind::bad_descriptor, path, where + " declares a negative block_multiple or max_block");
 }
+
+constexpr uint32_t kKnownDtypes = (1u << 4) - 1;  // fp32, tf32, bf16, fp16
 
 }  // namespace
 
@@ -116,12 +126,34 @@ const kreg_kernel_info* LoadedPlugin::find_kernel(const std::string& name) const
     return nullptr;
 }
 
+std::string operation_name(kreg_operation op) {
+    switch (op) {
+        case KREG_OPERATION_GEMM: return "gemm";
+        case KREG_OPERATION_TRANSPOSE: return "transpose";
+        case KREG_OPERATION_BLOCK_TRANSPOSE: return "block_transpose";
+    }
+    return "unknown operation " + std::to_string(int(op));
+}
+
+std::string runner_cannot_run(const kreg_kernel_info& k) {
+    if (k.operation != KREG_OPERATION_GEMM && k.operation != KREG_OPERATION_TRANSPOSE &&
+        k.operation != KREG_OPERATION_BLOCK_TRANSPOSE)
+        return "declares operation " + std::to_string(int(k.operation)) +
+               ", which this runner does not know (ABI " + std::to_string(KREG_ABI_MAJOR) + "." +
+               std::to_string(KREG_ABI_MINOR) + " knows gemm, transpose, block_transpose)";
+    if ((k.dtypes & kKnownDtypes) == 0)
+        return "declares only dtypes this runner does not know (dtypes mask " + std::to_string(k.dtypes) + ")";
+    return "";
+}
+
 KernelMeta to_kernel_meta(const kreg_kernel_info& k) {
     KernelMeta m;
     // The loader validated these for plugins it loaded; kernel infos built by hand (tests) may leave them null.
     m.name = k.name != nullptr ? k.name : "";
     m.description = k.description != nullptr ? k.description : "";
-    m.operation = "gemm";
+    m.operation = operation_name(k.operation);
+    // Dtypes this runner does not know are left out; a kernel left with none cannot run (the reason says so).
+    m.unavailable_reason = runner_cannot_run(k);
     m.backend = static_cast<Backend>(k.backend);
     for (DType d : all_dtypes())
         if (k.dtypes & KREG_DTYPE_BIT(static_cast<kreg_dtype>(d))) m.dtypes.push_back(d);
@@ -135,6 +167,8 @@ KernelMeta to_kernel_meta(const kreg_kernel_info& k) {
     m.honours_alpha_beta = (k.flags & KREG_KERNEL_HONOURS_ALPHA_BETA) != 0;
     m.honours_leading_dims = (k.flags & KREG_KERNEL_HONOURS_LEADING_DIMS) != 0;
     m.has_traffic_model = k.model_global_bytes != nullptr;
+    m.block_multiple = k.block_multiple > 0 ? k.block_multiple : 1;
+    m.max_block = k.max_block;
     return m;
 }
 

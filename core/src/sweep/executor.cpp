@@ -332,7 +332,8 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         worker_->plugin_path = job.plugin_path;
         const std::string loads = worker_->staged_path.empty() ? job.plugin_path : worker_->staged_path;
         // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
-        const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", loads}}, options_.load_timeout_s);
+        const auto loaded = worker_->process.exchange(
+            {{"op", "load"}, {"plugin", loads}, {"device", job.settings.device}}, options_.load_timeout_s);
         if (loaded.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, loaded, " while loading the plugin");
         const std::string op = loaded.message.value("op", "");
         if (op == "loaded" && unexpected_field(loaded.message, {"op", "sandbox"}).empty()) {

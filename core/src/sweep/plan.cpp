@@ -13,6 +13,9 @@ std::vector<PlannedJob> plan_sweep(const SweepConfig& config, const Registry& re
     for (const auto& name : kernel_names) {
         const RegistryEntry* entry = registry.find(name);
         if (entry == nullptr) continue;  // resolve_kernel_patterns only returns registered names
+        // A sweep measures one operation (GEMM for now): a glob such as cuda_* must not pull in
+        // transpose kernels, nor kernels of an operation this runner does not know.
+        if (entry->kernel.operation != "gemm") continue;
         for (DType dtype : config.dtypes) {
             for (const Shape& shape : config.shapes) {
                 PlannedJob p;

@@ -27,19 +27,33 @@ void warm_up_cuda_context(int device) {
 }  // namespace
 #endif
 
+// Makes device current for what the plugin does next (abi.h's contract: create(), every run and
+// destroy() of a CUDA kernel happen with the job's device current). A failure is left for the job's
+// own cudaSetDevice to report with its context.
+static void make_current(const kreg_kernel_info& info, int device) {
+#ifdef KREG_HAVE_CUDA
+    if (info.backend == KREG_BACKEND_CUDA && cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+#else
+    (void)info;
+    (void)device;
+#endif
+}
+
 WorkerSession::WorkerSession(SandboxPolicy policy, SandboxReport report)
     : sandbox_policy_(std::move(policy)), sandbox_report_(std::move(report)) {}
 
 WorkerSession::~WorkerSession() { destroy_instances(); }
 
-void WorkerSession::harden_after_plugin_load() {
+void WorkerSession::harden_after_plugin_load(int device) {
     if (!sandbox_policy_ || hardened_after_load_ || !plugin_) return;
 #ifdef KREG_HAVE_CUDA
     // The CUDA runtime may start helper threads and open device files when its context is created:
     // do that before fork/exec are forbidden, and only for plugins that need it.
     bool uses_cuda = false;
     for (const auto& k : plugin_->kernels()) uses_cuda = uses_cuda || k.backend == KREG_BACKEND_CUDA;
-    if (uses_cuda) warm_up_cuda_context(0);
+    if (uses_cuda) warm_up_cuda_context(device);
+#else
+    (void)device;
 #endif
     harden_after_load(*sandbox_policy_, sandbox_report_);
     hardened_after_load_ = true;
@@ -47,12 +61,18 @@ void WorkerSession::harden_after_plugin_load() {
 
 void WorkerSession::destroy_instances() {
     if (plugin_)
-        for (auto& [name, instance] : instances_)
-            if (const auto* info = plugin_->find_kernel(name)) info->destroy(instance);
+        for (auto& [key, instance] : instances_)
+            if (const auto* info = plugin_->find_kernel(key.first)) {
+                make_current(*info, key.second);
+                info->destroy(instance);
+            }
     instances_.clear();
 }
 
 std::string unavailable_reason(const KernelMeta& kernel, int device) {
+    // What the loader found this runner cannot run at all (an unknown operation or dtype) comes first.
+    if (!kernel.unavailable_reason.empty()) return kernel.unavailable_reason;
+    if (kernel.operation != "gemm") return "this runner does not measure " + kernel.operation + " kernels yet";
     if (kernel.backend == Backend::cpu) return "";
 #ifdef KREG_HAVE_CUDA
     return why_cannot_run(device, kernel.min_compute_capability).value_or("");
@@ -88,9 +108,13 @@ const LoadedPlugin& WorkerSession::plugin_for(const std::string& path) {
     return *plugin_;
 }
 
-void* WorkerSession::instance_for(const kreg_kernel_info& info) {
-    auto it = instances_.find(info.name);
+void* WorkerSession::instance_for(const kreg_kernel_info& info, int device) {
+    const auto key = std::make_pair(std::string(info.name), device);
+    auto it = instances_.find(key);
     if (it != instances_.end()) return it->second;
+    // Created with the job's device current, so what create() allocates (a cuBLAS handle, a stream,
+    // device memory) lives on the device the kernel then runs on.
+    make_current(info, device);
     void* instance = nullptr;
     char message[1024] = {};
     const kreg_status status = info.create(&instance, message, sizeof message);
@@ -98,7 +122,7 @@ void* WorkerSession::instance_for(const kreg_kernel_info& info) {
     if (status != KREG_STATUS_OK || instance == nullptr)
         throw std::runtime_error(std::string("creation failed: ") +
                                  (message[0] ? message : "create returned status " + std::to_string(int(status))));
-    instances_[info.name] = instance;
+    instances_[key] = instance;
     return instance;
 }
 
@@ -106,20 +130,24 @@ nlohmann::json WorkerSession::run(const Job& job) {
     Record record = record_for(job, RowStatus::failed, "");
     try {
         const LoadedPlugin& plugin = plugin_for(job.plugin_path);
-        harden_after_plugin_load();
+        harden_after_plugin_load(job.settings.device);
         record.plugin = plugin.descriptor().plugin_name;
         const kreg_kernel_info* info = plugin.find_kernel(job.kernel);
         if (info == nullptr) throw std::runtime_error("plugin " + job.plugin_path + " has no kernel '" + job.kernel + "'");
         record.backend = static_cast<Backend>(info->backend);
         const KernelMeta meta = to_kernel_meta(*info);
-        if (auto why = why_unsupported(meta, job.shape, job.dtype)) {
+        if (!meta.unavailable_reason.empty()) {  // an operation or dtype this runner does not know
+            record.status = RowStatus::skipped;
+            record.reason = meta.unavailable_reason;
+        } else if (auto why = why_unsupported(meta, job.shape, job.dtype)) {
             record.status = RowStatus::skipped;
             record.reason = *why;
         } else if (auto reason = unavailable_reason(meta, job.settings.device); !reason.empty()) {
             record.status = RowStatus::skipped;
             record.reason = reason;
         } else {
-            LoadedKernel kernel{info, instance_for(*info), plugin.descriptor().plugin_name, job.plugin_path};
+            LoadedKernel kernel{info, instance_for(*info, job.settings.device), plugin.descriptor().plugin_name,
+                                job.plugin_path};
             if (job.settings.call_timeout_s) start_call_watchdog();
             // The per-call limit is the pipeline's (pipeline/pipeline.hpp); its thread starts here, before
             // a strict run counts the process's threads.
@@ -220,7 +248,7 @@ nlohmann::json WorkerSession::handle(const nlohmann::json& request) {
         if (op == "load") {
             try {
                 plugin_for(request.at("plugin").get<std::string>());
-                harden_after_plugin_load();
+                harden_after_plugin_load(request.value("device", 0));
                 return {{"op", "loaded"}, {"sandbox", sandbox_report_.to_json()}};
             } catch (const PluginLoadError& e) {
                 return {{"op", "load_failed"}, {"error", e.what()}};

@@ -5,7 +5,8 @@
 // worker writes for it carries the same id; the hello carries "<nonce>:0".
 // Requests (field "op"):
 //   {"op":"describe","plugin":PATH,"device":N} -> {"op":"described","plugin":PluginInfo}
-//   {"op":"load","plugin":PATH}                -> {"op":"loaded","sandbox":{...}} or {"op":"load_failed","error":"..."}
+//   {"op":"load","plugin":PATH,"device":N}     -> {"op":"loaded","sandbox":{...}} or {"op":"load_failed","error":"..."}
+//       (device: whose CUDA context a hardened worker creates before it forbids fork/exec; default 0)
 //   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
 //       with job.settings.checked_outside, before it, for every call n = 0, 1, ...:
 //       {"op":"next_call","call":n} <- {"op":"call_seed","call":n,"seed":S}, the call, then
@@ -29,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,13 +62,16 @@ private:
     nlohmann::json device(int device, const std::string& ceiling_plugin);
     nlohmann::json calibrate(int device, const std::string& ceiling_plugin);
     const LoadedPlugin& plugin_for(const std::string& path);
-    void* instance_for(const kreg_kernel_info& info);
+    // The kernel's instance for device, created on first use with that device current.
+    void* instance_for(const kreg_kernel_info& info, int device);
     void destroy_instances();
-    void harden_after_plugin_load();
+    // device: the one whose CUDA context is created before fork/exec are forbidden.
+    void harden_after_plugin_load(int device);
 
     // Declared first: destroyed after every instance made from it.
     std::optional<LoadedPlugin> plugin_;
-    std::map<std::string, void*> instances_;  // kernel name -> instance; destroyed in ~WorkerSession
+    // (kernel name, device) -> instance; destroyed in ~WorkerSession with its device current.
+    std::map<std::pair<std::string, int>, void*> instances_;
     bool finished_ = false;
     std::optional<SandboxPolicy> sandbox_policy_;
     SandboxReport sandbox_report_;
