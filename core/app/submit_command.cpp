@@ -435,7 +435,9 @@ int run_submit_command(int argc, char** argv) {
     const std::string of_k = "-of-" + std::to_string(shards);
     job.task_command = {exe};
     job.task_command.insert(job.task_command.end(), sweep.begin(), sweep.end());
-    const std::string shard_stem = (dir / (std::string("shard-") + slurm::kTaskIndex + of_k)).string();
+    // The runner writes "{shard}" as shard-I-of-K: every task's command line is then the same but for
+    // --shard, as `runner merge` checks (and prints it, with another --shard, to re-run a missing shard).
+    const std::string shard_stem = (dir / "{shard}").string();
     job.task_command.insert(job.task_command.end(), {"--shard", std::string(slurm::kTaskIndex) + "/" + std::to_string(shards),
                                                      "--json", shard_stem + ".json", "--csv", shard_stem + ".csv"});
     const std::string merged_json = json.empty() ? (dir / (name + ".json")).string() : json.back();

@@ -151,6 +151,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
 SchedulerType=sched/backfill
+# Tests wait on the scheduler: look at pending jobs every second, not every minute.
+SchedulerParameters=sched_interval=1,bf_interval=1
 ReturnToService=2
 SlurmdParameters=config_overrides
 # Finished jobs stay visible to scontrol for an hour: without accounting that is the only record.

@@ -122,7 +122,7 @@ TEST(Submit, TheMergeIsSubmittedAfterTheArrayHeldByItsJobId) {
                                                                (dir / "jobs" / "merge.sbatch").string() + "\n");
     const std::string array = test::slurp(dir / "jobs" / "array.sbatch");
     EXPECT_TRUE(has_line(array, "#SBATCH --array=1-2")) << array;
-    EXPECT_TRUE(contains(array, "--json " + (dir / "jobs").string() + "/shard-\"${SLURM_ARRAY_TASK_ID}\"-of-2.json")) << array;
+    EXPECT_TRUE(contains(array, "--shard \"${SLURM_ARRAY_TASK_ID}\"/2 --json '" + (dir / "jobs").string() + "/{shard}.json'")) << array;
     EXPECT_FALSE(contains(array, "merged.json")) << array;  // the sweep's --json names the merged report only
     EXPECT_TRUE(fs::is_directory(dir / "jobs" / "logs"));
 }
