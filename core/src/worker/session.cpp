@@ -184,7 +184,7 @@ nlohmann::json WorkerSession::calibrate(int device, const std::string& ceiling_p
     // Loaded like any job's plugin, and the worker hardened after loading it the same way, before any of
     // its code runs.
     const LoadedPlugin& plugin = plugin_for(ceiling_plugin);
-    harden_after_plugin_load();
+    harden_after_plugin_load(device);
     KREG_RUNNER_CUDA_CHECK(cudaSetDevice(device));  // instances (cuBLAS handles) are made on this device
     CeilingKernels gemm;
     for (const auto& [dtype, name] : kCeilingKernelNames) {
@@ -203,7 +203,7 @@ nlohmann::json WorkerSession::calibrate(int device, const std::string& ceiling_p
             continue;
         }
         try {
-            gemm.kernels[dtype] = {info, instance_for(*info)};
+            gemm.kernels[dtype] = {info, instance_for(*info, device)};
         } catch (const std::exception& e) {
             gemm.unavailable[dtype] = std::string(name) + ": " + e.what();
         }
