@@ -28,7 +28,9 @@ namespace {
 const char* const kExitStatusHelp =
     "\nExit status: 0 every submission was graded (whatever its score or status); 1 grading could not finish\n"
     "some submission (status error); 2 bad command line or rubric; 3 nothing to grade, or this machine cannot\n"
-    "confine submissions; 4 (with --fail-under) some score is below SCORE. 1 wins over 4.\n";
+    "confine submissions; 4 (with --fail-under) some score is below SCORE. 1 wins over 4.\n"
+    "\nOn a Slurm cluster: the same command line with --slurm --shards K [--partition P] [--wait] ...\n"
+    "(see 'runner submit --help').\n";
 
 // What the run ends with, from the gradebook's results for this run's submissions. With exactly one
 // submission, its checks are listed too (the student template's README promises them).

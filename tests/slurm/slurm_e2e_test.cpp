@@ -137,7 +137,7 @@ TEST(SlurmSweep, AShardKilledMidwayIsReRunFromTheCommandTheMergePrintsThenTheMer
     REQUIRE_SLURM();
     const auto dir = test::fresh_dir("slurm-killed");
     // Rows slow enough (many timed calls each) that shard 2 is still running when its first row is in.
-    const std::string sweep = "--kernels cpu_naive --sizes 96,112,128,144,160,176,192,208 --repeat 40";
+    const std::string sweep = "--kernels cpu_naive --sizes 96,112,128,144,160,176,192,208 --repeat 100";
     const auto r = test::run_command(kRunner + " submit --slurm --shards 2 --slurm-dir jobs --json merged.json " + sweep, dir, dir / "submit");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::string array_id = first_word(line_after(r.out, "array job"));
