@@ -1,8 +1,8 @@
 # cmake -DSOURCE_DIR=<plugin project> -DBINARY_DIR=<its build folder> -DPREFIX_PATH=<kreg prefix or build>
 #       -DEXPECTED_KREG_DIR=<where kregConfig.cmake must be found> [-DGENERATOR= -DMAKE_PROGRAM= -DCXX_COMPILER=]
-#       [-DCUDA_COMPILER=<nvcc> -DCUDA_ARCHITECTURES=<a,b,...>] -P build_template.cmake
-# What a student does: configure the copied template against one kreg, build it, get my_gemm.so in the
-# build folder. The runner's own dependencies are switched off, so a package that asked for them fails.
+#       [-DCUDA_COMPILER=<nvcc> -DCUDA_ARCHITECTURES=<a,b,...>] [-DEXPECTED_PLUGIN=my_transpose.so] -P build_template.cmake
+# What a student does: configure the copied template against one kreg, build it, get my_gemm.so (or
+# EXPECTED_PLUGIN, for the transpose templates) in the build folder. The runner's own dependencies are switched off, so a package that asked for them fails.
 # The compilers are the kreg build's, so a CUDA template is built by the nvcc that kreg found even
 # where it is not on PATH; CUDA_ARCHITECTURES is comma-separated because a ';' would split the argument.
 cmake_minimum_required(VERSION 3.25)
@@ -11,6 +11,10 @@ foreach(var SOURCE_DIR BINARY_DIR PREFIX_PATH EXPECTED_KREG_DIR)
     message(FATAL_ERROR "${var} is required")
   endif()
 endforeach()
+
+if(NOT DEFINED EXPECTED_PLUGIN)
+  set(EXPECTED_PLUGIN my_gemm.so)
+endif()
 
 file(REMOVE_RECURSE "${BINARY_DIR}")
 set(configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}" "-DCMAKE_PREFIX_PATH=${PREFIX_PATH}"
@@ -52,8 +56,8 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" RESULT_VARIAB
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "building ${SOURCE_DIR} failed (${result}):\n${out}\n${err}")
 endif()
-if(NOT EXISTS "${BINARY_DIR}/my_gemm.so")
+if(NOT EXISTS "${BINARY_DIR}/${EXPECTED_PLUGIN}")
   file(GLOB_RECURSE built RELATIVE "${BINARY_DIR}" "${BINARY_DIR}/*.so")
-  message(FATAL_ERROR "my_gemm.so is not in the build folder ${BINARY_DIR} (found: ${built})")
+  message(FATAL_ERROR "${EXPECTED_PLUGIN} is not in the build folder ${BINARY_DIR} (found: ${built})")
 endif()
-message(STATUS "built ${BINARY_DIR}/my_gemm.so against ${kreg_dir}")
+message(STATUS "built ${BINARY_DIR}/${EXPECTED_PLUGIN} against ${kreg_dir}")

@@ -13,14 +13,14 @@ if [[ -z $sanitizer ]]; then echo "SKIP: compute-sanitizer not found"; exit 77; 
 
 # The registry is the single list of kernels: take the CUDA ones that can run here.
 "$runner" --list --format json > "$work/list.json" || { echo "runner --list failed"; exit 1; }
-# One line per kernel: "name dtypes path" (the sanitized runner loads only that kernel's plugin and runs
-# every dtype the kernel declares: tensor-core kernels have no fp32 path).
+# One line per kernel: "name dtypes operation max_block path" (the sanitized runner loads only that
+# kernel's plugin and runs every dtype the kernel declares: tensor-core kernels have no fp32 path).
 mapfile -t kernels < <(python3 - "$work/list.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 for k in doc["kernels"]:
     if k["backend"] == "cuda" and not k["unavailable_reason"]:
-        print(k["name"], ",".join(k["dtypes"]), k["plugin_path"])
+        print(k["name"], ",".join(k["dtypes"]), k.get("operation", "gemm"), k.get("max_block", 0) or 0, k["plugin_path"])
 PY
 )
 if [[ ${#kernels[@]} -eq 0 ]]; then
@@ -29,13 +29,33 @@ if [[ ${#kernels[@]} -eq 0 ]]; then
     exit 77
 fi
 
+# What each operation runs: GEMMs the --shape above; transposes an odd shape and an aligned one (the
+# 16-byte paths) from a config; block transposes every block the kernel accepts, up to 20 (the lecture's
+# range), on a 3b x 2b matrix each.
+shape_args() {  # operation max_block kernel -> the runner's shape arguments
+    case $1 in
+        transpose)
+            printf '{"operation": "transpose", "kernels": ["%s"], "shapes": [{"m": 67, "n": 45}, {"m": 64, "n": 128}]}' "$3" \
+                > "$work/$3.config.json"
+            echo --config "$work/$3.config.json" ;;
+        block_transpose)
+            local top=$2 b shapes=""
+            [[ $top -le 0 || $top -gt 20 ]] && top=20
+            for ((b = 1; b <= top; b++)); do shapes+="${shapes:+, }{\"m\": $((3 * b)), \"n\": $((2 * b)), \"block\": $b}"; done
+            printf '{"operation": "block_transpose", "kernels": ["%s"], "shapes": [%s]}' "$3" "$shapes" > "$work/$3.config.json"
+            echo --config "$work/$3.config.json" ;;
+        *) echo --shape "$shape" ;;
+    esac
+}
+
 failed=0
 for entry in "${kernels[@]}"; do
-    k=${entry%% *} rest=${entry#* }
-    dtypes=${rest%% *} plugin=${rest#* }
+    read -r k dtypes operation max_block plugin <<<"$entry"
     log="$work/$tool-$k.log"
+    # shellcheck disable=SC2046  # shape_args prints separate words on purpose
     "$sanitizer" --tool "$tool" --error-exitcode 9 \
-        "$runner" --isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --dtype "$dtypes" --shape "$shape" \
+        "$runner" --isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --dtype "$dtypes" \
+        $(shape_args "$operation" "$max_block" "$k") \
         --repeat 1 --warmup 0 --no-calibrate \
         --json "$work/$tool-$k.json" --csv "$work/$tool-$k.csv" >"$log" 2>&1
     rc=$?

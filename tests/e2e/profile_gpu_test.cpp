@@ -1,0 +1,48 @@
+// runner --profile on a GPU with ncu (label gpu): the 32x32 tile without padding (cuda_t2_smem) must show
+// its 32-way column reads in the table, the padded one (cuda_t3_padded) none. Skipped, with the reason,
+// without a device, without ncu, or without the CUDA plugins.
+#include "run_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+namespace {
+using kreg::test::fresh_dir;
+using kreg::test::run_command;
+
+const std::string kRunner = KREG_RUNNER;
+
+// The wavefronts per shared load of one kernel's row in the table.
+double load_ways(const std::string& table, const std::string& kernel) {
+    std::stringstream lines(table);
+    for (std::string line; std::getline(lines, line);) {
+        std::stringstream fields(line);
+        std::string name, block, shape, time, ld_req, ld_wf, ld_confl, ld_way;
+        if (fields >> name >> block >> shape >> time >> ld_req >> ld_wf >> ld_confl >> ld_way && name == kernel)
+            return std::atof(ld_way.c_str());
+    }
+    return -1;
+}
+
+TEST(ProfileCommandGpu, ConflictingTileShowsItsConflicts) {
+    const auto dir = fresh_dir("profile-gpu");
+    const auto list = run_command(kRunner + " --list --format json", dir, dir / "list");
+    if (list.out.find("\"cuda_t2_smem\"") == std::string::npos)
+        GTEST_SKIP() << "cuda_t2_smem is not built (no CUDA toolkit)";
+    const auto r = run_command(kRunner + " --profile --kernels cuda_t2_smem,cuda_t3_padded --shape 1024x1024 --logs " +
+                                   (dir / "logs").string(),
+                               dir, dir / "run");
+    if (r.err.find("Nsight Compute not found") != std::string::npos) GTEST_SKIP() << "no ncu here: " << r.err;
+    if (r.out.find("skipped: no CUDA device") != std::string::npos) GTEST_SKIP() << "no CUDA device: " << r.out;
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    // Column reads of a 32-word-stride tile: 32 wavefronts per load; padded: 1.
+    EXPECT_GE(load_ways(r.out, "cuda_t2_smem"), 16.0) << r.out;
+    const double padded = load_ways(r.out, "cuda_t3_padded");
+    EXPECT_GE(padded, 1.0) << r.out;
+    EXPECT_LT(padded, 1.5) << r.out;
+}
+
+}  // namespace
