@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Theoretical shared-memory bank conflicts of the lecture's BlockTranspose, BLOCK_SIZE 1..20.
 
 Prints the theory columns of docs/TRANSPOSE.md's table (markdown). Model: 32 banks of 4-byte words, bank =
