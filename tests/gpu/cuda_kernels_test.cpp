@@ -398,7 +398,7 @@ TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
          {"cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_03_conflicts", "cuda_03_padded",
           "cuda_03_padded_dynamic", "cuda_03_padded_dynamic96", "cuda_04_coarsened", "cuda_05_register_blocked",
           "cuda_06_vectorized", "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled", "cuda_10_mma",
-          "cuda_11_wgmma", "cublas_sgemm", "cublas_tf32", "cublas_bf16"})
+          "cuda_11_wgmma", "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm", "cublas_tf32", "cublas_bf16"})
         EXPECT_EQ(names.count(expected), 1u) << expected << " not found in " << KREG_PLUGIN_DIR;
 }
 

@@ -1,0 +1,718 @@
+// Step 12 — warp-specialised, persistent Hopper GEMM: a producer warp feeds TMA, two consumer warpgroups
+// run wgmma, blocks loop over output tiles in a swizzled order, and pairs of blocks (a cluster of 2) share
+// each B tile through TMA multicast.
+//
+// Two kernels, bf16 and tf32 each (A and B bf16 with C fp32; or A, B and C fp32 with tf32 products), both
+// with fp32 accumulation in the tensor core; Hopper-only (sm_90a), so the spec declares compute capability
+// 9.0 and CMakeLists.txt compiles this folder for sm_90a alone:
+//   cuda_12_wgmma_ws     no clusters (the faster one up to 2048^3 on the H200)
+//   cuda_12_wgmma_ws_c2  the same with clusters of 2 blocks along M sharing B by TMA multicast (the faster
+//                        one from 4096^3 up: README.md has the numbers)
+//
+// What is new against step 11 (one warpgroup pair, thread 0 both loader and consumer, one tile per block):
+//   - Warp specialisation. 384 threads: warpgroup 0 is the producer (one thread issues every TMA copy; the
+//     other 127 only wait at the end), warpgroups 1 and 2 are consumers. setmaxnreg moves registers from
+//     the producer (down to 40 per thread) to the consumers (up to 232), which hold the accumulators. The
+//     producer never waits for a consumer's wgmma to be issued, only for a stage to be released.
+//   - Persistent blocks. The grid is as many blocks (clusters) as fit on the GPU at once, one per SM; each
+//     walks the output tiles tile = first, first + stride, ... in a grouped order (8 block rows of tiles
+//     per group, column by column within a group) so that the tiles in flight at one time share rows of A
+//     and columns of B in L2. The pipeline's stage index and phase run on across tiles.
+//   - Epilogue overlapped with loads. Because the producer is its own warp and the pipeline spans tiles, it
+//     fills the stages of the block's next tile while the consumers still store the current one: the
+//     tensor core restarts on full stages.
+//   - Clusters of 2 with TMA multicast. The two blocks of a cluster compute vertically adjacent tiles (rows
+//     row0 and row0 + 128, the same columns), so they need the same B tile. Each loads half of it (every
+//     other 64-column chunk) with .multicast::cluster, which writes the chunk into both blocks' shared
+//     memory and signals both blocks' "full" barriers: B's L2 reads halve. A stage may then be refilled only
+//     when the consumers of both blocks are done with it: each consumer warp arrives on its own block's
+//     "empty" barrier and, through mapa, on the peer's.
+//
+// Tiles: BM = 128 rows (each consumer warpgroup 64 rows: one wgmma m64nBN per k step), BN = 256, 128 or 64
+// (chosen per shape so that the tiles fill the GPU's SMs), BK = 128 bytes of k (64 bf16 or 32 tf32: one
+// 128-byte swizzle row). As many stages as fit in 227 KiB (4 at BN 256, 7 at 128, 8 at 64).
+//
+// Shared-memory layouts (per stage, 1024-byte aligned, 128-byte swizzle, which TMA writes and wgmma reads):
+//   A: 128 rows x 128 bytes of k, K-major: descriptor SBO 1024 (8-row groups), k step +32 bytes.
+//   B, bf16: BN/64 chunks of 64 k rows x 64 n (8 KiB each), MN-major as B is row-major in memory:
+//      descriptor LBO 8192 (next 64 columns), SBO 1024 (next 8 k rows), k step +2048 bytes, imm-trans-b 1.
+//   B, tf32: wgmma's tf32 form has no transpose, so B must be K-major: the plugin first copies B to a
+//      transposed buffer (N x K, K contiguous, rounded to tf32 on the way), and the stage holds BN rows x
+//      128 bytes of k like A (loaded as BN/64 boxes of 64 rows so that clusters can split them).
+//
+// Any M, N, K >= 1 and any leading dimensions, as in step 11: TMA zero-fills boxes past the edges, the
+// epilogue stores only inside C, and a matrix TMA cannot describe (base not 16-byte aligned, row pitch not
+// a multiple of 16 bytes: odd K for bf16 A, odd N for bf16 B) is first copied to padded rows. The copies
+// (and tf32's transpose of B) are part of the measured time.
+#include "../cuda_common/gemm_common.cuh"
+#include "wgmma_ops.cuh"
+
+#include <cuda.h>          // CUtensorMap and its enums: types only, nothing here links libcuda
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace {
+
+struct WsGemm {
+    float* c;
+    int m, n, k;
+    int ldc;
+    float alpha, beta;
+};
+
+template <bool kTf32, int BN_, int kCluster_>
+struct Config {
+    static constexpr bool kIsTf32 = kTf32;
+    static constexpr int BM = 128, BN = BN_, kCluster = kCluster_;
+    static constexpr int kElem = kTf32 ? 4 : 2;
+    static constexpr int BK = 128 / kElem;                       // one 128-byte swizzle row of k
+    static constexpr int kInstrK = kTf32 ? 8 : 16;               // k of one wgmma
+    static constexpr int kThreads = 384;                         // producer warpgroup + 2 consumer warpgroups
+    static constexpr int kConsumerWarps = 8;
+    static constexpr int kABytes = BM * 128;                     // 16 KiB
+    static constexpr int kBChunks = BN / 64, kBChunkBytes = 64 * 128;
+    static constexpr int kBBytes = kBChunks * kBChunkBytes;
+    static constexpr int kStageBytes = kABytes + kBBytes;
+    static constexpr int kMaxSmem = 227 * 1024;                  // the sm_90 per-block opt-in limit
+    static constexpr int kStages = std::min(8, (kMaxSmem - 1024 - 256) / kStageBytes);
+    static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + 2 * kStages * 8;
+    static constexpr int kAcc = BN / 2;
+    static constexpr int kGroupRows = 8 / kCluster;              // cluster rows (of kCluster tiles) per group
+    static_assert(kCluster == 1 || kBChunks % kCluster == 0, "each block of a cluster loads whole B chunks");
+    static_assert(kStages >= 2, "the pipeline needs two stages");
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Device helpers (PTX for sm_90a)
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives on the barrier at the same shared-memory offset in block `rank` of the cluster. Plain arrive (CTA-scope
+// release, as CUTLASS's ClusterBarrier does): what it orders, the wgmma reads of the stage, is finished by
+// wgmma.wait_group already; a .release.cluster arrive costs a cluster-wide fence per k tile per warp.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "WAIT_AGAIN:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_AGAIN;\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
+        : "memory");
+}
+// The same box into shared memory at offset dst of every block in cta_mask, each completing bytes on its own
+// barrier at offset bar.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0,
+                                                      int c1, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
+        "%4}], [%2], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+    uint64_t d = static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
+    d |= static_cast<uint64_t>((lbo_bytes >> 4) & 0x3FFF) << 16;
+    d |= static_cast<uint64_t>((sbo_bytes >> 4) & 0x3FFF) << 32;
+    d |= uint64_t{1} << 62;  // SWIZZLE_128B
+    return d;
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
+template <class C>
+__device__ __forceinline__ void wgmma_tile(float (&acc)[C::kAcc], uint64_t da, uint64_t db, int scale_d) {
+    if constexpr (C::kIsTf32) {
+        if constexpr (C::BN == 256) wgmma_m64n256k8_tf32(acc, da, db, scale_d);
+        else if constexpr (C::BN == 128) wgmma_m64n128k8_tf32(acc, da, db, scale_d);
+        else wgmma_m64n64k8_tf32(acc, da, db, scale_d);
+    } else {
+        if constexpr (C::BN == 256) wgmma_m64n256k16_bf16(acc, da, db, scale_d);
+        else if constexpr (C::BN == 128) wgmma_m64n128k16_bf16(acc, da, db, scale_d);
+        else wgmma_m64n64k16_bf16(acc, da, db, scale_d);
+    }
+}
+
+__device__ __forceinline__ float epilogue(const WsGemm& p, const float* out, float acc) {
+    const float v = p.alpha * acc;
+    return p.beta != 0.0f ? fmaf(p.beta, *out, v) : v;
+}
+__device__ __forceinline__ void store_pair(const WsGemm& p, int row, int col, float v0, float v1) {
+    if (row >= p.m || col >= p.n) return;
+    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
+    if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(out) & 7u) == 0) {
+        float2 v;
+        v.x = epilogue(p, out, v0);
+        v.y = epilogue(p, out + 1, v1);
+        *reinterpret_cast<float2*>(out) = v;
+        return;
+    }
+    out[0] = epilogue(p, out, v0);
+    if (col + 1 < p.n) out[1] = epilogue(p, out + 1, v1);
+}
+
+// Work unit u (a cluster's kCluster vertically adjacent tiles) -> the first tile row and the tile column, in
+// groups of kGroupRows unit rows walked column by column (consecutive units share B columns and A rows).
+template <class C>
+__device__ __forceinline__ void unit_origin(int u, int unit_rows, int tiles_n, int& tile_m, int& tile_n) {
+    const int per_group = C::kGroupRows * tiles_n;
+    const int group = u / per_group, first = group * C::kGroupRows;
+    const int rows = min(unit_rows - first, C::kGroupRows);
+    const int in_group = u % per_group;
+    tile_m = (first + in_group % rows) * C::kCluster;
+    tile_n = in_group / rows;
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
+    ws_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, WsGemm p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint8_t smem_raw[];
+    // Every block of a cluster must see the same offsets (multicast and remote arrivals use them): the
+    // dynamic shared window starts at the same place in each block, so aligning the address keeps that.
+    const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const uint32_t bars = base + C::kStages * C::kStageBytes;
+    auto full = [&](int s) { return bars + 8u * s; };
+    auto empty = [&](int s) { return bars + 8u * (C::kStages + s); };
+    auto stage_a = [&](int s) { return base + static_cast<uint32_t>(s) * C::kStageBytes; };
+    auto stage_b = [&](int s) { return stage_a(s) + C::kABytes; };
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const uint32_t rank = C::kCluster > 1 ? cluster_rank() : 0;
+
+    const int tiles_m = (p.m + C::BM - 1) / C::BM, tiles_n = (p.n + C::BN - 1) / C::BN;
+    const int unit_rows = (tiles_m + C::kCluster - 1) / C::kCluster;
+    const int units = unit_rows * tiles_n;
+    const int first_unit = blockIdx.x / C::kCluster, unit_stride = gridDim.x / C::kCluster;
+    const int k_tiles = (p.k + C::BK - 1) / C::BK;
+
+    if (tid == 0) {
+        for (int s = 0; s < C::kStages; ++s) {
+            mbar_init(full(s), 1);                                // the producer's arrive.expect_tx + bytes
+            mbar_init(empty(s), C::kConsumerWarps * C::kCluster);  // every consumer warp of the cluster
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    // The peer's TMA and consumers signal this block's barriers: all must be initialised cluster-wide first.
+    if constexpr (C::kCluster > 1)
+        cluster_sync();
+    else
+        __syncthreads();
+
+    if (warp < 4) {
+        // ---- producer warpgroup: one thread issues all copies ----
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid == 0) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
+            int it = 0;  // k tiles issued by this block so far, over all its tiles
+            for (int u = first_unit; u < units; u += unit_stride) {
+                int tile_m, tile_n;
+                unit_origin<C>(u, unit_rows, tiles_n, tile_m, tile_n);
+                const int row0 = (tile_m + static_cast<int>(rank)) * C::BM, col0 = tile_n * C::BN;
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % C::kStages;
+                    // Phase parity of the stage's previous use; a fresh barrier counts as released (parity 1).
+                    mbar_wait(empty(s), ((it / C::kStages) & 1) ^ 1);
+                    mbar_arrive_expect_tx(full(s), C::kStageBytes);
+                    tma_load_2d(stage_a(s), &map_a, full(s), kt * C::BK, row0);
+#pragma unroll
+                    for (int j = 0; j < C::kBChunks; ++j) {
+                        const uint32_t dst = stage_b(s) + j * C::kBChunkBytes;
+                        // bf16 B is K x N (chunk j: columns col0 + 64 j..); tf32 B is the transposed N x K copy.
+                        const int c0 = C::kIsTf32 ? kt * C::BK : col0 + 64 * j;
+                        const int c1 = C::kIsTf32 ? col0 + 64 * j : kt * C::BK;
+                        if constexpr (C::kCluster > 1) {
+                            if (j % C::kCluster == static_cast<int>(rank))
+                                tma_load_2d_multicast(dst, &map_b, full(s), c0, c1,
+                                                      static_cast<uint16_t>((1u << C::kCluster) - 1));
+                        } else {
+                            tma_load_2d(dst, &map_b, full(s), c0, c1);
+                        }
+                    }
+                }
+            }
+        }
+        __syncwarp();
+    } else {
+        // ---- consumer warpgroups: wgmma and the epilogue ----
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        const int wg = warp / 4 - 1;                                     // rows wg * 64.. of the tile
+        const uint32_t a_offset = static_cast<uint32_t>(wg) * 64u * 128u;
+        float acc[C::kAcc];
+        int it = 0;
+        for (int u = first_unit; u < units; u += unit_stride) {
+            int tile_m, tile_n;
+            unit_origin<C>(u, unit_rows, tiles_n, tile_m, tile_n);
+            const int row0 = (tile_m + static_cast<int>(rank)) * C::BM, col0 = tile_n * C::BN;
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                const int s = it % C::kStages;
+                mbar_wait(full(s), (it / C::kStages) & 1);
+                fence_accumulators(acc);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < C::BK / C::kInstrK; ++kk) {
+                    const uint64_t da = smem_desc(stage_a(s) + a_offset + kk * 32u, 16u, 1024u);
+                    const uint64_t db = C::kIsTf32
+                                            ? smem_desc(stage_b(s) + kk * 32u, 16u, 1024u)
+                                            : smem_desc(stage_b(s) + kk * 2048u, C::kBChunkBytes, 1024u);
+                    wgmma_tile<C>(acc, da, db, (kt > 0 || kk > 0) ? 1 : 0);  // the tile's first product sets acc
+                }
+                wgmma_commit();
+                wgmma_wait<1>();  // the group of k tile it - 1 is done reading its stage
+                fence_accumulators(acc);
+                if (kt > 0 && lane == 0) {
+                    const int ds = (it - 1) % C::kStages;
+                    if constexpr (C::kCluster > 1) {
+#pragma unroll
+                        for (int r = 0; r < C::kCluster; ++r) mbar_arrive_cluster(empty(ds), r);
+                    } else {
+                        mbar_arrive(empty(ds));
+                    }
+                }
+            }
+            wgmma_wait<0>();
+            fence_accumulators(acc);
+            if (lane == 0) {
+                const int ds = (it - 1) % C::kStages;
+                if constexpr (C::kCluster > 1) {
+#pragma unroll
+                    for (int r = 0; r < C::kCluster; ++r) mbar_arrive_cluster(empty(ds), r);
+                } else {
+                    mbar_arrive(empty(ds));
+                }
+            }
+            __syncwarp();
+            // The producer is already filling the next tile's stages while these stores drain.
+            const int g = lane >> 2, t4 = lane & 3;
+            const int row = row0 + wg * 64 + (warp % 4) * 16 + g;
+#pragma unroll
+            for (int j = 0; j < C::BN / 8; ++j) {
+                const int col = col0 + 8 * j + 2 * t4;
+                store_pair(p, row, col, acc[4 * j], acc[4 * j + 1]);
+                store_pair(p, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
+            }
+        }
+    }
+    // No block may leave while its peer can still multicast into its shared memory or arrive on its barriers.
+    if constexpr (C::kCluster > 1) cluster_sync();
+#else
+    __trap();  // built for sm_90a only (CMakeLists.txt); never reached elsewhere
+#endif
+}
+
+// bf16 rows x cols (pitch ld_src, any alignment) -> dst with pitch ld_dst (a multiple of 8, 16-byte aligned).
+__global__ void repack_bf16(const uint16_t* __restrict__ src, int64_t ld_src, uint16_t* __restrict__ dst,
+                            int64_t ld_dst, int64_t rows, int64_t cols) {
+    const int64_t chunks_per_row = ld_dst / 8, total = rows * chunks_per_row;
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+         i += int64_t{gridDim.x} * blockDim.x) {
+        const int64_t r = i / chunks_per_row, c = (i % chunks_per_row) * 8;
+        const uint16_t* s = src + r * ld_src + c;
+        alignas(16) uint16_t v[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = c + e < cols ? s[e] : uint16_t{0};
+        *reinterpret_cast<uint4*>(dst + r * ld_dst + c) = *reinterpret_cast<const uint4*>(v);
+    }
+}
+
+// fp32 rows x cols (pitch ld_src, any alignment) -> dst with pitch ld_dst (a multiple of 4, 16-byte aligned).
+__global__ void repack_f32(const float* __restrict__ src, int64_t ld_src, float* __restrict__ dst, int64_t ld_dst,
+                           int64_t rows, int64_t cols) {
+    const int64_t chunks_per_row = ld_dst / 4, total = rows * chunks_per_row;
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+         i += int64_t{gridDim.x} * blockDim.x) {
+        const int64_t r = i / chunks_per_row, c = (i % chunks_per_row) * 4;
+        const float* s = src + r * ld_src + c;
+        float4 v;
+        v.x = c < cols ? s[0] : 0.0f;
+        v.y = c + 1 < cols ? s[1] : 0.0f;
+        v.z = c + 2 < cols ? s[2] : 0.0f;
+        v.w = c + 3 < cols ? s[3] : 0.0f;
+        *reinterpret_cast<float4*>(dst + r * ld_dst + c) = v;
+    }
+}
+
+// B (k x n fp32, pitch ldb) -> Bt (n x k, pitch ldt, a multiple of 4), each element rounded to tf32 (round
+// to nearest, ties away: cvt.rna) so that the tensor core, which would truncate, sees rounded inputs.
+// 32x32 tiles through shared memory (one padding column: no bank conflicts on the transposed read).
+__global__ void transpose_tf32(const float* __restrict__ b, int64_t ldb, float* __restrict__ bt, int64_t ldt,
+                               int k, int n) {
+    __shared__ float tile[32][33];
+    const int k0 = blockIdx.y * 32, n0 = blockIdx.x * 32;
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+        const int kk = k0 + r, nn = n0 + threadIdx.x;
+        float v = 0.0f;
+        if (kk < k && nn < n) v = b[static_cast<int64_t>(kk) * ldb + nn];
+        uint32_t t;
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(v));
+        tile[r][threadIdx.x] = __uint_as_float(t);
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+        const int nn = n0 + r, kk = k0 + threadIdx.x;
+        if (nn < n && kk < ldt) bt[static_cast<int64_t>(nn) * ldt + kk] = kk < k ? tile[threadIdx.x][r] : 0.0f;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Host side
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static std::once_flag once;
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    static std::string error;
+    std::call_once(once, [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+        const cudaError_t e =
+            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
+        if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || f == nullptr)
+            error = std::string("cuda_12_wgmma_ws: the driver has no cuTensorMapEncodeTiled (CUDA 12.0+): ") +
+                    (e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
+        else
+            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    });
+    if (fn == nullptr) throw kreg::Error(KREG_STATUS_UNSUPPORTED, error);
+    return fn;
+}
+
+// Row-major rows x cols of bf16 or fp32 with pitch ld elements, boxes of 128 bytes x box_rows, 128-byte swizzle,
+// zero fill outside the matrix.
+CUtensorMap make_tensor_map(const void* base, bool fp32, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows,
+                            const char* which) {
+    CUtensorMap map;
+    const int elem = fp32 ? 4 : 2;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem), box_rows};
+    const cuuint32_t element_strides[2] = {1, 1};
+    const CUresult r = tensor_map_encoder()(
+        &map, fp32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base),
+        dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        throw kreg::Error(KREG_STATUS_RUNTIME_ERROR, std::string("cuda_12_wgmma_ws: cuTensorMapEncodeTiled failed for ") +
+                                                      which + " (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+    return map;
+}
+
+struct LaunchPlan {
+    void (*kernel)(CUtensorMap, CUtensorMap, WsGemm);
+    int bn, cluster;
+    dim3 grid, block;
+    unsigned dynamic_smem;
+};
+
+// One configuration's launch facts, measured once per device: how many blocks of it fit on the GPU at once.
+struct Resident {
+    int device = -1;
+    int blocks = 0;
+};
+
+template <int kClusterMax>
+class WsKernel final : public kreg::IKernel {
+public:
+    static kreg::KernelSpec spec() {
+        kreg::KernelSpec s;
+        s.name = kClusterMax > 1 ? "cuda_12_wgmma_ws_c2" : "cuda_12_wgmma_ws";
+        s.description = kClusterMax > 1
+                            ? "cuda_12_wgmma_ws with clusters of 2 sharing B by TMA multicast (faster from 4096^3 up, "
+                              "slower below: see the README)"
+                            : "Warp-specialised persistent wgmma GEMM (bf16 m64nNk16, tf32 m64nNk8): producer warp + 2 "
+                              "consumer warpgroups (setmaxnreg), TMA 128B swizzle, 4-8 stages, swizzled tile order; "
+                              "tf32 B transposed first";
+        s.backend = KREG_BACKEND_CUDA;
+        s.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_BF16) | KREG_DTYPE_BIT(KREG_DTYPE_TF32);
+        s.min_compute_capability = 90;  // wgmma, setmaxnreg, TMA multicast: sm_90a, which runs on 9.0 only
+        s.flags = KREG_KERNEL_HONOURS_ALPHA_BETA | KREG_KERNEL_HONOURS_LEADING_DIMS;
+        s.model_global_bytes = &model_bytes;
+        return s;
+    }
+
+    ~WsKernel() override {
+        if (scratch_ != nullptr) cudaFree(scratch_);
+    }
+
+    void run_gemm(const kreg_gemm_args& args) override {
+        const WsGemm p = ws_gemm(args);
+        const bool tf32 = args.dtype == KREG_DTYPE_TF32;
+        const LaunchPlan plan = make_plan(p, tf32);
+        const cudaStream_t stream = static_cast<cudaStream_t>(args.stream);
+        const int elems16 = tf32 ? 4 : 8;  // elements per 16 bytes
+
+        // TMA wants a 16-byte aligned base and row pitch; otherwise work from an aligned copy. tf32's B is
+        // always copied (transposed: wgmma's tf32 form reads B only K-major).
+        const bool a_ok = aligned16(args.a) && args.lda % elems16 == 0;
+        const bool b_ok = !tf32 && aligned16(args.b) && args.ldb % elems16 == 0;
+        const int64_t lda = a_ok ? args.lda : round_up(args.k, elems16);
+        const int64_t ldb = b_ok ? args.ldb : round_up(tf32 ? args.k : args.n, elems16);  // tf32: Bt's pitch
+        const int64_t esize = tf32 ? 4 : 2;
+        const size_t a_bytes = a_ok ? 0 : static_cast<size_t>(round_up(args.m * lda * esize, 256));
+        const size_t b_bytes = b_ok ? 0 : static_cast<size_t>(round_up((tf32 ? args.n : args.k) * ldb * esize, 256));
+        const void* a = args.a;
+        const void* b = args.b;
+        if (a_bytes + b_bytes > 0) {
+            uint8_t* scratch = static_cast<uint8_t*>(scratch_for(a_bytes + b_bytes));
+            if (!a_ok) {
+                repack(args.a, args.lda, scratch, lda, args.m, args.k, tf32, stream);
+                a = scratch;
+            }
+            if (!b_ok) {
+                if (tf32) {
+                    if (args.k > 65535 * 32)
+                        throw kreg::Error(KREG_STATUS_UNSUPPORTED, "cuda_12_wgmma_ws: tf32 needs k <= 2097120 (the "
+                                                                   "transpose's grid)");
+                    const dim3 grid(static_cast<unsigned>((args.n + 31) / 32), static_cast<unsigned>((args.k + 31) / 32));
+                    transpose_tf32<<<grid, dim3(32, 8), 0, stream>>>(static_cast<const float*>(args.b), args.ldb,
+                                                                     reinterpret_cast<float*>(scratch + a_bytes), ldb,
+                                                                     p.k, p.n);
+                    KREG_CUDA_CHECK_LAUNCH();
+                } else {
+                    repack(args.b, args.ldb, scratch + a_bytes, ldb, args.k, args.n, false, stream);
+                }
+                b = scratch + a_bytes;
+            }
+        }
+        const CUtensorMap map_a = make_tensor_map(a, tf32, args.m, args.k, lda, 128, "A");
+        const CUtensorMap map_b = tf32 ? make_tensor_map(b, true, args.n, args.k, ldb, 64, "B (transposed)")
+                                       : make_tensor_map(b, false, args.k, args.n, ldb, 64, "B");
+
+        cudaLaunchConfig_t config = {};
+        config.gridDim = plan.grid;
+        config.blockDim = plan.block;
+        config.dynamicSmemBytes = plan.dynamic_smem;
+        config.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        config.attrs = attr;
+        config.numAttrs = 1;
+        KREG_CUDA_CHECK(cudaLaunchKernelEx(&config, plan.kernel, map_a, map_b, p));
+        KREG_CUDA_CHECK_LAUNCH();
+    }
+
+    bool describe_launch(const kreg_gemm_args& args, kreg_launch_info& info) override {
+        const LaunchPlan plan = make_plan(ws_gemm(args), args.dtype == KREG_DTYPE_TF32);
+        info.device_function = reinterpret_cast<const void*>(plan.kernel);
+        info.grid[0] = plan.grid.x;
+        info.grid[1] = plan.grid.y;
+        info.grid[2] = plan.grid.z;
+        info.block[0] = plan.block.x;
+        info.block[1] = plan.block.y;
+        info.block[2] = plan.block.z;
+        info.dynamic_shared_bytes = plan.dynamic_smem;
+        return true;
+    }
+
+private:
+    static WsGemm ws_gemm(const kreg_gemm_args& args) {
+        if (args.struct_size < sizeof(kreg_gemm_args))
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_gemm_args.struct_size is smaller than this plugin's ABI");
+        if (args.dtype != KREG_DTYPE_BF16 && args.dtype != KREG_DTYPE_TF32)
+            throw kreg::Error(KREG_STATUS_UNSUPPORTED, "cuda_12_wgmma_ws computes bf16 and tf32 only");
+        if (args.m < 1 || args.n < 1 || args.k < 1)
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
+        constexpr int64_t kMax = kreg_cuda::kMaxDim;
+        if (args.m > kMax || args.n > kMax || args.k > kMax || args.lda > kMax || args.ldb > kMax || args.ldc > kMax)
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n, k and leading dimensions must be <= 2^30");
+        if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n)
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
+                              "leading dimensions must be >= the row length (lda>=k, ldb>=n, ldc>=n)");
+        if (args.a == nullptr || args.b == nullptr || args.c == nullptr)
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
+        WsGemm p;
+        p.c = static_cast<float*>(args.c);
+        p.m = static_cast<int>(args.m);
+        p.n = static_cast<int>(args.n);
+        p.k = static_cast<int>(args.k);
+        p.ldc = static_cast<int>(args.ldc);
+        p.alpha = static_cast<float>(args.alpha);
+        p.beta = static_cast<float>(args.beta);
+        return p;
+    }
+
+    static bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+    static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+    void* scratch_for(size_t bytes) {
+        int device = 0;
+        KREG_CUDA_CHECK(cudaGetDevice(&device));
+        if (scratch_ != nullptr && scratch_bytes_ >= bytes && scratch_device_ == device) return scratch_;
+        if (scratch_ != nullptr) {
+            KREG_CUDA_CHECK(cudaFree(scratch_));  // waits for the device: no earlier call still reads it
+            scratch_ = nullptr;
+        }
+        KREG_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
+        scratch_bytes_ = bytes;
+        scratch_device_ = device;
+        return scratch_;
+    }
+
+    static void repack(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows, int64_t cols,
+                       bool fp32, cudaStream_t stream) {
+        const int64_t chunks = rows * (ld_dst / (fp32 ? 4 : 8));
+        const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((chunks + 255) / 256, 132 * 32));
+        if (fp32)
+            repack_f32<<<blocks, 256, 0, stream>>>(static_cast<const float*>(src), ld_src, static_cast<float*>(dst),
+                                                   ld_dst, rows, cols);
+        else
+            repack_bf16<<<blocks, 256, 0, stream>>>(static_cast<const uint16_t*>(src), ld_src,
+                                                    static_cast<uint16_t*>(dst), ld_dst, rows, cols);
+        KREG_CUDA_CHECK_LAUNCH();
+    }
+
+    // Raises the configuration's shared-memory limit and counts how many of its blocks (in clusters) fit at once.
+    template <class C>
+    int resident_blocks(Resident& r, int device) {
+        if (r.device == device) return r.blocks;
+        const void* fn = reinterpret_cast<const void*>(&ws_gemm_kernel<C>);
+        int configured = -1;
+        kreg_cuda::allow_dynamic_smem(fn, C::kSmemBytes, "cuda_12_wgmma_ws", configured);
+        int blocks = sms_;
+        if constexpr (C::kCluster > 1) {
+            cudaLaunchConfig_t config = {};
+            config.gridDim = dim3(static_cast<unsigned>(sms_ / C::kCluster * C::kCluster));
+            config.blockDim = dim3(C::kThreads);
+            config.dynamicSmemBytes = C::kSmemBytes;
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = C::kCluster;
+            attr[0].val.clusterDim.y = 1;
+            attr[0].val.clusterDim.z = 1;
+            config.attrs = attr;
+            config.numAttrs = 1;
+            int clusters = 0;
+            KREG_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, fn, &config));
+            if (clusters < 1)
+                throw kreg::Error(KREG_STATUS_UNSUPPORTED, "cuda_12_wgmma_ws: no cluster of " +
+                                                               std::to_string(C::kCluster) + " blocks fits on this GPU");
+            blocks = clusters * C::kCluster;
+        }
+        r.device = device;
+        r.blocks = blocks;
+        return blocks;
+    }
+
+    template <class C>
+    LaunchPlan plan_for(const WsGemm& p, Resident& r, int device) {
+        const int resident = resident_blocks<C>(r, device);
+        const int64_t tiles_m = kreg_cuda::ceil_div(p.m, C::BM), tiles_n = kreg_cuda::ceil_div(p.n, C::BN);
+        const int64_t units = (tiles_m + C::kCluster - 1) / C::kCluster * tiles_n;
+        if (units * C::kCluster > INT_MAX)
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "cuda_12_wgmma_ws: too many tiles");
+        const int64_t blocks = std::min<int64_t>(units * C::kCluster, resident / C::kCluster * C::kCluster);
+        return {&ws_gemm_kernel<C>, C::BN, C::kCluster, dim3(static_cast<unsigned>(blocks)), dim3(C::kThreads),
+                static_cast<unsigned>(C::kSmemBytes)};
+    }
+
+    // The widest tile whose count fills the SMs' waves well (>= 80 %: 1024^3 gets 128x64 tiles, one per SM;
+    // 2048^3 and up 128x256); when none does, the one that fills them best.
+    template <bool kTf32>
+    LaunchPlan choose(const WsGemm& p, int device) {
+        using Wide = Config<kTf32, 256, kClusterMax>;
+        using Mid = Config<kTf32, 128, kClusterMax>;
+        using Narrow = Config<kTf32, 64, 1>;
+        auto fill = [&](int bn) {
+            const double tiles = static_cast<double>(kreg_cuda::ceil_div(p.m, 128)) * kreg_cuda::ceil_div(p.n, bn);
+            const double waves = std::ceil(tiles / sms_);
+            return tiles / (waves * sms_);
+        };
+        const double f256 = fill(256), f128 = fill(128), f64 = fill(64);
+        Resident* r = kTf32 ? resident_tf32_ : resident_bf16_;
+        if (f256 >= 0.8 || (f256 >= f128 && f256 >= f64)) return plan_for<Wide>(p, r[0], device);
+        if (f128 >= 0.8 || f128 >= f64) return plan_for<Mid>(p, r[1], device);
+        return plan_for<Narrow>(p, r[2], device);
+    }
+
+    LaunchPlan make_plan(const WsGemm& p, bool tf32) {
+        int device = 0;
+        KREG_CUDA_CHECK(cudaGetDevice(&device));
+        if (device != sm_device_) {
+            int major = 0, minor = 0;
+            KREG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+            KREG_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+            if (major != 9 || minor != 0)
+                throw kreg::Error(KREG_STATUS_UNSUPPORTED,
+                                  "cuda_12_wgmma_ws is built for sm_90a (wgmma, setmaxnreg), which runs on compute "
+                                  "capability 9.0 only; device " + std::to_string(device) + " is " +
+                                      std::to_string(major) + "." + std::to_string(minor));
+            KREG_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+            sm_device_ = device;
+        }
+        return tf32 ? choose<true>(p, device) : choose<false>(p, device);
+    }
+
+    // 128x256 tiles: A read ceil(N/256) times, B ceil(M/128) times (halved in L2 by the multicast, not in this
+    // count of device-memory bytes), C written once in fp32. Copies of misaligned inputs and tf32's transpose
+    // of B are not modelled.
+    static double model_bytes(int64_t m, int64_t n, int64_t k, kreg_dtype dtype) {
+        const double e = dtype == KREG_DTYPE_TF32 ? 4.0 : 2.0;
+        const double reads_of_a = static_cast<double>((n + 255) / 256);
+        const double reads_of_b = static_cast<double>((m + 127) / 128);
+        return e * (static_cast<double>(m) * k * reads_of_a + static_cast<double>(k) * n * reads_of_b) +
+               4.0 * static_cast<double>(m) * n;
+    }
+
+    void* scratch_ = nullptr;
+    size_t scratch_bytes_ = 0;
+    int scratch_device_ = -1;
+    int sm_device_ = -1;
+    int sms_ = 0;
+    Resident resident_bf16_[3];
+    Resident resident_tf32_[3];
+};
+
+}  // namespace
+
+KREG_PLUGIN("cuda_12_wgmma_ws", "1.0.0", WsKernel<1>, WsKernel<2>)
