@@ -244,13 +244,20 @@ std::string describe_tasks(const std::vector<slurm::JobLine>& tasks) {
 int wait_for(const slurm::ShardedJob& job, const std::string& array_id, const std::string& merge_id) {
     std::string last_said;
     std::optional<std::vector<slurm::JobLine>> merge, tasks;
+    // A busy controller may time out a query now and then; only a job it keeps not knowing ends the wait.
+    int failures = 0;
     for (;;) {
         tasks = job_lines(array_id);
         merge = job_lines(merge_id);
         if (!tasks || !merge || merge->empty()) {
+            if (++failures < 10) {
+                std::this_thread::sleep_for(std::chrono::seconds(3));
+                continue;
+            }
             std::cerr << "runner submit: cannot follow the jobs any more; the merge's log is " << slurm::merge_log(job).string() << "\n";
             return 1;
         }
+        failures = 0;
         const std::string said = "shards: " + describe_tasks(*tasks) + "; merge: " + merge->front().state;
         if (said != last_said) std::cerr << "runner submit: " << said << "\n";
         last_said = said;
