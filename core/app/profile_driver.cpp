@@ -1,7 +1,10 @@
-// `runner __profile_driver --plugin FILE --kernel NAME --operation OP --m M --n N --k K --block B`: the process
-// `runner --profile` runs under ncu. It loads one plugin, fills the inputs with cudaMemcpy (a copy, not a
-// kernel: every kernel ncu sees is the plugin's), calls the kernel once on its own stream, waits, and exits
-// 0; any failure is one line on stderr and exit 1. It is not a measurement: nothing is verified or timed.
+// `runner __profile_driver --plugin FILE --kernel NAME --operation OP --m M --n N --k K --block B
+// [--lda L --ldb L]`: the process `runner --profile` runs under ncu, and tests/sanitizer runs under
+// compute-sanitizer. It loads one plugin, fills the inputs with cudaMemcpy (a copy, not a kernel: every
+// kernel ncu sees is the plugin's), allocates each matrix exactly (rows x leading dimension, so any access
+// past it is outside the allocation), calls the kernel once on its own stream, waits, and exits 0; any
+// failure is one line on stderr and exit 1. It is not a measurement: nothing is verified or timed.
+// Leading dimensions (transposes only) default to packed.
 #include "profile_command.hpp"
 
 #include <kreg/abi.h>
@@ -65,27 +68,40 @@ int profile_driver_main(int argc, char** argv) {
     try {
         m = std::stoll(opt["--m"]), n = std::stoll(opt["--n"]), k = std::stoll(opt["--k"]);
         block = std::stoll(opt["--block"]);
-        (void)block;  // read by the block-transpose call (ABI 1.1)
     } catch (const std::exception&) {
         return fail("--m, --n, --k and --block must be integers");
     }
     const std::string op = opt["--operation"];
+    int64_t lda = op == "gemm" ? k : n, ldb = op == "gemm" ? n : m;
+    try {
+        if (opt.count("--lda")) lda = std::stoll(opt["--lda"]);
+        if (opt.count("--ldb")) ldb = std::stoll(opt["--ldb"]);
+    } catch (const std::exception&) {
+        return fail("--lda and --ldb must be integers");
+    }
+    if (m < 1 || n < 1 || lda < (op == "gemm" ? k : n) || ldb < (op == "gemm" ? n : m))
+        return fail("sizes must be >= 1 and leading dimensions >= their rows");
 
     void* handle = dlopen(opt["--plugin"].c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) return fail(std::string("cannot load ") + opt["--plugin"] + ": " + dlerror());
     auto entry = reinterpret_cast<kreg_plugin_entry_fn>(dlsym(handle, KREG_ENTRY_POINT_NAME));
     const kreg_plugin_descriptor* d = entry != nullptr ? entry() : nullptr;
     if (d == nullptr || d->abi_major != KREG_ABI_MAJOR) return fail(opt["--plugin"] + ": no usable kreg descriptor");
+    // The array's stride is the plugin's own sizeof(kreg_kernel_info) (kreg/abi.h): shorter for a 1.0 plugin.
     const kreg_kernel_info* info = nullptr;
-    for (uint32_t i = 0; i < d->kernel_count; ++i)
-        if (opt["--kernel"] == d->kernels[i].name) info = &d->kernels[i];
+    const size_t stride = d->kernel_count > 0 ? d->kernels[0].struct_size : 0;
+    for (uint32_t i = 0; i < d->kernel_count; ++i) {
+        const auto* k = reinterpret_cast<const kreg_kernel_info*>(reinterpret_cast<const char*>(d->kernels) + i * stride);
+        if (opt["--kernel"] == k->name) info = k;
+    }
     if (info == nullptr) return fail(opt["--plugin"] + " has no kernel " + opt["--kernel"]);
-#if KREG_ABI_MINOR >= 1
-    const bool has_1_1_fields = info->struct_size >= sizeof(kreg_kernel_info);  // a 1.0 plugin's struct is shorter
-#endif
+    const bool has_1_1_fields = info->struct_size >= sizeof(kreg_kernel_info);  // else only GEMM fields exist
 
+    int devices = 0;
+    if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0)
+        return fail(std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices"));
     cudaStream_t stream = nullptr;
-    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no CUDA stream");
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("cannot create a CUDA stream");
     void* instance = nullptr;
     char error[1024] = "";
     if (info->create(&instance, error, sizeof error) != KREG_STATUS_OK) return fail(std::string("create: ") + error);
@@ -94,33 +110,31 @@ int profile_driver_main(int argc, char** argv) {
     std::string why;
     kreg_status status = KREG_STATUS_OK;
     if (op == "gemm" && info->operation == KREG_OPERATION_GEMM) {
-        if ((why = fill(a, size_t(m * k))).empty() && (why = fill(b, size_t(k * n))).empty())
+        if ((why = fill(a, size_t(m * lda))).empty() && (why = fill(b, size_t(k * ldb))).empty())
             why = fill(c, size_t(m * n));
         if (!why.empty()) return fail(why);
         kreg_gemm_args args{};
         args.struct_size = sizeof args;
-        args.m = m, args.n = n, args.k = k, args.lda = k, args.ldb = n, args.ldc = n;
+        args.m = m, args.n = n, args.k = k, args.lda = lda, args.ldb = ldb, args.ldc = n;
         args.alpha = 1.0, args.beta = 0.0;
         args.dtype = (info->dtypes & KREG_DTYPE_BIT(KREG_DTYPE_FP32)) ? KREG_DTYPE_FP32 : KREG_DTYPE_TF32;
         args.a = a.ptr, args.b = b.ptr, args.c = c.ptr, args.stream = stream;
         status = info->run_gemm(instance, &args, error, sizeof error);
-#if KREG_ABI_MINOR >= 1
     } else if (op == "transpose" && has_1_1_fields && info->operation == KREG_OPERATION_TRANSPOSE) {
-        if ((why = fill(a, size_t(m * n))).empty()) why = fill(b, size_t(m * n));
+        if ((why = fill(a, size_t(m * lda))).empty()) why = fill(b, size_t(n * ldb));
         if (!why.empty()) return fail(why);
         kreg_transpose_args args{};
         args.struct_size = sizeof args;
-        args.m = m, args.n = n, args.lda = n, args.ldb = m, args.dtype = KREG_DTYPE_FP32;
+        args.m = m, args.n = n, args.lda = lda, args.ldb = ldb, args.dtype = KREG_DTYPE_FP32;
         args.a = a.ptr, args.b = b.ptr, args.stream = stream;
         status = info->run_transpose(instance, &args, error, sizeof error);
     } else if (op == "block_transpose" && has_1_1_fields && info->operation == KREG_OPERATION_BLOCK_TRANSPOSE) {
-        if (!(why = fill(a, size_t(m * n))).empty()) return fail(why);
+        if (!(why = fill(a, size_t(m * lda))).empty()) return fail(why);
         kreg_block_transpose_args args{};
         args.struct_size = sizeof args;
-        args.m = m, args.n = n, args.lda = n, args.block = block, args.dtype = KREG_DTYPE_FP32;
+        args.m = m, args.n = n, args.lda = lda, args.block = block, args.dtype = KREG_DTYPE_FP32;
         args.a = a.ptr, args.stream = stream;
         status = info->run_block_transpose(instance, &args, error, sizeof error);
-#endif
     } else {
         return fail(opt["--kernel"] + " is not a " + op + " kernel this driver can call");
     }

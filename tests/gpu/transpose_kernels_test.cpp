@@ -65,9 +65,12 @@ const Registry& registry() {
                 out.load_errors.push_back(file.string() + ": no entry point, null descriptor or other ABI major");
                 continue;
             }
+            // The array's stride is the plugin's own sizeof(kreg_kernel_info) (kreg/abi.h). A 1.0 plugin's
+            // structs end before the 1.1 fields: only GEMMs there, never read past them.
+            const size_t stride = d->kernel_count > 0 ? d->kernels[0].struct_size : 0;
             for (uint32_t i = 0; i < d->kernel_count; ++i) {
-                const kreg_kernel_info& k = d->kernels[i];
-                // A 1.0 plugin's kernel_info ends before the 1.1 fields: only GEMMs there, never read past it.
+                const kreg_kernel_info& k = *reinterpret_cast<const kreg_kernel_info*>(
+                    reinterpret_cast<const char*>(d->kernels) + i * stride);
                 if (k.backend != KREG_BACKEND_CUDA || k.struct_size < sizeof(kreg_kernel_info)) continue;
                 if (k.operation == KREG_OPERATION_TRANSPOSE) out.transposes.push_back({&k, file.string()});
                 if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE) out.block_transposes.push_back({&k, file.string()});
