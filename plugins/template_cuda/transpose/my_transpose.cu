@@ -1,4 +1,4 @@
-// student_transpose: your starting point for the CUDA transpose lab (grading/transpose.json). A correct,
+// student_transpose: your starting point for the CUDA transpose lab (grading/pending/transpose.json). A correct,
 // naive CUDA transpose; make it reach copy speed and keep it correct.
 //
 // B[N x M] = A[M x N]^T: b[j * ldb + i] = a[i * lda + j], row-major fp32, device pointers (see struct
