@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cxxopts.hpp>
 
@@ -61,6 +62,30 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
     return s;
 }
 
+DevicesSpec parse_devices(const std::string& text) {
+    DevicesSpec d;
+    if (text == "all") {
+        d.all = true;
+        return d;
+    }
+    for (const auto& item : split_list(text)) {
+        size_t used = 0;
+        int ordinal = -1;
+        try {
+            ordinal = std::stoi(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || ordinal < 0)
+            throw std::invalid_argument("--devices takes 'all' or device ordinals (0,1), got '" + item + "'");
+        if (std::find(d.ordinals.begin(), d.ordinals.end(), ordinal) != d.ordinals.end())
+            throw std::invalid_argument("--devices: device " + item + " is named twice");
+        d.ordinals.push_back(ordinal);
+    }
+    if (d.ordinals.empty()) throw std::invalid_argument("--devices takes 'all' or device ordinals (0,1), got '" + text + "'");
+    return d;
+}
+
 CommandLine parse_command_line(int argc, char** argv) {
     CommandLine cl;
     for (int i = 0; i < argc; ++i) cl.argv.emplace_back(argv[i]);
@@ -92,6 +117,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("seed", "Seed of the random inputs", cxxopts::value<uint64_t>())
         ("baseline", "Kernel that speed-ups are relative to: NAME for every dtype, or DTYPE=NAME,... (e.g. fp32=cublas_sgemm,bf16=cublas_bf16)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>())
+        ("devices", "Run the CUDA jobs on these GPUs at once, one worker per GPU: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
         ("warm-cache", "CUDA: do not flush L2 between timed launches")
         ("json", "Write the JSON report here", cxxopts::value<std::string>())
         ("csv", "Write the CSV report here", cxxopts::value<std::string>())
@@ -185,6 +211,11 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("seed")) o.seed = r["seed"].as<uint64_t>();
     if (r.count("baseline")) o.baseline = parse_baseline_option(r["baseline"].as<std::string>());
     if (r.count("device")) o.device = r["device"].as<int>();
+    if (r.count("devices")) {
+        cl.devices = parse_devices(r["devices"].as<std::string>());
+        if (r.count("device")) throw std::invalid_argument("--device and --devices cannot be combined (--devices 1 runs on device 1 alone)");
+        if (cl.stress_s || cl.profile) throw std::invalid_argument("--devices cannot be combined with --stress or --profile, which run one kernel on one device");
+    }
     if (r.count("warm-cache")) o.warm_cache = true;
     if (r.count("json")) o.json = r["json"].as<std::string>();
     if (r.count("csv")) o.csv = r["csv"].as<std::string>();
@@ -210,6 +241,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     else throw std::invalid_argument("--isolation must be process or none, got '" + isolation + "'");
     cl.load_timeout_s = r["load-timeout"].as<double>();
     if (!(cl.load_timeout_s > 0)) throw std::invalid_argument("--load-timeout must be > 0");
+    if (cl.devices && cl.isolation == Isolation::none)
+        throw std::invalid_argument("--devices needs --isolation process: each GPU gets its own worker");
     return cl;
 }
 

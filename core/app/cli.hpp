@@ -21,6 +21,15 @@ struct Shard {
 // SLURM_ARRAY_TASK_COUNT) read from env. Throws std::invalid_argument naming --shard.
 Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& env);
 
+// --devices all | 0,1,...: run the sweep's CUDA jobs on these GPUs at once, one worker per GPU.
+struct DevicesSpec {
+    bool all = false;
+    std::vector<int> ordinals;  // when not all: distinct, in the order given
+};
+
+// "all" or a comma-separated list of distinct ordinals >= 0. Throws std::invalid_argument naming --devices.
+DevicesSpec parse_devices(const std::string& text);
+
 struct CommandLine {
     bool help = false;
     bool version = false;
@@ -44,6 +53,7 @@ struct CommandLine {
     bool force = false;                     // --force: overwrite existing reports
     std::optional<std::string> resume;      // --resume REPORT: continue the sweep of that report
     std::optional<Shard> shard;             // --shard I/K or auto
+    std::optional<DevicesSpec> devices;     // --devices all | 0,1,...
     std::string help_text;
     std::vector<std::string> argv;
 };

@@ -12,7 +12,9 @@
 #include "report/console.hpp"
 #include "report/meta.hpp"
 #include "report/report_writer.hpp"
+#include "device_lanes.hpp"
 #include "report_files.hpp"
+#include "sweep/lanes.hpp"
 #include "sweep/plan.hpp"
 #include "worker/stop_request.hpp"
 
@@ -24,6 +26,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <iostream>
 #include <set>
 
@@ -328,7 +331,26 @@ int run_command(const CommandLine& given) {
     const bool runs_cuda = std::any_of(plan.begin(), plan.end(), [](const PlannedJob& p) {
         return p.backend == Backend::cuda && !p.skip_reason;
     });
-    if (runs_cuda) query_gpu(cl.calibrate);
+    // --devices: the CUDA jobs run on several GPUs at once, one lane (its own worker) per GPU, each lane's
+    // workers seeing only their GPU. A sweep with no CUDA job to run needs no GPU named.
+    std::vector<DeviceLane> lanes;
+    if (cl.devices && runs_cuda) {
+        std::string why;
+        lanes = resolve_device_lanes(*cl.devices, executor, why);
+        if (why.empty()) {
+            std::cerr << "runner: reading the facts of " << lanes.size() << " GPU(s)" << (cl.calibrate ? " and measuring their ceilings" : "") << "...\n";
+            describe_lanes(lanes, options, cl.calibrate, why);
+        }
+        if (!why.empty()) {
+            std::cerr << "runner: " << why << "\n";
+            return 2;
+        }
+        gpu = lanes.front().gpu;
+        for (const auto& lane : lanes)
+            std::cerr << "runner: device " << lane.ordinal << ": " << lane.gpu["facts"].value("name", std::string("?")) << " " << lane.uuid << "\n";
+    } else if (runs_cuda) {
+        query_gpu(cl.calibrate);
+    }
 
     // 3. Reports: named by the config, or the default folder; a resumed sweep keeps the ones it had.
     const SweepConfig& main_part = parts.front();
@@ -385,6 +407,11 @@ int run_command(const CommandLine& given) {
             if (cl.shard)  // what runner merge checks K shards against (merge/shard.hpp)
                 report_meta["shard"] = to_json(SweepShardMeta{cl.shard->index, cl.shard->count, whole_plan_size, whole_plan_sha256,
                                                               sha256_hex(report_meta["config"].dump()), fs::current_path().string()});
+            if (!lanes.empty()) {
+                report_meta["devices"] = nlohmann::json::array();
+                for (const auto& lane : lanes)
+                    report_meta["devices"].push_back({{"ordinal", lane.ordinal}, {"uuid", lane.uuid}, {"gpu", lane.gpu}});
+            }
             // What --resume needs to make the same plan again: the command line, where it ran, the files.
             const nlohmann::json header = {{"argv", cl.argv},           {"cwd", fs::current_path().string()},
                                            {"json", targets.json.string()}, {"csv", targets.csv.string()},
@@ -415,23 +442,49 @@ int run_command(const CommandLine& given) {
     bool all_good = true;
     for (const Record& r : writer->records())
         if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
-    for (const auto& p : plan) {
-        if (stop_requested()) break;
-        if (writer->has(p.job.id)) continue;
-        Record r = p.skip_reason ? skipped_record(p) : executor.run_job(p.job);
-        if (stop_requested()) break;  // its worker was killed for the stop: not a row, it runs again on resume
-        if (r.status == RowStatus::ok && r.backend == Backend::cuda && !gpu.is_null())
-            annotate_roofline(r, gpu["facts"], gpu["ceilings"]);
+    // One finished row: its roofline against its own GPU, journaled, and a progress line.
+    auto take_row = [&](Record& r, const nlohmann::json& row_gpu, const std::string& where) {
+        if (r.status == RowStatus::ok && r.backend == Backend::cuda && !row_gpu.is_null())
+            annotate_roofline(r, row_gpu["facts"], row_gpu["ceilings"]);
         if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
-        try {
-            writer->add(r);
-        } catch (const std::exception& e) {
-            std::cerr << "runner: cannot write reports: " << e.what() << "\n";
-            return 3;
+        writer->add(r);
+        std::cerr << format_progress(writer->done(), plan.size(), r) << where << "\n";
+    };
+    // With --devices the CUDA jobs wait for the lanes; everything else runs first, alone, so CPU timings
+    // are not disturbed by the GPUs' host threads.
+    std::vector<Job> lane_jobs;
+    try {
+        for (const auto& p : plan) {
+            if (stop_requested()) break;
+            if (writer->has(p.job.id)) continue;
+            if (!lanes.empty() && p.backend == Backend::cuda && !p.skip_reason) {
+                lane_jobs.push_back(p.job);
+                continue;
+            }
+            Record r = p.skip_reason ? skipped_record(p) : executor.run_job(p.job);
+            if (stop_requested()) break;  // its worker was killed for the stop: not a row, it runs again on resume
+            take_row(r, gpu, "");
         }
-        std::cerr << format_progress(writer->done(), plan.size(), r) << "\n";
+        executor.finish();
+        if (!lane_jobs.empty() && !stop_requested()) {
+            std::vector<std::unique_ptr<Executor>> lane_executors;
+            for (const auto& lane : lanes) lane_executors.push_back(std::make_unique<Executor>(lane_options(options, lane)));
+            LaneCallbacks callbacks;
+            callbacks.run = [&](size_t i, const Job& job) { return lane_executors[i]->run_job(job); };
+            callbacks.on_record = [&](size_t i, Record&& r) {
+                if (stop_requested()) return;  // killed for the stop: it runs again on resume
+                r.extra.device = lanes[i].ordinal;
+                r.extra.device_uuid = lanes[i].uuid;
+                take_row(r, lanes[i].gpu, " [device " + std::to_string(lanes[i].ordinal) + "]");
+            };
+            callbacks.finish = [&](size_t i) { lane_executors[i]->finish(); };
+            callbacks.stop = [] { return stop_requested(); };
+            run_in_lanes(lane_jobs, lanes.size(), callbacks);
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "runner: cannot write reports: " << e.what() << "\n";
+        return 3;
     }
-    executor.finish();
     try {
         writer->render();
     } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -312,6 +313,34 @@ TEST(EndToEnd, ShardsCoverThePlanOnceWithTheWholePlansIds) {
         const auto r = run_command("env -u SLURM_ARRAY_TASK_ID " + sweep + " --shard " + bad + " --dry-run", dir, dir);
         EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
         EXPECT_NE(r.err.find("--shard"), std::string::npos) << bad << ": " << r.err;
+    }
+}
+
+TEST(EndToEnd, DevicesOptionIsCheckedAndLeavesASweepWithoutCudaJobsAsItWas) {
+    const auto dir = fresh_dir("devices-cli");
+    const std::string sweep = kRunner + " --kernels cpu_naive --sizes 8,9 --repeat 1 --warmup 0";
+    // No CUDA job to run: --devices names no GPU and changes nothing (on a GPU machine as on this one).
+    const auto cpu = run_command(sweep + " --devices all --json cpu.json --csv cpu.csv", dir, dir);
+    ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+    const auto rows = read_records_json(dir / "cpu.json");
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& r : rows) EXPECT_EQ(r.status, RowStatus::ok) << r.reason;
+    const auto meta = nlohmann::json::parse(std::ifstream(dir / "cpu.json"))["meta"];
+    EXPECT_FALSE(meta.contains("devices")) << meta.dump();
+
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"--devices 0 --device 1", "--device and --devices"},
+        {"--devices x", "--devices"},
+        {"--devices 0,-1", "--devices"},
+        {"--devices 1,1", "named twice"},
+        {"--devices ,", "--devices"},
+        {"--devices all --isolation none", "--isolation process"},
+        {"--devices all --stress 1", "--stress"},
+    };
+    for (const auto& [args, says] : bad) {
+        const auto r = run_command(sweep + " " + args + " --dry-run", dir, dir);
+        EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
     }
 }
 

@@ -222,10 +222,11 @@ void read_value(const json& j, const std::string& path, TimingClaims& v) {
 
 void read_value(const json& j, const std::string& path, RecordExtras& v) {
     const Fields f(j, path,
-                   {"device", "launch", "launch_error", "attributes", "attributes_error", "model_bytes", "verify_sampled",
+                   {"device", "device_uuid", "launch", "launch_error", "attributes", "attributes_error", "model_bytes", "verify_sampled",
                     "warm_cache", "l2_flush_bytes", "timing_method", "launch_overhead_ms", "hold_timeouts", "hold_timeout_s",
                     "anticheat", "call_checks", "sampling", "roofline", "trusted_check", "timing_claims"});
     f.optional("device", v.device);
+    f.optional("device_uuid", v.device_uuid);
     f.optional("launch", v.launch);
     f.optional("launch_error", v.launch_error);
     f.optional("attributes", v.attributes);
@@ -349,6 +350,7 @@ bool RecordExtras::empty() const { return json(*this).empty(); }
 void to_json(json& j, const RecordExtras& v) {
     j = json::object();
     put(j, "device", v.device);
+    put(j, "device_uuid", v.device_uuid);
     put(j, "launch", v.launch);
     put(j, "launch_error", v.launch_error);
     put(j, "attributes", v.attributes);

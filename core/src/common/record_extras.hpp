@@ -124,6 +124,7 @@ struct TimingClaims {
 // A record's "extra" object. Unset members are absent from the JSON.
 struct RecordExtras {
     std::optional<int> device;                     // CUDA device ordinal
+    std::optional<std::string> device_uuid;        // runner --devices: the GPU this row ran on (added by the parent)
     std::optional<LaunchInfo> launch;
     std::optional<std::string> launch_error;       // describe_launch failed (other than unsupported)
     std::optional<KernelAttributes> attributes;

@@ -104,4 +104,13 @@ std::optional<std::string> why_cannot_run(int device, int min_compute_capability
     return std::nullopt;
 }
 
+int cuda_device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
 }  // namespace kreg

@@ -27,4 +27,7 @@ nlohmann::json describe_device(int device);
 // Never throws for a missing device; the runner turns the reason into a skipped row.
 std::optional<std::string> why_cannot_run(int device, int min_compute_capability);
 
+// How many CUDA devices this process sees (after CUDA_VISIBLE_DEVICES); 0 when none or no driver.
+int cuda_device_count();
+
 }  // namespace kreg

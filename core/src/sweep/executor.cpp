@@ -119,6 +119,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
     try {
         auto w = std::make_unique<Worker>();
         std::vector<std::string> args{"__worker"};
+        if (!options_.cuda_visible_devices.empty()) args.insert(args.end(), {"--cuda-visible-devices", options_.cuda_visible_devices});
         std::optional<WorkerConfinement> confinement;
         if (options_.sandbox) {
             // <scratch>/plugin: the copy it loads, read-only to it; <scratch>/work: its only writable folder

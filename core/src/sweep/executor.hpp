@@ -32,6 +32,9 @@ struct ExecutorOptions {
     // cgroup where one can be made) and hardens itself with this policy before loading anything. The
     // plugin is copied into the worker's scratch folder and loaded from there.
     std::optional<SandboxPolicy> sandbox;
+    // A lane of runner --devices: every worker gets CUDA_VISIBLE_DEVICES set to this (a GPU's UUID), so
+    // it sees that one GPU as device 0. Empty: workers see what the runner sees.
+    std::string cuda_visible_devices;
 };
 
 class Executor {

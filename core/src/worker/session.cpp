@@ -219,7 +219,7 @@ nlohmann::json WorkerSession::device(int device, const std::string& ceiling_plug
     nlohmann::json reply;
     try {
         if (auto why = why_cannot_run(device, 0)) return {{"op", "device"}, {"error", *why}};
-        reply = {{"op", "device"}, {"facts", describe_device(device)}, {"ceilings", nullptr}};
+        reply = {{"op", "device"}, {"facts", describe_device(device)}, {"device_count", cuda_device_count()}, {"ceilings", nullptr}};
     } catch (const std::exception& e) {
         return {{"op", "device"}, {"error", e.what()}};
     }
