@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="confine tests sweep compare tensor default grade lab3 lab sanitizer". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="confine tests sweep compare devices tensor default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
 # "Running on a GPU machine") is used when the machine has none.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -90,6 +90,24 @@ if [[ $skip != *" compare "* && $skip != *" sweep "* ]]; then
     bundle
 fi
 
+if [[ $skip != *" reportbench "* ]]; then
+    # CPU only: started now, in the background, on cores the GPU steps leave idle; read at the end.
+    (bash tools/bench_report_writing.sh "$build" "${KREG_BENCH_ROWS:-100000}" >"$LOG/reportbench.out" 2>&1; echo "exit $?" >>"$LOG/reportbench.out") &
+    reportbench_pid=$!
+fi
+
+if [[ $skip != *" devices "* && $skip != *" sweep "* ]]; then
+    step "the same sweep on every GPU at once (--devices all), compared with the single-GPU run"
+    start=$(date +%s)
+    timeout 300 "$build/bin/runner" --config "$config" --devices all --json "$OUT/report-devices.json" --csv "$LOG/report-devices.csv" "$@" \
+        >"$LOG/sweep-devices.out" 2>"$LOG/sweep-devices.err"
+    echo "runner --devices all exit $? after $(( $(date +%s) - start )) s"
+    grep -E "^runner: device" "$LOG/sweep-devices.err"; tail -2 "$LOG/sweep-devices.err"
+    "$build/bin/runner" compare "$OUT/report.json" "$OUT/report-devices.json" --json "$LOG/compare-devices.json" >"$LOG/compare-devices.out" 2>&1
+    echo "runner compare single all-devices exit $? (0: no regression)"; tail -4 "$LOG/compare-devices.out"
+    bundle
+fi
+
 if [[ $skip != *" tensor "* ]]; then
     step "tensor-core sweep sweeps/h200-tensor.json (bf16, tf32 against their cuBLAS kernels)"
     start=$(date +%s)
@@ -151,3 +169,9 @@ if [[ $skip != *" sanitizer "* ]]; then
     bundle
 fi
 
+if [[ -n ${reportbench_pid:-} ]]; then
+    step "report writing in a ${KREG_BENCH_ROWS:-100000}-row CPU sweep (tools/bench_report_writing.sh)"
+    timeout 900 tail --pid="$reportbench_pid" -f /dev/null
+    cat "$LOG/reportbench.out"
+    bundle
+fi

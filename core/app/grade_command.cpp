@@ -1,6 +1,7 @@
 #include "grade_command.hpp"
 
 #include "cli.hpp"
+#include "grade_devices.hpp"
 #include "grade/grader.hpp"
 #include "grade/provenance.hpp"
 #include "merge/gradebook_shard.hpp"
@@ -73,6 +74,7 @@ int run_grade_command(int argc, char** argv) {
         ("force", "Grade again students who already have a result")
         ("secret-seed", "Mixed into every case seed (default: $KREG_SECRET_SEED)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
+        ("devices", "Grade on these GPUs at once, one shard of the students each, merged into OUT: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
         ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
         ("allow-no-landlock", "Grade even where the kernel has no Landlock (workers could then write outside their scratch folder)")
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
@@ -110,6 +112,19 @@ int run_grade_command(int argc, char** argv) {
     if (!r.count("rubric") || (!r.count("submission") && !r.count("submissions"))) {
         std::cerr << "runner grade: needs --rubric and at least one --submission or --submissions\n";
         return 2;
+    }
+    if (r.count("devices")) {
+        DevicesSpec devices;
+        try {
+            devices = parse_devices(r["devices"].as<std::string>());
+            if (shard || r.count("device")) throw std::invalid_argument("--devices cannot be combined with --shard or --device");
+        } catch (const std::exception& e) {
+            std::cerr << "runner grade: " << e.what() << "\n";
+            return 2;
+        }
+        std::string ignored;
+        const std::vector<std::string> args = without_devices_option(std::vector<std::string>(argv + 1, argv + argc), ignored);
+        return grade_on_devices(devices, args, r["out"].as<std::string>(), runner_executable());
     }
 
     const fs::path exe = runner_executable();

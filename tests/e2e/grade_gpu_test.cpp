@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -123,6 +124,42 @@ TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
             EXPECT_EQ(mine["roofline"]["faster_than_floor"], false) << mine.dump();
             EXPECT_EQ(mine["trusted_check"]["calls_checked"], 1 + 1 + 3) << mine.dump();
         }
+}
+
+TEST(GradeGpu, OnEveryGpuAtOnceTheShardsMergeIntoOneGradebook) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const int gpus = cuda_device_count();
+    const auto dir = test::fresh_dir("grade-gpu-devices");
+    fs::create_directories(dir / "subs");
+    const std::vector<std::string> students = {"caches", "faults", "honest", "warptiled"};
+    for (const auto& student : students) {
+        const Expected& e = kGpuCorpus.at(student);
+        const fs::path from = e.file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / e.file.substr(1) : fs::path(KREG_FIXTURE_DIR) / e.file;
+        fs::copy_file(from, dir / "subs" / (student + ".so"));
+    }
+    const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + KREG_TEST_DATA_DIR +
+                            "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx --devices all";
+    const auto run = test::run_command(cmd, dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find("grading on " + std::to_string(gpus) + " GPU(s)"), std::string::npos) << run.err;
+    // One shard per GPU, each with its slice of the sorted students, and one merged gradebook.
+    for (int i = 1; i <= gpus; ++i) {
+        const fs::path shard = dir / "out" / ("shard-" + std::to_string(i) + "-of-" + std::to_string(gpus));
+        ASSERT_TRUE(fs::is_directory(shard)) << shard;
+        for (const auto& r : Gradebook(shard).all()) {
+            const auto at = std::find(students.begin(), students.end(), r.student) - students.begin();
+            EXPECT_EQ(int(at) % gpus, i - 1) << r.student << " graded in shard " << i;
+        }
+    }
+    std::map<std::string, StudentResult> graded;
+    for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
+    ASSERT_EQ(graded.size(), students.size()) << run.err;
+    for (const auto& student : students) {
+        const Expected& e = kGpuCorpus.at(student);
+        EXPECT_EQ(graded[student].status, e.status) << student << ": " << graded[student].summary;
+        if (e.score < 0) EXPECT_GE(graded[student].score, 80) << student;
+        else EXPECT_EQ(graded[student].score, e.score) << student;
+    }
 }
 
 }  // namespace

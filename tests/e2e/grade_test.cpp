@@ -256,5 +256,18 @@ TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
 }
 
+TEST(Grade, DevicesOptionIsCheckedBeforeAnythingRuns) {
+    const auto dir = test::fresh_dir("grade-devices-cli");
+    const std::string cmd = kRunner + " grade --rubric " + kRubric + " --submission nothing.so --out out";
+    for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+             {"--devices x", "--devices"}, {"--devices all --shard 1/2", "--shard"}, {"--devices 0 --device 0", "--device"},
+             {"--devices 0,0", "named twice"}}) {
+        const auto r = test::run_command(cmd + " " + args, dir, dir);
+        EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir / "out")) << args;
+    }
+}
+
 }  // namespace
 }  // namespace kreg
