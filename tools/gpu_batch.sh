@@ -56,9 +56,16 @@ fi
 if [[ $skip != *" tests "* ]]; then
     step "GPU tests (ctest -L gpu -LE sanitizer)"
     # Serial: the strict-mode timing cross-check reads GPU time-slicing between test processes as escaped work.
-    timeout 300 ctest --test-dir "$build" -L gpu -LE sanitizer -R "${KREG_CTEST_FILTER:-.}" -j1 --output-on-failure >"$LOG/ctest-gpu.log" 2>&1
-    tail -5 "$LOG/ctest-gpu.log"
-    grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu.log" | head -30
+    # The per-kernel correctness cases (AllCuda*: hundreds, no timing) run four at a time afterwards.
+    if [[ $skip != *" serialtests "* ]]; then
+        timeout 300 ctest --test-dir "$build" -L gpu -LE sanitizer -E "^AllCuda" -R "${KREG_CTEST_FILTER:-.}" -j1 --output-on-failure \
+            >"$LOG/ctest-gpu.log" 2>&1
+        tail -5 "$LOG/ctest-gpu.log"
+        grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu.log" | head -30
+    fi
+    timeout 300 ctest --test-dir "$build" -L gpu -LE sanitizer -R "^AllCuda" -j4 --output-on-failure >"$LOG/ctest-gpu-kernels.log" 2>&1
+    tail -5 "$LOG/ctest-gpu-kernels.log"
+    grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu-kernels.log" | head -30
     bundle
 fi
 

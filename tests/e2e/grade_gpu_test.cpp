@@ -35,8 +35,9 @@ const std::map<std::string, Expected> kGpuCorpus = {
     {"caches", {"cheat_cuda_caches.so", "wrong_result", 0}},
     {"scribbles", {"cheat_cuda_modifies_input.so", "failed", 0}},
     // Correct once the device is idle, so the tiny shapes usually pass (their hidden work is shorter than
-    // the cross-check's slack); at 517^3 its hidden work is caught.
-    {"hides", {"cheat_cuda_other_stream.so", "failed", 40, true}},
+    // the cross-check's slack). Its hidden work is caught at 517^3, in the correctness case or (when fewer
+    // than two of that case's two timed calls show it) in the performance tier: it never keeps those points.
+    {"hides", {"cheat_cuda_other_stream.so", "failed", 80, true}},
     // Honest below 2^30 multiply-adds: all correctness points, then the tier's outputs fail the grader's check.
     {"shortcuts", {"cheat_cuda_big_shapes.so", "wrong_result", 80}},
     {"cublas", {"cheat_calls_cublas.so", "rejected_audit", 0}},
