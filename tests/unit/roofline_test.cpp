@@ -37,6 +37,30 @@ Record ok_row(int64_t m, int64_t n, int64_t k, DType dtype, double median_ms) {
     return r;
 }
 
+// A transpose is judged against the measured copy bandwidth only: 8192^2 fp32 moves 2 * 8192^2 * 4 =
+// 536870912 bytes; in 0.15 ms that is 3579.1 GB/s, 0.8323 of 4300.
+TEST(Roofline, TransposeIsAFractionOfTheMeasuredCopyBandwidth) {
+    Record r = ok_row(8192, 8192, 0, DType::fp32, 0.15);
+    r.operation = Operation::transpose;
+    annotate_roofline(r, facts(), ceilings());
+    ASSERT_TRUE(r.extra.roofline.has_value());
+    const RooflineEvidence& roof = *r.extra.roofline;
+    EXPECT_DOUBLE_EQ(*roof.min_dram_bytes, 536870912.0);
+    EXPECT_NEAR(*roof.achieved_gbps, 3579.139, 1e-3);
+    EXPECT_DOUBLE_EQ(*roof.bandwidth_gbps, 4300.0);  // measured, not the 4800 of the datasheet
+    EXPECT_NEAR(*roof.fraction_of_copy_bandwidth, 3579.139 / 4300.0, 1e-6);
+    EXPECT_EQ(*roof.bound, "memory");
+    EXPECT_FALSE(*roof.faster_than_floor);
+    EXPECT_FALSE(roof.peak_tflops.has_value());
+
+    Record unmeasured = ok_row(64, 64, 0, DType::fp32, 0.01);
+    unmeasured.operation = Operation::block_transpose;
+    annotate_roofline(unmeasured, facts(), nlohmann::json::object());
+    ASSERT_TRUE(unmeasured.extra.roofline.has_value());
+    EXPECT_TRUE(unmeasured.extra.roofline->unavailable.has_value());
+    EXPECT_FALSE(unmeasured.extra.roofline->fraction_of_copy_bandwidth.has_value());
+}
+
 TEST(Roofline, ComputeBoundFp32Square4096) {
     Record r = ok_row(4096, 4096, 4096, DType::fp32, 3.0);
     r.extra.model_bytes = 1.0e9;

@@ -47,23 +47,29 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     get_optional(j, "noise_target", s.noise_target);
 }
 
-void to_json(nlohmann::json& j, const Shape& s) { j = {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+void to_json(nlohmann::json& j, const Shape& s) {
+    j = {{"m", s.m}, {"n", s.n}, {"k", s.k}};
+    if (s.block > 0) j["block"] = s.block;
+}
 void from_json(const nlohmann::json& j, Shape& s) {
     j.at("m").get_to(s.m);
     j.at("n").get_to(s.n);
     j.at("k").get_to(s.k);
+    s.block = j.value("block", int64_t{0});
 }
 
 void to_json(nlohmann::json& j, const Job& job) {
     j = {{"id", job.id},       {"kernel", job.kernel},          {"plugin_path", job.plugin_path},
          {"shape", job.shape}, {"dtype", to_string(job.dtype)}, {"seed", job.seed},
          {"settings", job.settings}};
+    if (job.operation != Operation::gemm) j["operation"] = to_string(job.operation);
 }
 void from_json(const nlohmann::json& j, Job& job) {
     j.at("id").get_to(job.id);
     j.at("kernel").get_to(job.kernel);
     j.at("plugin_path").get_to(job.plugin_path);
     j.at("shape").get_to(job.shape);
+    if (j.contains("operation")) job.operation = get_enum<Operation>(j, "operation", parse_operation);
     job.dtype = get_enum<DType>(j, "dtype", parse_dtype);
     j.at("seed").get_to(job.seed);
     j.at("settings").get_to(job.settings);
@@ -108,6 +114,10 @@ void to_json(nlohmann::json& j, const Record& r) {
     put_optional(j, "gflops", r.gflops);
     put_optional(j, "exit_code", r.exit_code);
     put_optional(j, "signal", r.signal);
+    // Only other operations name theirs, so every GEMM row (and report) stays as it was.
+    if (r.operation != Operation::gemm) j["operation"] = to_string(r.operation);
+    if (r.shape.block > 0) j["block"] = r.shape.block;
+    if (r.gbps) j["gbps"] = *r.gbps;
 }
 void from_json(const nlohmann::json& j, Record& r) {
     j.at("job_id").get_to(r.job_id);
@@ -119,6 +129,8 @@ void from_json(const nlohmann::json& j, Record& r) {
     j.at("m").get_to(r.shape.m);
     j.at("n").get_to(r.shape.n);
     j.at("k").get_to(r.shape.k);
+    r.shape.block = j.value("block", int64_t{0});
+    if (j.contains("operation")) r.operation = get_enum<Operation>(j, "operation", parse_operation);
     j.at("seed").get_to(r.seed);
     r.status = get_enum<RowStatus>(j, "status", parse_row_status);
     j.at("reason").get_to(r.reason);
@@ -129,6 +141,7 @@ void from_json(const nlohmann::json& j, Record& r) {
     get_optional(j, "tolerance", r.tolerance);
     get_optional(j, "stats", r.stats);
     get_optional(j, "gflops", r.gflops);
+    get_optional(j, "gbps", r.gbps);
     get_optional(j, "exit_code", r.exit_code);
     get_optional(j, "signal", r.signal);
 }
@@ -138,6 +151,7 @@ Record record_for(const Job& job, RowStatus status, std::string reason) {
     r.job_id = job.id;
     r.kernel = job.kernel;
     r.plugin_path = job.plugin_path;
+    r.operation = job.operation;
     r.dtype = job.dtype;
     r.shape = job.shape;
     r.seed = job.seed;

@@ -46,6 +46,7 @@ struct Job {
     uint64_t id = 0;           // position in the plan; rows are reported in this order
     std::string kernel;
     std::string plugin_path;   // the .so that provides kernel
+    Operation operation = Operation::gemm;
     Shape shape;
     DType dtype = DType::fp32;
     uint64_t seed = 0;         // inputs are drawn from (seed, id); the same job reproduces
@@ -67,6 +68,7 @@ struct Record {
     std::string plugin;       // plugin name from its descriptor ("" if it never loaded)
     std::string plugin_path;
     Backend backend = Backend::cpu;
+    Operation operation = Operation::gemm;  // in the JSON only when not gemm, so GEMM rows are unchanged
     DType dtype = DType::fp32;
     Shape shape;
     uint64_t seed = 0;
@@ -80,7 +82,9 @@ struct Record {
     std::string timer;                  // "host" or "cuda_event"
     std::vector<double> samples_ms;     // raw timed samples
     std::optional<TimingStats> stats;
-    std::optional<double> gflops;       // from the median
+    std::optional<double> gflops;       // from the median (operations with FLOPs: GEMM)
+    std::optional<double> gbps;         // bytes moved / median, 1e9 B/s (data-movement operations only;
+                                        // in the JSON only when set, so GEMM rows are unchanged)
 
     std::optional<int> exit_code;       // worker exit code, when it exited
     std::optional<std::string> signal;  // signal name, when it was killed by one

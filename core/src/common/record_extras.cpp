@@ -182,7 +182,8 @@ void read_value(const json& j, const std::string& path, RooflineEvidence& v) {
     const Fields f(j, path,
                    {"ceiling", "unavailable", "flops", "min_dram_bytes", "arithmetic_intensity", "modelled_ai", "achieved_tflops",
                     "measured_peak_tflops", "fraction_of_measured_peak", "computed_peak_tflops", "fraction_of_computed_peak",
-                    "peak_tflops", "bandwidth_gbps", "ridge_ai", "bound", "floor_ms", "safety_factor", "faster_than_floor"});
+                    "peak_tflops", "bandwidth_gbps", "ridge_ai", "bound", "floor_ms", "safety_factor", "faster_than_floor",
+                    "achieved_gbps", "fraction_of_copy_bandwidth"});
     f.optional("ceiling", v.ceiling);
     f.optional("unavailable", v.unavailable);
     f.optional("flops", v.flops);
@@ -201,6 +202,8 @@ void read_value(const json& j, const std::string& path, RooflineEvidence& v) {
     f.optional("floor_ms", v.floor_ms);
     f.optional("safety_factor", v.safety_factor);
     f.optional("faster_than_floor", v.faster_than_floor);
+    f.optional("achieved_gbps", v.achieved_gbps);
+    f.optional("fraction_of_copy_bandwidth", v.fraction_of_copy_bandwidth);
 }
 
 void read_value(const json& j, const std::string& path, TrustedCheckEvidence& v) {
@@ -331,6 +334,8 @@ void to_json(json& j, const RooflineEvidence& v) {
     put(j, "floor_ms", v.floor_ms);
     put(j, "safety_factor", v.safety_factor);
     put(j, "faster_than_floor", v.faster_than_floor);
+    put(j, "achieved_gbps", v.achieved_gbps);
+    put(j, "fraction_of_copy_bandwidth", v.fraction_of_copy_bandwidth);
 }
 void from_json(const json& j, RooflineEvidence& v) { read_value(j, "", v); }
 

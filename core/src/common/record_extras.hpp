@@ -104,6 +104,9 @@ struct RooflineEvidence {
     std::optional<std::string> bound;        // "memory" or "compute"
     std::optional<double> floor_ms, safety_factor;
     std::optional<bool> faster_than_floor;   // faster than the hardware allows: suspicious
+    // Data-movement operations (transposes): bytes moved / median, and that as a fraction of the
+    // measured device-to-device copy bandwidth (ceilings.dram_copy_gbps). Unset for GEMM.
+    std::optional<double> achieved_gbps, fraction_of_copy_bandwidth;
 };
 
 // extra.trusted_check: the grader's own check of every call's output of a checked-outside job.

@@ -7,7 +7,7 @@
 
 namespace kreg::config_detail {
 namespace {
-const std::vector<std::string> kShapeKeys{"m", "n", "k", "combine", "square"};
+const std::vector<std::string> kShapeKeys{"m", "n", "k", "block", "combine", "square"};
 const std::vector<std::string> kRangeKeys{"from", "to", "step", "pow2", "mul"};
 const std::vector<std::string> kCombineModes{"cartesian", "zip"};
 
@@ -126,9 +126,46 @@ std::vector<Shape> zip(const Node& spec, const DimValues* dims[3]) {
 }
 }  // namespace
 
-std::vector<Shape> expand_shape_spec(const Node& spec) {
+namespace {
+// The gemm expansion with the operation's third dimension: none (transpose) or block.
+std::vector<Shape> expand_gemm_spec(const Node& spec);
+}  // namespace
+
+std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
     if (!spec.value().is_object()) spec.fail_type("shape spec object ({\"m\", \"n\", \"k\"} or {\"square\"})");
     spec.expect_object_with_keys(kShapeKeys);
+    if (op == Operation::gemm) {
+        if (const auto block = spec.find("block")) block->fail("'block' is a dimension of block_transpose shapes, not of gemm");
+        return expand_gemm_spec(spec);
+    }
+    const std::string opname(to_string(op));
+    if (const auto k = spec.find("k")) k->fail("a " + opname + " shape has no 'k' (give 'm' and 'n'" +
+                                                (op == Operation::block_transpose ? std::string(" and 'block'") : "") + ")");
+    const auto block = spec.find("block");
+    if (op == Operation::transpose && block) block->fail("'block' is a dimension of block_transpose shapes, not of transpose");
+    if (op == Operation::block_transpose && !block) spec.fail("missing key 'block' (a block_transpose shape needs 'm', 'n' and 'block', or 'square' and 'block')");
+    // Expand as m x n x (1 or block), then move the third dimension where it belongs.
+    nlohmann::json rewritten = spec.value();
+    rewritten.erase("block");
+    rewritten.erase("square");
+    if (const auto square = spec.find("square")) {
+        for (const char* key : {"m", "n"})
+            if (spec.find(key)) spec.find(key)->fail(std::string("'") + key + "' cannot be used with 'square'");
+        rewritten["m"] = square->value();
+        rewritten["n"] = square->value();
+        rewritten["combine"] = "zip";
+    }
+    rewritten["k"] = block ? block->value() : nlohmann::json(1);
+    std::vector<Shape> shapes = expand_gemm_spec(Node(rewritten, spec.file(), spec.path()));
+    for (Shape& s : shapes) {
+        s.block = op == Operation::block_transpose ? s.k : 0;
+        s.k = 0;
+    }
+    return shapes;
+}
+
+namespace {
+std::vector<Shape> expand_gemm_spec(const Node& spec) {
     if (const auto square = spec.find("square")) {
         for (const auto& [key, value] : spec.value().items())
             if (key != "square")
@@ -156,11 +193,12 @@ std::vector<Shape> expand_shape_spec(const Node& spec) {
     const DimValues* dims[3] = {&m, &n, &k};
     return zip(spec, dims);
 }
+}  // namespace
 
 std::size_t UniqueShapes::Hash::operator()(const Shape& s) const {
     // splitmix64-style mixing of the three dimensions.
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (int64_t v : {s.m, s.n, s.k}) {
+    for (int64_t v : {s.m, s.n, s.k, s.block}) {
         h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
         h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
         h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;

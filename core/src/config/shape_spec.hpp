@@ -12,7 +12,9 @@ namespace kreg::config_detail {
 // Expands one entry of "shapes": {"m": D, "n": D, "k": D, "combine": "cartesian"|"zip"} or {"square": D},
 // where D is an integer, a list of integers or a range object. Shapes come out in spec order (cartesian:
 // m outermost, k innermost), duplicates included.
-std::vector<Shape> expand_shape_spec(const Node& spec);
+// op picks the dimensions: GEMM m, n, k (or square); transpose m, n (or square: m = n); block_transpose
+// m, n and block (or square and block). Transposes come out with k = 0.
+std::vector<Shape> expand_shape_spec(const Node& spec, Operation op = Operation::gemm);
 
 // Shapes in order of first occurrence, each once. A hash set remembers what was seen, so that adding n
 // shapes in any number of calls costs O(n): a sweep of 100 000 one-shape specs must not be quadratic.
@@ -27,7 +29,7 @@ private:
         std::size_t operator()(const Shape& s) const;
     };
     struct Equal {
-        bool operator()(const Shape& a, const Shape& b) const { return a.m == b.m && a.n == b.n && a.k == b.k; }
+        bool operator()(const Shape& a, const Shape& b) const { return a == b; }
     };
     std::vector<Shape> shapes_;
     std::unordered_set<Shape, Hash, Equal> seen_;

@@ -16,14 +16,20 @@ ConfigError::ConfigError(std::string file, std::string json_path, std::string me
 
 const std::vector<std::string>& sweep_config_keys() {
     static const std::vector<std::string> keys{
-        "$schema", "name",      "description", "kernels",   "shapes", "dtypes",   "seed",   "warmup", "repeats",
+        "$schema", "name",      "description", "operation", "kernels",   "shapes", "dtypes",   "seed",   "warmup", "repeats",
         "time_budget_s", "noise_target", "verify", "tolerance", "timeout_s", "warm_cache", "device", "baseline", "output"};
     return keys;
 }
 
 nlohmann::json SweepConfig::to_json() const {
     nlohmann::json shapes_json = nlohmann::json::array();
-    for (const auto& s : shapes) shapes_json.push_back({{"m", s.m}, {"n", s.n}, {"k", s.k}});
+    for (const auto& s : shapes) {
+        // Each operation's own dimensions, as its shape specs name them.
+        nlohmann::json one = {{"m", s.m}, {"n", s.n}};
+        if (operation == Operation::gemm) one["k"] = s.k;
+        if (operation == Operation::block_transpose) one["block"] = s.block;
+        shapes_json.push_back(one);
+    }
     nlohmann::json dtypes_json = nlohmann::json::array();
     for (DType d : dtypes) dtypes_json.push_back(std::string(to_string(d)));
 
@@ -40,6 +46,8 @@ nlohmann::json SweepConfig::to_json() const {
                         {"timeout_s", settings.timeout_s},
                         {"warm_cache", settings.warm_cache},
                         {"device", settings.device}};
+    // GEMM configs stay as they were; other operations name theirs.
+    if (operation != Operation::gemm) j["operation"] = std::string(to_string(operation));
     // Unset optionals are left out rather than written as null, so the result parses back.
     if (settings.time_budget_s) j["time_budget_s"] = *settings.time_budget_s;
     if (settings.tolerance) j["tolerance"] = *settings.tolerance;

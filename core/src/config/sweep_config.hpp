@@ -60,6 +60,7 @@ struct SweepConfig {
     std::string source{kBuiltinDefaultSource};  // file path, "<command line>" or "<built-in default>"
     std::string name = "default";               // "name" key; default: the file's stem
     std::string description;
+    Operation operation = Operation::gemm;  // "operation" key: what every kernel of the sweep computes
     std::vector<std::string> kernels;  // names or globs as written (checked by resolve_kernel_patterns)
     std::vector<Shape> shapes;         // expanded, de-duplicated, in order of first occurrence
     std::vector<DType> dtypes{DType::fp32};

@@ -34,11 +34,11 @@ std::vector<std::string> parse_kernels(const Node& node) {
     return kernels;
 }
 
-std::vector<Shape> parse_shapes(const Node& node) {
+std::vector<Shape> parse_shapes(const Node& node, Operation op) {
     node.expect_non_empty_array("shape specs");
     config_detail::UniqueShapes shapes;
     for (std::size_t i = 0; i < node.value().size(); ++i) {
-        shapes.add(config_detail::expand_shape_spec(node.element(i)));
+        shapes.add(config_detail::expand_shape_spec(node.element(i), op));
         if (shapes.size() > kMaxSweepShapes)
             node.fail("the sweep has more than " + std::to_string(kMaxSweepShapes) + " distinct shapes");
     }
@@ -116,8 +116,18 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     if (const auto n = root.find("$schema")) n->as_string();  // for editors only
     if (const auto n = root.find("name")) config.name = n->as_file_stem();
     if (const auto n = root.find("description")) config.description = n->as_string();
+    if (const auto n = root.find("operation")) {
+        const std::string name = n->as_string();
+        const auto op = parse_operation(name);
+        if (!op) {
+            std::vector<std::string> known;
+            for (Operation o : all_operations()) known.emplace_back(to_string(o));
+            n->fail("unknown operation '" + name + "'" + did_you_mean(name, known) + "; expected gemm, transpose or block_transpose");
+        }
+        config.operation = *op;
+    }
     config.kernels = parse_kernels(require("kernels"));
-    config.shapes = parse_shapes(require("shapes"));
+    config.shapes = parse_shapes(require("shapes"), config.operation);
     if (const auto n = root.find("dtypes")) config.dtypes = parse_dtypes(*n);
     if (const auto n = root.find("seed")) config.seed = n->as_uint64("seed");
 

@@ -41,10 +41,38 @@ const char* computed_key(DType d) {
     return nullptr;
 }
 
+// Transposes do no arithmetic: the only roof is memory, and the one a transpose can reach is what a
+// plain device-to-device copy of the same bytes reaches (read once, write once), as measured on this
+// device. Bytes moved: A read once, the output written once, 2 M N 4 (fp32, the only dtype in ABI 1.1).
+void annotate_data_movement(Record& r, const nlohmann::json& ceilings) {
+    const double median_ms = r.stats->median_ms;
+    const double bytes = 2.0 * double(r.shape.m) * double(r.shape.n) * 4.0;
+    RooflineEvidence roof;
+    roof.flops = 0.0;
+    roof.min_dram_bytes = bytes;
+    roof.arithmetic_intensity = 0.0;
+    roof.achieved_gbps = bytes / (median_ms * 1e-3) / 1e9;
+    roof.bound = "memory";
+    if (const std::optional<double> copy = positive_number(ceilings, "dram_copy_gbps")) {
+        roof.bandwidth_gbps = copy;
+        roof.fraction_of_copy_bandwidth = *roof.achieved_gbps / *copy;
+        roof.floor_ms = bytes / (*copy * 1e9) * 1e3;
+        // A transpose may not beat a copy by much; by this much is suspicious, as for GEMM.
+        roof.faster_than_floor = median_ms < 0.9 * *roof.floor_ms;
+    } else {
+        roof.unavailable = "no measured device-to-device copy bandwidth (meta.gpu.ceilings.dram_copy_gbps)";
+    }
+    r.extra.roofline = std::move(roof);
+}
+
 }  // namespace
 
 void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nlohmann::json& ceilings) {
     if (r.status != RowStatus::ok || !r.stats || !(r.stats->median_ms > 0)) return;
+    if (r.operation != Operation::gemm) {
+        annotate_data_movement(r, ceilings);
+        return;
+    }
     const double m = double(r.shape.m), n = double(r.shape.n), k = double(r.shape.k);
     const double median_ms = r.stats->median_ms;
     const double input_bytes = (r.dtype == DType::bf16 || r.dtype == DType::fp16) ? 2.0 : 4.0;

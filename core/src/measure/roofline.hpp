@@ -27,6 +27,10 @@ namespace kreg {
 //   bound                      "memory" if arithmetic_intensity < ridge_ai, else "compute"
 //   floor_ms                   max(flops / peak, min_dram_bytes / bandwidth)
 //   faster_than_floor          median < 0.9 floor_ms: faster than the hardware allows, so suspicious
+// Transposes and block transposes (r.operation != gemm): memory only. flops 0, min_dram_bytes 2 M N 4,
+// achieved_gbps, bandwidth_gbps = ceilings.dram_copy_gbps (measured; not the datasheet), its
+// fraction_of_copy_bandwidth, floor_ms and faster_than_floor; without a measured copy bandwidth,
+// "unavailable" says so.
 // A value whose inputs are missing is unset (absent from the JSON). Rows that are not ok, or have no timing, are left untouched.
 void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nlohmann::json& ceilings);
 

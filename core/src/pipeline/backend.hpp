@@ -11,6 +11,7 @@
 #include "common/job.hpp"
 #include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
+#include "ops/operation.hpp"
 
 #include <kreg/abi.h>
 
@@ -39,14 +40,15 @@ class MeasureBackend {
 public:
     virtual ~MeasureBackend() = default;
 
-    // Makes `sets` operand sets for the job (A: m x k and B: k x n of job.dtype, C: m x n fp32).
+    // Makes `sets` operand sets for the job, sized by its operation's geometry (GEMM: A m x k and B k x n
+    // of job.dtype, C m x n fp32; an operation without B gets none).
     // guarded: C lies between guard bands (and, on the host, guard pages), checked by guard_damage.
     virtual void allocate(const Job& job, int sets, bool guarded) = 0;
     // Writes host fp32 values into the set's A and B as the kernel gets them. 16-bit dtypes are rounded
     // in place in a and b, so the reference sees what the kernel sees.
     virtual void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) = 0;
-    // Fills the set's C with the poison NaN (verify/random_fill.hpp); guarded: rewrites what a band
-    // needs rewriting.
+    // Fills the set's C with the poison NaN (verify/random_fill.hpp), or, for an in-place operation, with
+    // a copy of the set's A; guarded: rewrites what a band needs rewriting.
     virtual void poison_output(int set) = 0;
     // Evicts the operands from the caches the kernel would find them in (the GPU's L2); may be a no-op.
     virtual void flush_caches() = 0;
@@ -62,10 +64,11 @@ public:
     // Counts poison and non-finite elements of the set's C and reads C at sample_at (flat indices),
     // without copying all of C anywhere. Call after synchronize.
     virtual OutputScan scan_output(int set, const std::vector<size_t>& sample_at) = 0;
-    // The arguments of a call on the set: gemm_args with the set's pointers (and the harness's stream).
-    virtual kreg_gemm_args args(int set) = 0;
-    // One call of the kernel; throws KernelFailed with the kernel's message (or WorkerFatal).
-    virtual void call(const kreg_gemm_args& args) = 0;
+    // The operands of a call on the set: its pointers (and the harness's stream).
+    virtual CallOperands operands(int set) = 0;
+    // One call of the kernel's run entry for the job's operation (ops/operation.hpp); throws
+    // KernelFailed with the kernel's message (or WorkerFatal).
+    virtual void call(const CallOperands& operands) = 0;
     // The timer of timed calls. Strict runs ask for one that also waits for the whole device and reads
     // the host clock around that wait (measure/anticheat.hpp's TimingCrossCheck).
     virtual Timer& timer(bool strict) = 0;
@@ -77,7 +80,7 @@ public:
     // aside as persisting are released, so they cannot make the timed calls' inputs look cached).
     virtual void before_sampling() {}
     // Backend facts for the record (launch geometry, kernel attributes), once the operands exist.
-    virtual void describe(Record& /*record*/, const kreg_gemm_args& /*args*/) {}
+    virtual void describe(Record& /*record*/, const CallOperands& /*operands*/) {}
     // Strict runs: before the first call and after the last (also when the run ends early; the CPU
     // explains faults in its guard pages meanwhile, and waits for threads a kernel left running)...
     virtual void start_strict(StrictEvidence& /*evidence*/) {}

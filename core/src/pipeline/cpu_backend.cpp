@@ -29,24 +29,26 @@ constexpr size_t kGuardFloats = 1024;
 
 class CpuBackend final : public MeasureBackend {
 public:
-    CpuBackend(const kreg_kernel_info& info, void* instance) : info_(info), instance_(instance) {}
+    CpuBackend(const kreg_kernel_info& info, void* instance, const OperationDef& op)
+        : info_(info), instance_(instance), op_(op) {}
 
     void allocate(const Job& job, int sets, bool guarded) override {
         shape_ = job.shape;
-        dtype_ = static_cast<kreg_dtype>(job.dtype);
-        const size_t m = size_t(job.shape.m), n = size_t(job.shape.n), k = size_t(job.shape.k);
-        guard_bytes_ = guarded ? tile_guard_bytes(job.shape.n) : 0;
+        dtype_ = job.dtype;
+        geometry_ = op_.geometry(job.shape);
+        const OperandGeometry& g = geometry_;
+        guard_bytes_ = guarded ? tile_guard_bytes(g.c_cols) : 0;
         for (int i = 0; i < sets; ++i) {
             Set set;
-            set.a = PaddedOperand(m * k, operand_padding_floats(job.shape.k), kPadBeforeABits, kPadAfterABits);
-            set.b = PaddedOperand(k * n, operand_padding_floats(job.shape.n), kPadBeforeBBits, kPadAfterBBits);
-            if (guarded) set.guarded.emplace(m * n, kGuardFloats, guard_bytes_);
-            else set.c.resize(m * n);
+            set.a = PaddedOperand(g.a_count, operand_padding_floats(g.a_cols), kPadBeforeABits, kPadAfterABits);
+            set.b = PaddedOperand(g.b_count, operand_padding_floats(g.b_cols), kPadBeforeBBits, kPadAfterBBits);
+            if (guarded) set.guarded.emplace(g.c_count, kGuardFloats, guard_bytes_);
+            else set.c.resize(g.c_count);
             sets_.push_back(std::move(set));
         }
         if (guarded) {
-            written_a_.resize(m * k);
-            written_b_.resize(k * n);
+            written_a_.resize(g.a_count);
+            written_b_.resize(g.b_count);
         }
     }
     void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) override {
@@ -61,7 +63,8 @@ public:
     void poison_output(int set) override {
         Set& s = sets_[size_t(set)];
         if (s.guarded) s.guarded->fill_band();
-        poison_nan(c_of(s), c_count());
+        if (geometry_.in_place) std::memcpy(c_of(s), s.a.data(), c_count() * sizeof(float));
+        else poison_nan(c_of(s), c_count());
     }
     void flush_caches() override {}
     void synchronize(const std::string&, bool) override {}
@@ -73,7 +76,7 @@ public:
             const std::vector<float>& expected;
             const PaddedOperand& got;
             int64_t cols;
-        } inputs[] = {{"A", written_a_, s.a, shape_.k}, {"B", written_b_, s.b, shape_.n}};
+        } inputs[] = {{"A", written_a_, s.a, geometry_.a_cols}, {"B", written_b_, s.b, geometry_.b_cols}};
         for (const auto& input : inputs) {
             std::string change = describe_input_change(input.name, input.expected.data(), input.got.data(),
                                                        input.expected.size(), sizeof(float), input.cols);
@@ -101,16 +104,16 @@ public:
         for (size_t i : sample_at) scan.samples.push_back(c[i]);
         return scan;
     }
-    kreg_gemm_args args(int set) override {
+    CallOperands operands(int set) override {
         Set& s = sets_[size_t(set)];
-        kreg_gemm_args args = gemm_args(shape_, dtype_);
-        args.a = s.a.data();
-        args.b = s.b.data();
-        args.c = c_of(s);
-        return args;
+        CallOperands o;
+        o.a = s.a.data();
+        o.b = s.b.data();
+        o.c = c_of(s);
+        return o;
     }
-    void call(const kreg_gemm_args& args) override {
-        if (std::string failure = call_run_gemm(info_, instance_, args); !failure.empty())
+    void call(const CallOperands& operands) override {
+        if (std::string failure = op_.call(info_, instance_, shape_, dtype_, operands); !failure.empty())
             throw KernelFailed{std::move(failure)};
     }
     Timer& timer(bool) override { return timer_; }
@@ -151,12 +154,14 @@ private:
     };
     static float* c_of(Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }
     static const float* c_of(const Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }
-    size_t c_count() const { return size_t(shape_.m) * size_t(shape_.n); }
+    size_t c_count() const { return geometry_.c_count; }
 
     const kreg_kernel_info& info_;
     void* instance_;
+    const OperationDef& op_;
     Shape shape_;
-    kreg_dtype dtype_ = KREG_DTYPE_FP32;
+    DType dtype_ = DType::fp32;
+    OperandGeometry geometry_;
     size_t guard_bytes_ = 0;
     std::vector<Set> sets_;
     std::vector<float> written_a_, written_b_;  // strict: what fill_inputs wrote last
@@ -181,13 +186,14 @@ Record run_cpu_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel*
         return record;
     }
     try {
-        CpuBackend backend(*kernel.info, kernel.instance);
-        run_gemm_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
+        CpuBackend backend(*kernel.info, kernel.instance, operation_def(job.operation));
+        run_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
     } catch (const std::bad_alloc&) {
         record.status = RowStatus::failed;
         record.reason = "out of host memory for the operands of " + to_string(job.shape);
         record.stats.reset();
         record.gflops.reset();
+        record.gbps.reset();
     }
     return record;
 }

@@ -74,12 +74,12 @@ void to_device_bytes(std::vector<float>& values, DType dtype, std::vector<unsign
 
 // {"launch": {...}, "attributes": {...}} from the kernel's describe_launch and cudaFuncGetAttributes.
 // Informational: a kernel that cannot describe itself still runs; the reason is recorded instead.
-void describe_launch(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args, RecordExtras& extra) {
-    if (info.describe_launch == nullptr) return;
+void describe_launch(const kreg_kernel_info& info, void* instance, const OperationDef& op, const Shape& shape,
+                     DType dtype, const CallOperands& operands, RecordExtras& extra) {
     kreg_launch_info launch{};
     launch.struct_size = sizeof(kreg_launch_info);
     char error[512] = {};
-    const kreg_status status = info.describe_launch(instance, &args, &launch, error, sizeof error);
+    const kreg_status status = op.describe_launch(info, instance, shape, dtype, operands, launch, error, sizeof error);
     error[sizeof error - 1] = '\0';
     if (status != KREG_STATUS_OK) {
         if (status != KREG_STATUS_UNSUPPORTED) extra.launch_error = std::string(status_name(status)) + ": " + error;
@@ -200,6 +200,7 @@ public:
     CudaBackend(const Job& job, const LoadedKernel& kernel, cudaStream_t stream, int l2_bytes)
         : info_(*kernel.info),
           instance_(kernel.instance),
+          op_(operation_def(job.operation)),
           who_(kernel.info->name != nullptr ? kernel.info->name : job.kernel),
           profile_name_(job.kernel),
           profile_(job.settings.profile),
@@ -213,16 +214,17 @@ public:
         shape_ = job.shape;
         dtype_ = job.dtype;
         esize_ = element_bytes(job.dtype);
-        const size_t m = size_t(job.shape.m), n = size_t(job.shape.n), k = size_t(job.shape.k);
-        c_count_ = m * n;
+        geometry_ = op_.geometry(job.shape);
+        const OperandGeometry& g = geometry_;
+        c_count_ = g.c_count;
         // Each band is tile_guard_bytes(ldc) long (at least 1 MiB): an unpredicated 256 x 256 tile written
         // past C's last row or last column lands in it rather than in some other allocation. Written
         // once here: a write into one ends the job, so they never need rewriting.
-        guard_floats_ = guarded ? tile_guard_bytes(job.shape.n) / sizeof(float) : 0;
+        guard_floats_ = guarded ? tile_guard_bytes(g.c_cols) / sizeof(float) : 0;
         const std::vector<uint32_t> guard_words(guard_floats_, kGuardBits);
         for (int i = 0; i < sets; ++i) {
-            sets_.push_back({PaddedDeviceOperand(m * k, esize_, job.shape.k, kPadBeforeABits, kPadAfterABits, stream_),
-                             PaddedDeviceOperand(k * n, esize_, job.shape.n, kPadBeforeBBits, kPadAfterBBits, stream_),
+            sets_.push_back({PaddedDeviceOperand(g.a_count, esize_, g.a_cols, kPadBeforeABits, kPadAfterABits, stream_),
+                             PaddedDeviceOperand(g.b_count, esize_, g.b_cols, kPadBeforeBBits, kPadAfterBBits, stream_),
                              DeviceBuffer((c_count_ + 2 * guard_floats_) * sizeof(float))});
             if (guard_floats_ > 0) {
                 const Set& set = sets_.back();
@@ -246,7 +248,14 @@ public:
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host bytes are rewritten by the next call
     }
-    void poison_output(int set) override { poison_bits_ = poison_device(c_of(sets_[size_t(set)]), c_count_, stream_); }
+    void poison_output(int set) override {
+        const Set& s = sets_[size_t(set)];
+        if (geometry_.in_place) {  // C starts as A (fp32: the only dtype of the in-place operations)
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_of(s), s.a.get(), c_count_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+            return;
+        }
+        poison_bits_ = poison_device(c_of(s), c_count_, stream_);
+    }
     void flush_caches() override {
         // After the poison, so C's freshly written lines are evicted too. A changing value keeps the
         // memset from being a no-op a clever driver could skip.
@@ -272,7 +281,7 @@ public:
             const std::vector<unsigned char>& expected;
             const std::vector<unsigned char>& got;
             int64_t cols;
-        } inputs[] = {{"A", a_bytes_, a_back_, shape_.k}, {"B", b_bytes_, b_back_, shape_.n}};
+        } inputs[] = {{"A", a_bytes_, a_back_, geometry_.a_cols}, {"B", b_bytes_, b_back_, geometry_.b_cols}};
         for (const auto& input : inputs) {
             std::string change = describe_input_change(input.name, input.expected.data(), input.got.data(),
                                                        input.expected.size() / esize_, esize_, input.cols);
@@ -316,20 +325,20 @@ public:
         }
         return scan;
     }
-    kreg_gemm_args args(int set) override {
+    CallOperands operands(int set) override {
         const Set& s = sets_[size_t(set)];
-        kreg_gemm_args args = gemm_args(shape_, static_cast<kreg_dtype>(dtype_));
-        args.a = s.a.get();
-        args.b = s.b.get();
-        args.c = c_of(s);
-        args.stream = stream_;
-        return args;
+        CallOperands o;
+        o.a = s.a.get();
+        o.b = s.b.get();
+        o.c = c_of(s);
+        o.stream = stream_;
+        return o;
     }
-    void call(const kreg_gemm_args& args) override {
+    void call(const CallOperands& operands) override {
         // --profile: one NVTX range per sampled launch, named after the kernel, for ncu/nsys to target.
         const bool range = profile_ && sampling_;
         if (range) nvtxRangePushA(profile_name_.c_str());
-        const std::string message = call_run_gemm(info_, instance_, args);
+        const std::string message = op_.call(info_, instance_, shape_, dtype_, operands);
         if (range) nvtxRangePop();
         if (!message.empty()) {
             // A kernel that reports a fault it caught (an illegal address, say) still leaves the
@@ -354,8 +363,8 @@ public:
         if (reset != cudaSuccess && reset != cudaErrorNotSupported) KREG_RUNNER_CUDA_CHECK(reset);
         (void)cudaGetLastError();
     }
-    void describe(Record& record, const kreg_gemm_args& args) override {
-        describe_launch(info_, instance_, args, record.extra);
+    void describe(Record& record, const CallOperands& operands) override {
+        describe_launch(info_, instance_, op_, shape_, dtype_, operands, record.extra);
     }
     void start_strict(StrictEvidence& evidence) override {
         evidence.device_wide_sync = true;
@@ -391,6 +400,8 @@ private:
 
     const kreg_kernel_info& info_;
     void* instance_;
+    const OperationDef& op_;
+    OperandGeometry geometry_;
     std::string who_, profile_name_;
     bool profile_, warm_cache_;
     cudaStream_t stream_;
@@ -426,7 +437,7 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel
         KREG_RUNNER_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, job.settings.device));
         Stream stream;
         CudaBackend backend(job, kernel, stream.get(), l2_bytes);
-        run_gemm_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
+        run_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
         return record;
     } catch (const KernelFailed& e) {
         record.reason = e.message;
@@ -440,6 +451,7 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel
     record.status = RowStatus::failed;
     record.stats.reset();
     record.gflops.reset();
+    record.gbps.reset();
     return record;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/job.hpp"
+#include "ops/gemm.hpp"
 
 #include <kreg/abi.h>
 
@@ -47,13 +48,7 @@ public:
 // "RUNTIME_ERROR" for KREG_STATUS_RUNTIME_ERROR, and so on.
 const char* status_name(kreg_status status);
 
-// The arguments of every call a job runner makes: C = A * B (alpha 1, beta 0) at shape, packed
-// row-major (lda = k, ldb = ldc = n), dtype. The pointers and the stream are the runner's to set.
-kreg_gemm_args gemm_args(const Shape& shape, kreg_dtype dtype);
 
-// One call of the kernel's run_gemm: "" when it returned OK, else "kernel returned <STATUS>: <its
-// message or (no message)>".
-std::string call_run_gemm(const kreg_kernel_info& info, void* instance, const kreg_gemm_args& args);
 
 // The row every job runner starts from (names, backend, timer) after the checks all runners share: the
 // kernel is loaded, of this backend, the shape is valid, and the kernel declares this dtype and shape

@@ -8,11 +8,13 @@
 #include "verify/random_fill.hpp"
 #include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
+#include "ops/operation.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -63,14 +65,15 @@ std::string position(size_t index, int64_t n) {
 // Step 3 of the protocol (pipeline.hpp) on one call's C: "" if it passes, else the reason.
 class CallScan {
 public:
-    CallScan(const Shape& shape, double tolerance, uint64_t seed) : shape_(shape), tolerance_(tolerance), seed_(seed) {}
+    CallScan(const OperationDef& op, const Shape& shape, double tolerance, uint64_t seed)
+        : op_(op), shape_(shape), tolerance_(tolerance), seed_(seed), geometry_(op.geometry(shape)) {}
 
     // The elements call `number` is checked at: drawn from the job's verify seed and the call number, so
     // they differ from call to call and reproduce from run to run. A kernel that knows the seed could
     // predict them; grading does not rely on this check (strict runs verify every call in full).
     std::vector<size_t> elements(uint64_t number) const {
         uint64_t state = seed_ ^ (number * 0xd1b54a32d192ed03ULL);
-        const uint64_t count = uint64_t(shape_.m) * uint64_t(shape_.n);
+        const uint64_t count = uint64_t(geometry_.c_count);
         std::vector<size_t> chosen;
         for (int i = 0; i < kSampledElements; ++i) chosen.push_back(size_t(splitmix64(state) % count));
         return chosen;
@@ -78,24 +81,34 @@ public:
 
     std::string judge(const OutputScan& scan, const std::vector<size_t>& elements, const std::vector<float>& a,
                       const std::vector<float>& b, double& worst) const {
-        const int64_t n = shape_.n, k = shape_.k;
-        const size_t total = size_t(shape_.m) * size_t(n);
+        const int64_t n = geometry_.c_cols;
+        const size_t total = geometry_.c_count;
         if (scan.unwritten > 0)
             return "unwritten element at " + position(scan.first_unwritten, n) + " (" + std::to_string(scan.unwritten) + " of " +
                    std::to_string(total) + " elements of C never written)";
-        if (scan.non_finite > 0)
+        // Exact operations copy A's NaN and Inf on purpose (plant_special_values); their samples are
+        // compared bit for bit below instead.
+        if (scan.non_finite > 0 && !op_.exact())
             // Its bits say where it came from, as far as they can (verify_gemm.hpp).
             return describe_non_finite(scan.first_non_finite_value, int64_t(scan.first_non_finite) / n,
                                        int64_t(scan.first_non_finite) % n) +
                    " (" + std::to_string(scan.non_finite) + " of " + std::to_string(total) + " elements of C are NaN or Inf)";
         for (size_t s = 0; s < elements.size() && s < scan.samples.size(); ++s) {
-            const int64_t i = int64_t(elements[s]) / n, j = int64_t(elements[s]) % n;
-            double ref = 0, magnitude = 0;
-            for (int64_t p = 0; p < k; ++p) {
-                const double term = double(a[size_t(i * k + p)]) * double(b[size_t(p * n + j)]);
-                ref += term;
-                magnitude += std::abs(term);
+            if (op_.exact()) {
+                const float want = a[op_.exact_source(shape_, elements[s])];
+                if (std::memcmp(&want, &scan.samples[s], sizeof want) != 0) {
+                    worst = 1;
+                    uint32_t got_bits, want_bits;
+                    std::memcpy(&got_bits, &scan.samples[s], sizeof got_bits);
+                    std::memcpy(&want_bits, &want, sizeof want_bits);
+                    char bits[64];
+                    std::snprintf(bits, sizeof bits, "bits 0x%08x, the exact result's 0x%08x", got_bits, want_bits);
+                    return "element " + position(elements[s], n) + " differs from the exact result (" + bits + ")";
+                }
+                continue;
             }
+            double magnitude = 0;
+            const double ref = op_.expected(a.data(), b.data(), shape_, elements[s], magnitude);
             const double err = std::abs(double(scan.samples[s]) - ref) / std::max(magnitude, 1e-30);
             worst = std::max(worst, err);
             if (!(err <= tolerance_)) {
@@ -109,9 +122,11 @@ public:
     }
 
 private:
+    const OperationDef& op_;
     Shape shape_;
     double tolerance_;
     uint64_t seed_;
+    OperandGeometry geometry_;
 };
 
 // The first job of a process that times on a backend wanting it waits for the clocks (ClockSettle).
@@ -122,37 +137,42 @@ bool take_first_clock_settle() {
 
 }  // namespace
 
-void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
-                       CallChannel* channel) {
+void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
+                  CallChannel* channel) {
     const RunSettings& settings = job.settings;
     const kreg_kernel_info& info = *kernel.info;
-    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
+    const OperationDef& op = operation_def(job.operation);
+    const OperandGeometry geometry = op.geometry(job.shape);
+    // model_global_bytes' k: K for GEMM, the block for block_transpose, 0 for transpose (abi.h).
+    const int64_t m = job.shape.m, n = job.shape.n, k = job.operation == Operation::block_transpose ? job.shape.block : job.shape.k;
     const bool strict = settings.strict || settings.checked_outside;
     const bool check = strict || settings.verify;
     const int sets = strict ? kStrictBufferSets : 1;
 
     backend.allocate(job, sets, strict);
     // Host side: the current call's inputs as the reference sees them, and a copy of its C.
-    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+    std::vector<float> a(geometry.a_count), b(geometry.b_count), c(geometry.c_count);
     if (!strict) {
         // Two streams per job: A and B differ, and every job of a plan draws from its own pair; the same
         // on every backend, so a job's inputs do not depend on where it runs.
         fill_uniform(a.data(), a.size(), job.seed, 2 * job.id);
         fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
+        op.plant_special_values(a, job.seed ^ job.id);
         backend.fill_inputs(0, a, b);
     }
-    kreg_gemm_args args = backend.args(0);
+    CallOperands args = backend.operands(0);
     backend.describe(record, args);
     if (info.model_global_bytes != nullptr) {
         // The SDK's trampoline answers a negative value when the author's model threw: no model then.
-        const double model = info.model_global_bytes(m, n, k, args.dtype);
+        const double model = info.model_global_bytes(m, n, k, static_cast<kreg_dtype>(job.dtype));
         if (std::isfinite(model) && model >= 0) record.extra.model_bytes = model;
     }
 
-    const double tolerance = settings.tolerance.value_or(default_tolerance(job.dtype, k));
+    // Exact operations are compared bit for bit: their tolerance is 0.
+    const double tolerance = op.exact() ? 0.0 : settings.tolerance.value_or(default_tolerance(job.dtype, k));
     if (check) record.tolerance = tolerance;
     const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
-    const CallScan scanner(job.shape, tolerance, verify_seed);
+    const CallScan scanner(op, job.shape, tolerance, verify_seed);
 
     CallLimit limit(job);
     StrictEvidence evidence;
@@ -178,14 +198,13 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
         backend.poison_output(set);
         if (site.role != CallSite::Role::checked && !settings.warm_cache) backend.flush_caches();
         backend.synchronize("preparing the " + site.label() + " of " + record.kernel, strict);
-        args = backend.args(set);
+        args = backend.operands(set);
         if (strict) backend.before_call();
         limit.arm();
     };
     // Full verification of the host copy c.
     auto verify_full = [&](const std::string& label, uint64_t seed) {
-        const VerifyResult v =
-            verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, tolerance, seed);
+        const VerifyResult v = op.verify(a.data(), b.data(), c.data(), job.shape, tolerance, seed);
         if (strict) ++evidence.calls_verified;
         if (std::isfinite(v.max_rel_err))
             record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
@@ -308,7 +327,11 @@ void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBacken
     if (outcome.settle_calls > 0) sampling.clock_settle = ClockSettleFacts{outcome.settle_calls, outcome.settle_s, outcome.settled};
     record.extra.sampling = std::move(sampling);
     record.stats = compute_stats(record.samples_ms);
-    if (record.stats->median_ms > 0) record.gflops = job.shape.flops() / (record.stats->median_ms * 1e-3) / 1e9;
+    if (record.stats->median_ms > 0 && op.flops(job.shape) > 0)
+        record.gflops = op.flops(job.shape) / (record.stats->median_ms * 1e-3) / 1e9;
+    // Data movement (no FLOPs): the bytes that must move, per second of the median.
+    if (record.stats->median_ms > 0 && op.flops(job.shape) <= 0)
+        record.gbps = op.bytes_moved(job.shape, job.dtype) / (record.stats->median_ms * 1e-3) / 1e9;
     record.status = RowStatus::ok;
     record.reason.clear();
 }

@@ -1,7 +1,8 @@
 // The measurement protocol, written once for every backend (pipeline/backend.hpp):
 //
-//   1. the checked call: fresh seeded inputs, C poisoned, one call, C verified against the fp64
-//      reference (verify_gemm) before anything is timed — a wrong kernel is not worth timing;
+//   1. the checked call: fresh seeded inputs, C poisoned (in-place operations: C set to A), one call, C
+//      verified against the operation's reference (GEMM: fp64, verify_gemm; transposes: bit for bit)
+//      before anything is timed — a wrong kernel is not worth timing;
 //   2. warm-up calls, then (first job of a CUDA worker) calls until the clocks have settled, then timed
 //      calls until the stopping rule says stop (measure/sampler.hpp). Before every call, outside the
 //      timed region: C poisoned again, caches flushed (unless warm_cache), the device idle, the per-call
@@ -35,7 +36,9 @@ inline constexpr int kSampledElements = 16;
 // wrong_result or failed. KernelFailed is caught here; WorkerFatal and the backend's own errors
 // propagate to the backend's entry point, with record holding what was found until then (a strict
 // run's evidence included). channel: the checker's line for settings.checked_outside.
-void run_gemm_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
+// The protocol is the same for every operation (ops/operation.hpp): its geometry sizes the operands, its
+// run entry is called, and its check judges the output (GEMM within the tolerance, transposes bit for bit).
+void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
                        CallChannel* channel);
 
 }  // namespace kreg

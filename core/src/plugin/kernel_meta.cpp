@@ -82,7 +82,20 @@ std::optional<std::string> why_unsupported(const KernelMeta& k, const Shape& sha
     const Dim dims[] = {{"M", shape.m, k.m_multiple, k.max_m},
                         {"N", shape.n, k.n_multiple, k.max_n},
                         {"K", shape.k, k.k_multiple, k.max_k}};
+    // block_transpose: the operation's own constraint (whole tiles), then the kernel's on the block.
+    if (shape.block > 0) {
+        for (const Dim& d : {dims[0], dims[1]})
+            if (d.value % shape.block != 0)
+                return std::string(d.name) + "=" + std::to_string(d.value) + " is not a multiple of block=" +
+                       std::to_string(shape.block) + " (block_transpose transposes whole tiles)";
+        if (k.block_multiple > 1 && shape.block % k.block_multiple != 0)
+            return "block=" + std::to_string(shape.block) + " is not a multiple of " + std::to_string(k.block_multiple) +
+                   " (declared by the kernel)";
+        if (k.max_block > 0 && shape.block > k.max_block)
+            return "block=" + std::to_string(shape.block) + " exceeds the kernel's maximum " + std::to_string(k.max_block);
+    }
     for (const Dim& d : dims) {
+        if (d.value == 0) continue;  // transposes have no K
         if (d.multiple > 1 && d.value % d.multiple != 0)
             return std::string(d.name) + "=" + std::to_string(d.value) + " is not a multiple of " +
                    std::to_string(d.multiple) + " (declared by the kernel)";

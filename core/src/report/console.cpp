@@ -65,7 +65,9 @@ std::string indented_text(const std::string& text, size_t indent, size_t max_byt
 }
 
 std::string format_table(const std::vector<Record>& records, const Baseline& baseline) {
-    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"};
+    // Data-movement operations (transposes) have no FLOPs: their rate column is bytes moved per second.
+    const bool moves_data = std::any_of(records.begin(), records.end(), [](const Record& r) { return r.operation != Operation::gemm; });
+    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", moves_data ? "GB/s" : "GFLOP/s", "max err"};
     if (baseline) labels.push_back("speed-up");
 
     const auto speedups = speedups_vs_baseline(records, baseline);
@@ -77,7 +79,8 @@ std::string format_table(const std::vector<Record>& records, const Baseline& bas
                                        to_string(r.shape),
                                        std::string(to_string(r.status)),
                                        or_dash(r.stats.has_value(), r.stats ? short_ms(r.stats->median_ms) : ""),
-                                       or_dash(r.gflops.has_value(), r.gflops ? short_gflops(*r.gflops) : ""),
+                                       moves_data ? or_dash(r.gbps.has_value(), r.gbps ? short_gflops(*r.gbps) : "")
+                                                  : or_dash(r.gflops.has_value(), r.gflops ? short_gflops(*r.gflops) : ""),
                                        or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
         if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? short_speedup(*speedups[i]) : ""));
         rows.push_back(std::move(cells));
@@ -117,6 +120,7 @@ std::string format_progress(size_t done, size_t total, const Record& r) {
     if (r.status == RowStatus::ok) {
         if (r.stats) line += "  " + short_ms(r.stats->median_ms) + " ms";
         if (r.gflops) line += "  " + short_gflops(*r.gflops) + " GFLOP/s";
+        if (r.gbps) line += "  " + short_gflops(*r.gbps) + " GB/s";
         return line;
     }
     if (r.max_rel_err) line += "  max err " + short_err(*r.max_rel_err);

@@ -41,7 +41,7 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
     if (it == reply.end() || !it->is_object()) return "sent a result without a record";
     if (std::string why = unexpected_field(*it, {"op", "job_id", "kernel", "plugin", "plugin_path", "backend", "dtype", "m", "n", "k",
                                                    "seed", "status", "reason", "timer", "samples_ms", "extra", "max_rel_err",
-                                                   "tolerance", "stats", "gflops", "exit_code", "signal"});
+                                                   "tolerance", "stats", "gflops", "exit_code", "signal", "operation", "block", "gbps"});
         !why.empty())
         return why;
     if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples) return "sent a record with too many samples";

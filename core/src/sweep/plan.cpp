@@ -13,15 +13,16 @@ std::vector<PlannedJob> plan_sweep(const SweepConfig& config, const Registry& re
     for (const auto& name : kernel_names) {
         const RegistryEntry* entry = registry.find(name);
         if (entry == nullptr) continue;  // resolve_kernel_patterns only returns registered names
-        // A sweep measures one operation (GEMM for now): a glob such as cuda_* must not pull in
-        // transpose kernels, nor kernels of an operation this runner does not know.
-        if (entry->kernel.operation != "gemm") continue;
+        // A sweep measures one operation: a glob such as cuda_* must not pull in the kernels of another
+        // (nor of an operation this runner does not know).
+        if (entry->kernel.operation != to_string(config.operation)) continue;
         for (DType dtype : config.dtypes) {
             for (const Shape& shape : config.shapes) {
                 PlannedJob p;
                 p.job.id = id++;
                 p.job.kernel = name;
                 p.job.plugin_path = entry->plugin_path;
+                p.job.operation = config.operation;
                 p.job.shape = shape;
                 p.job.dtype = dtype;
                 p.job.seed = config.seed;

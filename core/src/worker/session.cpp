@@ -72,7 +72,6 @@ void WorkerSession::destroy_instances() {
 std::string unavailable_reason(const KernelMeta& kernel, int device) {
     // What the loader found this runner cannot run at all (an unknown operation or dtype) comes first.
     if (!kernel.unavailable_reason.empty()) return kernel.unavailable_reason;
-    if (kernel.operation != "gemm") return "this runner does not measure " + kernel.operation + " kernels yet";
     if (kernel.backend == Backend::cpu) return "";
 #ifdef KREG_HAVE_CUDA
     return why_cannot_run(device, kernel.min_compute_capability).value_or("");
