@@ -698,7 +698,10 @@ const std::vector<std::string> kKnownKernels{
     "cpu_naive",          "cpu_blocked",     "cuda_01_naive",      "cuda_02_tiled16",          "cuda_02_tiled32",
     "cuda_03_conflicts",  "cuda_03_padded",  "cuda_03_padded_dynamic", "cuda_04_coarsened",    "cuda_05_register_blocked",
     "cuda_06_vectorized", "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled",   "cuda_10_mma",   "cuda_11_wgmma", "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm",
-    "cublas_tf32",        "cublas_bf16"};
+    "cublas_tf32",        "cublas_bf16",
+    // transposes (issue 11)
+    "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
+    "cuda_block_transpose", "cuda_block_transpose_padded"};
 
 TEST(ShippedConfigs, EveryOneLoadsAndNamesKnownKernels) {
     std::set<std::string> names, outputs;
