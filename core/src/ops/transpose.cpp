@@ -24,6 +24,36 @@ std::string describe_mismatch(float got, float want, int64_t i, int64_t j) {
     return text;
 }
 
+// The ABI arguments of a job's call, for its run and its launch description alike: the harness's packed
+// operands (leading dimension = row length), B written into C's buffer.
+kreg_transpose_args transpose_args(const Shape& s, DType dtype, const CallOperands& o) {
+    kreg_transpose_args args{};
+    args.struct_size = sizeof args;
+    args.m = s.m;
+    args.n = s.n;
+    args.lda = s.n;
+    args.ldb = s.m;
+    args.dtype = static_cast<kreg_dtype>(dtype);
+    args.a = o.a;
+    args.b = o.c;
+    args.stream = o.stream;
+    return args;
+}
+
+// In place: the harness copied A into C before the call, and the kernel works on C.
+kreg_block_transpose_args block_transpose_args(const Shape& s, DType dtype, const CallOperands& o) {
+    kreg_block_transpose_args args{};
+    args.struct_size = sizeof args;
+    args.m = s.m;
+    args.n = s.n;
+    args.lda = s.n;
+    args.block = s.block;
+    args.dtype = static_cast<kreg_dtype>(dtype);
+    args.a = o.c;
+    args.stream = o.stream;
+    return args;
+}
+
 }  // namespace
 
 std::string TransposeOperation::invalid_shape(const Shape& s) const {
@@ -106,16 +136,7 @@ double TransposeOperation::bytes_moved(const Shape& s, DType) const { return 2.0
 
 std::string TransposeOperation::call(const kreg_kernel_info& info, void* instance, const Shape& s, DType dtype,
                                      const CallOperands& o) const {
-    kreg_transpose_args args{};
-    args.struct_size = sizeof args;
-    args.m = s.m;
-    args.n = s.n;
-    args.lda = s.n;
-    args.ldb = s.m;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.a = o.a;
-    args.b = o.c;
-    args.stream = o.stream;
+    const kreg_transpose_args args = transpose_args(s, dtype, o);
     char error[1024];
     error[0] = '\0';
     const kreg_status status = info.run_transpose(instance, &args, error, sizeof error);
@@ -128,16 +149,7 @@ kreg_status TransposeOperation::describe_launch(const kreg_kernel_info& info, vo
                                                 DType dtype, const CallOperands& o, kreg_launch_info& launch,
                                                 char* error, size_t error_size) const {
     if (info.describe_transpose_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
-    kreg_transpose_args args{};
-    args.struct_size = sizeof args;
-    args.m = s.m;
-    args.n = s.n;
-    args.lda = s.n;
-    args.ldb = s.m;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.a = o.a;
-    args.b = o.c;
-    args.stream = o.stream;
+    const kreg_transpose_args args = transpose_args(s, dtype, o);
     return info.describe_transpose_launch(instance, &args, &launch, error, error_size);
 }
 
@@ -166,15 +178,7 @@ size_t BlockTransposeOperation::source_of(const Shape& s, size_t index) const {
 
 std::string BlockTransposeOperation::call(const kreg_kernel_info& info, void* instance, const Shape& s, DType dtype,
                                           const CallOperands& o) const {
-    kreg_block_transpose_args args{};
-    args.struct_size = sizeof args;
-    args.m = s.m;
-    args.n = s.n;
-    args.lda = s.n;
-    args.block = s.block;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.a = o.c;  // in place: the harness copied A into C before the call
-    args.stream = o.stream;
+    const kreg_block_transpose_args args = block_transpose_args(s, dtype, o);
     char error[1024];
     error[0] = '\0';
     const kreg_status status = info.run_block_transpose(instance, &args, error, sizeof error);
@@ -187,15 +191,7 @@ kreg_status BlockTransposeOperation::describe_launch(const kreg_kernel_info& inf
                                                      DType dtype, const CallOperands& o, kreg_launch_info& launch,
                                                      char* error, size_t error_size) const {
     if (info.describe_block_transpose_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
-    kreg_block_transpose_args args{};
-    args.struct_size = sizeof args;
-    args.m = s.m;
-    args.n = s.n;
-    args.lda = s.n;
-    args.block = s.block;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.a = o.c;
-    args.stream = o.stream;
+    const kreg_block_transpose_args args = block_transpose_args(s, dtype, o);
     return info.describe_block_transpose_launch(instance, &args, &launch, error, error_size);
 }
 
