@@ -459,6 +459,7 @@ int run_command(const CommandLine& given) {
             if (writer->has(p.job.id)) continue;
             if (!lanes.empty() && p.backend == Backend::cuda && !p.skip_reason) {
                 lane_jobs.push_back(p.job);
+                lane_jobs.back().settings.device = 0;  // a lane's worker sees its GPU alone, as device 0
                 continue;
             }
             Record r = p.skip_reason ? skipped_record(p) : executor.run_job(p.job);
