@@ -90,7 +90,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     CommandLine cl;
     for (int i = 0; i < argc; ++i) cl.argv.emplace_back(argv[i]);
 
-    cxxopts::Options options("runner", "kreg: load GEMM kernel plugins, verify them against a reference, time them, report.");
+    cxxopts::Options options("runner", "kreg: load kernel plugins (GEMM, transpose, block_transpose), verify them against a reference, time them, report.");
     options.set_width(100);
     // clang-format off
     options.add_options("General")
@@ -103,8 +103,10 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("v,verbose", "Show what workers print on stderr");
     options.add_options("Quick run (override a config's values)")
         ("k,kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>())
+        ("operation", "What the kernels compute: gemm (default), transpose or block_transpose", cxxopts::value<std::string>())
         ("sizes", "Square sizes, comma-separated (512,1024)", cxxopts::value<std::string>())
-        ("shape", "One MxNxK shape; repeatable", cxxopts::value<std::vector<std::string>>())
+        ("shape", "One shape, MxNxK (gemm) or MxN (transposes); repeatable", cxxopts::value<std::vector<std::string>>())
+        ("block", "block_transpose: tile edges, comma-separated (1,2,16); every shape runs with each", cxxopts::value<std::string>())
         ("dtype", "Element types, comma-separated (fp32,tf32,bf16,fp16)", cxxopts::value<std::string>())
         ("warmup", "Untimed calls before timing", cxxopts::value<int>())
         ("repeat", "Timed calls per row", cxxopts::value<int>())
@@ -179,13 +181,31 @@ CommandLine parse_command_line(int argc, char** argv) {
         o.kernels = split_list(r["kernels"].as<std::string>());
         if (o.kernels->empty()) throw std::invalid_argument("--kernels: no kernel names given");
     }
-    if (r.count("sizes") || r.count("shape")) {
-        std::vector<Shape> shapes;
-        if (r.count("sizes")) shapes = parse_sizes_option(r["sizes"].as<std::string>());
-        if (r.count("shape"))
-            for (const auto& s : r["shape"].as<std::vector<std::string>>()) shapes.push_back(parse_shape_option(s));
-        o.shapes = shapes;
+    if (r.count("operation")) {
+        const std::string name = r["operation"].as<std::string>();
+        o.operation = parse_operation(name);
+        if (!o.operation)
+            throw std::invalid_argument("--operation: unknown operation '" + name + "' (known: gemm, transpose, block_transpose)");
     }
+    // What --sizes and --shape mean depends on the operation, which a config may name: apply_overrides
+    // reads them. Their syntax is checked here.
+    if (r.count("sizes")) {
+        std::vector<int64_t> sizes;
+        for (const Shape& s : parse_sizes_option(r["sizes"].as<std::string>())) sizes.push_back(s.m);
+        o.sizes = sizes;
+    }
+    const auto named = [](const char* option, const auto& parse) {
+        try {
+            return parse();
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string(option) + ": " + e.what());
+        }
+    };
+    if (r.count("shape")) {
+        o.shape_texts = r["shape"].as<std::vector<std::string>>();
+        for (const auto& s : *o.shape_texts) named("--shape", [&] { return parse_dims_option(s); });
+    }
+    if (r.count("block")) o.blocks = named("--block", [&] { return parse_blocks_option(r["block"].as<std::string>()); });
     if (r.count("dtype")) {
         std::vector<DType> dtypes;
         for (const auto& name : split_list(r["dtype"].as<std::string>())) {

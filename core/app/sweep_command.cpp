@@ -102,7 +102,7 @@ void check_baseline(const SweepConfig& part, const Registry& registry, bool from
 }
 
 bool any_quick_option(const CliOverrides& o) {
-    return o.kernels || o.shapes || o.dtypes || o.warmup || o.repeats || o.time_budget_s || o.timeout_s ||
+    return o.kernels || o.operation || o.sizes || o.shape_texts || o.blocks || o.shapes || o.dtypes || o.warmup || o.repeats || o.time_budget_s || o.timeout_s ||
            o.tolerance || o.verify || o.warm_cache || o.seed || o.device || o.baseline || o.json || o.csv;
 }
 

@@ -313,7 +313,7 @@ TEST(Csv, HeaderIsStable) {
     const std::string required = "kernel,plugin,backend,dtype,m,n,k,status,max_rel_err,median_ms,min_ms,cv,gflops";
     EXPECT_EQ(csv_header().substr(0, required.size()), required);
     EXPECT_EQ(csv_header(),
-              required + ",mean_ms,stddev_ms,samples,tolerance,speedup_vs_baseline,reason,plugin_path,seed,job_id,timer");
+              required + ",mean_ms,stddev_ms,samples,tolerance,speedup_vs_baseline,reason,plugin_path,seed,job_id,timer,operation,block,gbps");
 }
 
 TEST(Csv, RowHasOneFieldPerColumnAndValuesParseBack) {
@@ -349,6 +349,36 @@ TEST(Csv, RowHasOneFieldPerColumnAndValuesParseBack) {
     EXPECT_NEAR(std::stod(row["speedup_vs_baseline"]), 0.4321987654, 5e-6 * 0.4321987654);
     // %.3f for GFLOP/s.
     EXPECT_NEAR(std::stod(row["gflops"]), *r.gflops, 5e-4);
+    EXPECT_EQ(row["operation"], "gemm");
+    EXPECT_EQ(row["block"], "");
+    EXPECT_EQ(row["gbps"], "");
+}
+
+TEST(Csv, TransposeRowsNameTheOperationAndBlockAndCarryGbpsInsteadOfKAndGflops) {
+    Record r = ok_record("cpu_block_transpose", Shape{12, 18, 0, 6}, 0.5);
+    r.operation = Operation::block_transpose;
+    r.gflops.reset();
+    r.gbps = 3.4567891;
+    Record t = r;
+    t.kernel = "cpu_transpose";
+    t.operation = Operation::transpose;
+    t.shape = Shape{17, 33, 0};
+    const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, std::nullopt) + "\n" + csv_row(t, std::nullopt) + "\n");
+    ASSERT_EQ(rows.size(), 3u);
+    const CsvRow block{rows[0], rows[1]}, plain{rows[0], rows[2]};
+    EXPECT_EQ(block["operation"], "block_transpose");
+    EXPECT_EQ(block["m"], "12");
+    EXPECT_EQ(block["n"], "18");
+    EXPECT_EQ(block["k"], "");  // no K: not a 0 that reads like one
+    EXPECT_EQ(block["block"], "6");
+    EXPECT_EQ(block["gflops"], "");
+    EXPECT_EQ(block["gbps"], "3.457");
+    EXPECT_EQ(plain["operation"], "transpose");
+    EXPECT_EQ(plain["m"], "17");
+    EXPECT_EQ(plain["n"], "33");
+    EXPECT_EQ(plain["k"], "");
+    EXPECT_EQ(plain["block"], "");
+    EXPECT_EQ(plain["gbps"], "3.457");
 }
 
 TEST(Csv, AbsentValuesAreEmptyFields) {

@@ -68,6 +68,33 @@ Shape parse_shape_option(const std::string& text) {
     return {dims[0], dims[1], dims[2]};
 }
 
+std::vector<int64_t> parse_blocks_option(const std::string& text) {
+    std::vector<int64_t> blocks;
+    std::string_view rest = text;
+    while (true) {
+        const auto comma = rest.find(',');
+        blocks.push_back(parse_size(rest.substr(0, comma), text, "1,2,16"));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return blocks;
+}
+
+std::vector<int64_t> parse_dims_option(const std::string& text) {
+    std::vector<int64_t> dims;
+    std::string_view rest = trim(text);
+    while (true) {
+        const auto x = rest.find_first_of("xX");
+        if (dims.size() == 3 || (dims.empty() && x == std::string_view::npos))
+            throw std::invalid_argument("invalid shape '" + text +
+                                        "': expected MxNxK (gemm, e.g. 1000x3000x257) or MxN (transposes, e.g. 17x33)");
+        dims.push_back(parse_size(rest.substr(0, x), text, "1000x3000x257 or 17x33"));
+        if (x == std::string_view::npos) break;
+        rest.remove_prefix(x + 1);
+    }
+    return dims;
+}
+
 Baseline parse_baseline_option(const std::string& text) {
     if (text.find('=') == std::string::npos) {
         const std::string name(trim(text));
@@ -108,17 +135,81 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
         for (const auto& k : *o.kernels)
             if (k.empty()) throw cli_error("--kernels", "empty kernel name");
     }
-    std::vector<Shape> shapes;
+    const Operation op = o.operation.value_or(config.operation);
+    const std::string op_name(to_string(op));
+    // The shapes as typed, in the operation's terms (k = 0 for transposes, block set below).
+    std::optional<std::vector<Shape>> given;
+    if (o.sizes || o.shape_texts || o.shapes) given.emplace();
+    if (o.sizes)
+        for (int64_t v : *o.sizes) given->push_back(op == Operation::gemm ? Shape{v, v, v} : Shape{v, v, 0});
+    if (o.shape_texts) {
+        for (const auto& text : *o.shape_texts) {
+            std::vector<int64_t> dims;
+            try {
+                dims = parse_dims_option(text);
+            } catch (const std::invalid_argument& e) {
+                throw cli_error("--shape", e.what());
+            }
+            if (op == Operation::gemm && dims.size() == 2)
+                throw cli_error("--shape", "'" + text + "' is MxN, but a gemm shape is MxNxK (e.g. 1000x3000x257); "
+                                           "for a transpose give --operation transpose");
+            if (op != Operation::gemm && dims.size() == 3)
+                throw cli_error("--shape", "'" + text + "' is a GEMM shape MxNxK, but a " + op_name +
+                                               " shape is MxN (e.g. 17x33): transposes have no K");
+            given->push_back(op == Operation::gemm ? Shape{dims[0], dims[1], dims[2]} : Shape{dims[0], dims[1], 0});
+        }
+    }
     if (o.shapes) {
         if (o.shapes->empty()) throw cli_error("--shapes", "must give at least one shape");
-        for (const auto& s : *o.shapes)
-            for (int64_t v : {s.m, s.n, s.k})
+        given->insert(given->end(), o.shapes->begin(), o.shapes->end());
+    }
+    if (o.blocks) {
+        if (op != Operation::block_transpose)
+            throw cli_error("--block", "--block is the tile edge of block_transpose, but this sweep's operation is " +
+                                           op_name + " (give --operation block_transpose)");
+        if (o.blocks->empty()) throw cli_error("--block", "must give at least one block");
+    }
+    if (o.operation && *o.operation != config.operation && !given) {
+        if (config.source != kCommandLineSource)
+            throw cli_error("--operation", "changes the operation of " + config.source + " from " +
+                                               std::string(to_string(config.operation)) + " to " + op_name +
+                                               ", whose shapes differ: give --sizes or --shape too");
+        given = std::vector<Shape>{op == Operation::gemm ? Shape{512, 512, 512} : Shape{512, 512, 0}};
+    }
+    if (op == Operation::block_transpose && (given || o.blocks)) {
+        // Every (M, N) with every block; what is not given comes from a block_transpose config.
+        const bool from_config = config.operation == Operation::block_transpose;
+        std::vector<int64_t> blocks;
+        if (o.blocks) blocks = *o.blocks;
+        else if (from_config)
+            for (const auto& s : config.shapes)
+                if (std::find(blocks.begin(), blocks.end(), s.block) == blocks.end()) blocks.push_back(s.block);
+        if (blocks.empty())
+            throw cli_error("--block", "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
+        std::vector<Shape> planes;
+        if (given) planes = *given;
+        else planes = config.shapes;
+        std::vector<Shape> crossed;
+        for (const auto& p : planes)
+            for (int64_t b : blocks) crossed.push_back(Shape{p.m, p.n, 0, b});
+        given = std::move(crossed);
+    }
+    std::vector<Shape> shapes;
+    if (given) {
+        const char* option = o.shapes ? "--shapes" : o.shape_texts ? "--shape" : o.sizes ? "--sizes" : "--block";
+        if (given->empty()) throw cli_error(option, "must give at least one shape");
+        for (const auto& s : *given) {
+            std::vector<int64_t> dims{s.m, s.n};
+            if (op == Operation::gemm) dims.push_back(s.k);
+            if (op == Operation::block_transpose) dims.push_back(s.block);
+            for (int64_t v : dims)
                 if (v < 1 || v > kMaxDimension)
-                    throw cli_error("--shapes", "size must be between 1 and " + std::to_string(kMaxDimension) +
-                                                    ", got " + std::to_string(v) + " in " + to_string(s));
+                    throw cli_error(option, "size must be between 1 and " + std::to_string(kMaxDimension) + ", got " +
+                                                std::to_string(v) + " in " + to_string(s));
+        }
         config_detail::UniqueShapes unique;
-        unique.add(*o.shapes);
-        if (unique.size() > kMaxSweepShapes) throw cli_error("--shapes", "too many shapes");
+        unique.add(*given);
+        if (unique.size() > kMaxSweepShapes) throw cli_error(option, "too many shapes");
         shapes = unique.take();
     }
     std::vector<DType> dtypes;
@@ -153,7 +244,8 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     }
 
     if (o.kernels) config.kernels = *o.kernels;
-    if (o.shapes) config.shapes = std::move(shapes);
+    config.operation = op;
+    if (given) config.shapes = std::move(shapes);
     if (o.dtypes) config.dtypes = std::move(dtypes);
     RunSettings& s = config.settings;
     if (o.warmup) s.warmup = *o.warmup;

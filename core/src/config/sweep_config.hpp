@@ -108,7 +108,13 @@ std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>&
 // Values given on the command line; each one set replaces the config's value.
 struct CliOverrides {
     std::optional<std::vector<std::string>> kernels;
-    std::optional<std::vector<Shape>> shapes;
+    std::optional<Operation> operation;  // --operation: replaces the config's (its shapes then need --sizes/--shape)
+    // --sizes (squares) and --shape (MxNxK for gemm, MxN for transposes) as typed: what they mean depends on
+    // the operation, which a config may only name after the command line is parsed. Before `shapes`.
+    std::optional<std::vector<int64_t>> sizes;
+    std::optional<std::vector<std::string>> shape_texts;
+    std::optional<std::vector<Shape>> shapes;   // shapes built in code, taken as they are (after sizes/shape_texts)
+    std::optional<std::vector<int64_t>> blocks;  // --block: block_transpose tile edges, crossed with the shapes
     std::optional<std::vector<DType>> dtypes;
     std::optional<int> warmup, repeats;
     std::optional<double> time_budget_s, timeout_s, tolerance;
@@ -121,11 +127,22 @@ struct CliOverrides {
 
 // Applies overrides after validating them as the parser would. Errors are ConfigErrors with file
 // "<command line>" and the option as json_path: --kernels, --shapes, --dtypes, --warmup, --repeat,
-// --time-budget, --timeout, --tolerance, --seed, --device, --baseline, --json, --csv.
+// --time-budget, --timeout, --tolerance, --seed, --device, --baseline, --json, --csv, --operation,
+// --shape, --block.
+// Shapes follow the sweep's operation (--operation, else the config's): a size S is SxSxS for gemm and
+// SxS for transposes; --shape is MxNxK for gemm and MxN for transposes (the other form is an error at
+// --shape). block_transpose crosses every (M, N) with every --block (without --block: the config's blocks,
+// if it is a block_transpose config; without --sizes/--shape: its (M, N)). --block with another operation
+// is an error at --block. --operation that changes a config file's operation needs --sizes or --shape;
+// the quick-run config (source "<command line>") gets 512 squares instead.
 void apply_overrides(SweepConfig& config, const CliOverrides& overrides);
 
 // "512,1024" -> {512x512x512, 1024x1024x1024}. std::invalid_argument with a message saying what is wrong.
 std::vector<Shape> parse_sizes_option(const std::string& text);
+// --block's "1,2,16" -> {1, 2, 16}. std::invalid_argument with a message saying what is wrong.
+std::vector<int64_t> parse_blocks_option(const std::string& text);
+// --shape's "MxNxK" or "MxN" -> its 3 or 2 dimensions. std::invalid_argument on anything else.
+std::vector<int64_t> parse_dims_option(const std::string& text);
 // "1000x3000x257" (or with 'X') -> that shape. std::invalid_argument on anything else.
 Shape parse_shape_option(const std::string& text);
 // --baseline's text: "NAME" (every dtype) or "fp32=cublas_sgemm,bf16=cublas_bf16" (one per dtype). A

@@ -28,14 +28,15 @@ struct Column {
     std::string (*cell)(const Record& r, const std::optional<double>& speedup);
     bool text = false;  // free text (csv_field: sanitised, formula-neutralised), else a number written as is
 };
-const std::array<Column, 23> kColumns{{
+const std::array<Column, 26> kColumns{{
     {"kernel", [](const Record& r, const auto&) { return r.kernel; }, true},
     {"plugin", [](const Record& r, const auto&) { return r.plugin; }, true},
     {"backend", [](const Record& r, const auto&) { return std::string(to_string(r.backend)); }, true},
     {"dtype", [](const Record& r, const auto&) { return std::string(to_string(r.dtype)); }, true},
     {"m", [](const Record& r, const auto&) { return std::to_string(r.shape.m); }},
     {"n", [](const Record& r, const auto&) { return std::to_string(r.shape.n); }},
-    {"k", [](const Record& r, const auto&) { return std::to_string(r.shape.k); }},
+    // Transposes have no K: empty rather than a 0 that reads like a dimension.
+    {"k", [](const Record& r, const auto&) { return r.operation == Operation::gemm ? std::to_string(r.shape.k) : std::string(); }},
     {"status", [](const Record& r, const auto&) { return std::string(to_string(r.status)); }, true},
     {"max_rel_err", [](const Record& r, const auto&) { return optional_text(r.max_rel_err, general); }},
     {"median_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::median_ms, ms); }},
@@ -53,6 +54,11 @@ const std::array<Column, 23> kColumns{{
     {"seed", [](const Record& r, const auto&) { return std::to_string(r.seed); }},
     {"job_id", [](const Record& r, const auto&) { return std::to_string(r.job_id); }},
     {"timer", [](const Record& r, const auto&) { return r.timer; }, true},
+    // Appended (the header only ever grows at its end, so readers by position keep working): the operation
+    // of the row, block_transpose's tile edge, and the rate of data-movement operations (gflops stays GEMM's).
+    {"operation", [](const Record& r, const auto&) { return std::string(to_string(r.operation)); }, true},
+    {"block", [](const Record& r, const auto&) { return r.shape.block > 0 ? std::to_string(r.shape.block) : std::string(); }},
+    {"gbps", [](const Record& r, const auto&) { return r.gbps ? format_fixed(*r.gbps, 3) : std::string(); }},
 }};
 
 }  // namespace
