@@ -5,6 +5,13 @@
 
 namespace kreg::app {
 
+nlohmann::json gpu_of_device_reply(const nlohmann::json& reply) {
+    nlohmann::json gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))}, {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
+    if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string())
+        gpu["ceilings_unavailable"] = reply["ceilings_unavailable"];
+    return gpu;
+}
+
 std::vector<DeviceLane> resolve_device_lanes(const DevicesSpec& spec, Executor& probe, std::string& error) {
     const nlohmann::json first = probe.device_info(0, false, 60.0);
     if (first.contains("error")) {
@@ -50,15 +57,13 @@ void describe_lanes(std::vector<DeviceLane>& lanes, const ExecutorOptions& base,
             if (reply.contains("error")) {
                 why = reply["error"].get<std::string>();
             } else {
-                nlohmann::json facts = reply.value("facts", nlohmann::json(nullptr));
+                const nlohmann::json facts = reply.value("facts", nlohmann::json(nullptr));
                 // The worker saw the GPU as device 0; what it describes must be the lane's GPU.
                 if (!facts.is_object() || facts.value("uuid", std::string()) != lane.uuid) {
                     why = "its worker sees another GPU (" + (facts.is_object() ? facts.value("uuid", std::string("?")) : "?") + ")";
                 } else {
-                    facts["ordinal"] = lane.ordinal;
-                    lane.gpu = {{"facts", facts}, {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
-                    if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string())
-                        lane.gpu["ceilings_unavailable"] = reply["ceilings_unavailable"];
+                    lane.gpu = gpu_of_device_reply(reply);
+                    lane.gpu["facts"]["ordinal"] = lane.ordinal;
                 }
             }
             if (!why.empty()) {

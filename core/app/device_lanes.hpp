@@ -18,6 +18,10 @@ struct DeviceLane {
     nlohmann::json gpu = nullptr;   // {"facts","ceilings"} read by a worker of this lane, or null
 };
 
+// The report's meta.gpu from a worker's device reply (one without "error"): {"facts", "ceilings"}, and
+// "ceilings_unavailable" when the worker says why there are none.
+nlohmann::json gpu_of_device_reply(const nlohmann::json& reply);
+
 // The GPUs that spec names, each with its UUID, read through `probe`. Returns none and sets `error` when
 // there is no GPU, an ordinal is out of range, or a GPU cannot be described.
 std::vector<DeviceLane> resolve_device_lanes(const DevicesSpec& spec, Executor& probe, std::string& error);

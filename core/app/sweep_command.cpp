@@ -216,11 +216,9 @@ int run_command(const CommandLine& given) {
         std::cerr << "runner: reading GPU facts" << (calibrate ? " and measuring ceilings" : "") << "...\n";
         const nlohmann::json reply = executor.device_info(device, calibrate, 300.0);
         if (reply.contains("error")) std::cerr << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
-        else gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))}, {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
-        if (gpu.is_object() && reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string()) {
-            gpu["ceilings_unavailable"] = reply["ceilings_unavailable"];
-            std::cerr << "runner: no measured ceilings: " << reply["ceilings_unavailable"].get<std::string>() << "\n";
-        }
+        else gpu = gpu_of_device_reply(reply);
+        if (gpu.is_object() && gpu.contains("ceilings_unavailable"))
+            std::cerr << "runner: no measured ceilings: " << gpu["ceilings_unavailable"].get<std::string>() << "\n";
     };
     try {
         if (cl.config) {
