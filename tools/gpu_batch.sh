@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="confine tests sweep compare devices tensor default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="confine tests sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
 # "Running on a GPU machine") is used when the machine has none.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -120,10 +120,30 @@ fi
 if [[ $skip != *" tensor "* ]]; then
     step "tensor-core sweep sweeps/h200-tensor.json (bf16, tf32 against their cuBLAS kernels)"
     start=$(date +%s)
-    timeout 300 "$build/bin/runner" --config sweeps/h200-tensor.json --force --json "$OUT/tensor.json" --csv "$OUT/tensor.csv" \
+    timeout 300 "$build/bin/runner" --config sweeps/h200-tensor.json --force --json "$OUT/tensor.json" --csv "$LOG/tensor.csv" \
         >"$LOG/tensor.out" 2>"$LOG/tensor.err"
     echo "runner exit $? after $(( $(date +%s) - start )) s"; grep -E "^(cuda|cublas)" "$LOG/tensor.out" | grep -v skipped | head -80
     tail -3 "$LOG/tensor.err"
+    bundle
+fi
+
+if [[ $skip != *" transpose "* ]]; then
+    step "transpose sweeps (transpose-h200.json, block-transpose-h200.json) and the bank-conflict profile of every block 1-20"
+    start=$(date +%s)
+    timeout 240 "$build/bin/runner" --config sweeps/transpose-h200.json --force --json "$OUT/transpose.json" --csv "$LOG/transpose.csv" \
+        >"$LOG/transpose.out" 2>"$LOG/transpose.err"
+    echo "runner (transpose) exit $? after $(( $(date +%s) - start )) s"; grep -E "^cuda" "$LOG/transpose.out" | head -60; tail -3 "$LOG/transpose.err"
+    start=$(date +%s)
+    timeout 240 "$build/bin/runner" --config sweeps/block-transpose-h200.json --force --json "$OUT/block-transpose.json" \
+        --csv "$LOG/block-transpose.csv" >"$LOG/block-transpose.out" 2>"$LOG/block-transpose.err"
+    echo "runner (block transpose) exit $? after $(( $(date +%s) - start )) s"; grep -cE " ok " "$LOG/block-transpose.out"; tail -3 "$LOG/block-transpose.err"
+    # ncu needs a shape that is a multiple of the block: each block at the largest square multiple <= 4096.
+    for b in $(seq 1 20); do
+        s=$(( 4096 / b * b ))
+        timeout 60 "$build/bin/runner" --profile --kernels 'cuda_block_transpose*' --blocks "$b" --shape "${s}x${s}" 2>&1 \
+            | grep -E "^cuda_block_transpose" >>"$LOG/profile-blocks.out"
+    done
+    echo "ncu per block:"; cat "$LOG/profile-blocks.out"
     bundle
 fi
 
@@ -166,7 +186,7 @@ if [[ $skip != *" lab "* ]]; then
     timeout 60 "$build/bin/runner" --profile --isolation none --kernels 'cuda_0[79]*' --shape 2048x2048x2048 --no-calibrate \
         --json "$LOG/profile.json" --csv "$LOG/profile.csv" >"$LOG/profile.out" 2>&1; echo "profile exit $?"; tail -4 "$LOG/profile.out"
     # The bank-conflict table under ncu (runner --profile without --isolation none).
-    timeout 400 "$build/bin/runner" --profile --kernels 'cuda_03_*,cuda_t*,cuda_copy,cuda_block_transpose*' \
+    timeout 400 "$build/bin/runner" --profile --kernels 'cuda_03_*,cuda_t*,cuda_copy' \
         --shape 2048x2048x2048 --shape 8192x8192 >"$LOG/profile-ncu.out" 2>&1; echo "profile (ncu) exit $?"; cat "$LOG/profile-ncu.out"
     bundle
 fi
