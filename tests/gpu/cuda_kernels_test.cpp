@@ -1,7 +1,7 @@
 // Correctness of every CUDA GEMM kernel in the plugin folder, against cuBLAS on the same device.
 //
-// Each plugin (.so in KREG_PLUGIN_DIR) is dlopened and its descriptor read through the ABI alone, so this
-// test sees exactly what the runner sees. Every CUDA kernel x declared dtype (fp32, tf32, bf16) x shape is
+// Each plugin (.so in KREG_PLUGIN_DIR) is loaded by the runner's own loader (tests/support/plugin_scan.hpp),
+// so this test sees exactly what the runner sees. Every CUDA kernel x declared dtype (fp32, tf32, bf16) x shape is
 // one test: fresh random inputs in [-1, 1) (seeded per case, so a failure reproduces), C poisoned with NaN
 // (or, with beta != 0, holding known values), padding of A and B filled with NaN and padding of C with a
 // sentinel that must survive. The result is checked element by element against an fp32 cuBLAS reference
@@ -9,11 +9,12 @@
 //     |c - ref| <= tol * (|alpha| * sum_k |a_ik||b_kj| + |beta| * |c0|)
 // where the sum is itself a cuBLAS SGEMM on |A| and |B|. NaN and Inf never pass.
 // Without a CUDA device every test is skipped with the reason, never passed.
+#include "plugin_scan.hpp"
+
 #include <kreg/abi.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,44 +34,20 @@ namespace {
 // ---------------------------------------------------------------------------------------------------
 // Plugin discovery
 
-struct LoadedKernel {
-    const kreg_kernel_info* info;
-    std::string plugin_file;
-};
+using LoadedKernel = kreg::test::ScannedKernel;
 
 struct Registry {
     std::vector<LoadedKernel> cuda_kernels;
     std::vector<std::string> load_errors;
 };
 
-// Loaded once and never unloaded: kernels' static state (CUDA modules, cuBLAS) must outlive every test.
 const Registry& registry() {
     static const Registry r = [] {
+        kreg::test::PluginScan scan = kreg::test::scan_plugins(KREG_PLUGIN_DIR);
         Registry out;
-        std::vector<std::filesystem::path> files;
-        std::error_code ec;
-        for (const auto& entry : std::filesystem::directory_iterator(KREG_PLUGIN_DIR, ec))
-            if (entry.path().extension() == ".so") files.push_back(entry.path());
-        if (ec) out.load_errors.push_back(std::string("cannot list ") + KREG_PLUGIN_DIR + ": " + ec.message());
-        std::sort(files.begin(), files.end());
-        for (const auto& file : files) {
-            void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (handle == nullptr) {
-                out.load_errors.push_back(file.string() + ": " + dlerror());
-                continue;
-            }
-            auto entry = reinterpret_cast<kreg_plugin_entry_fn>(dlsym(handle, KREG_ENTRY_POINT_NAME));
-            const kreg_plugin_descriptor* d = entry != nullptr ? entry() : nullptr;
-            if (d == nullptr || d->abi_major != KREG_ABI_MAJOR) {
-                out.load_errors.push_back(file.string() + ": no entry point, null descriptor or other ABI major");
-                continue;
-            }
-            for (uint32_t i = 0; i < d->kernel_count; ++i) {
-                const kreg_kernel_info& k = d->kernels[i];
-                if (k.backend == KREG_BACKEND_CUDA && k.operation == KREG_OPERATION_GEMM)
-                    out.cuda_kernels.push_back({&k, file.string()});
-            }
-        }
+        out.load_errors = std::move(scan.load_errors);
+        for (const LoadedKernel& k : scan.kernels)
+            if (k.info->backend == KREG_BACKEND_CUDA && k.info->operation == KREG_OPERATION_GEMM) out.cuda_kernels.push_back(k);
         return out;
     }();
     return r;

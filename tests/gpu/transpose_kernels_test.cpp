@@ -1,21 +1,22 @@
 // Bit-exact correctness of every CUDA transpose and block-transpose kernel in the plugin folder (ABI 1.1).
 //
-// Plugins are dlopened and read through the ABI alone, as the runner sees them. A transpose does no
-// arithmetic, so the check is exact: A is filled with random 32-bit patterns (NaNs with payloads,
-// infinities and subnormals included, since a kernel must move bits, not values), and every element of
-// the result must equal the source bit for bit. B is poisoned with a pattern before the call, so an
+// Plugins are loaded by the runner's own loader (tests/support/plugin_scan.hpp), as the runner sees them. A
+// transpose does no arithmetic, so the check is exact: A is filled with random 32-bit patterns (NaNs with
+// payloads, infinities and subnormals included, since a kernel must move bits, not values), and every element
+// of the result must equal the source bit for bit. B is poisoned with a pattern before the call, so an
 // unwritten element fails; the padding columns of B (ldb > M) and of A (lda > N) hold a sentinel that must
-// survive, and A must be unchanged by a transpose. Every transpose kernel runs on odd shapes (1x1, 1xN,
-// Nx1, 17x33, 4097x1025, ...) with packed and padded leading dimensions; every block-transpose kernel on
-// every block it declares (1..max_block, at most 32) at two shapes, packed and padded. Seeds are fixed
-// per case, so a failure reproduces. Without a CUDA device every test is skipped with the reason.
+// survive, and A must be unchanged by a transpose. Every transpose kernel runs on odd shapes (1x1, 1xN, Nx1,
+// 17x33, 4097x1025, ...) with packed and padded leading dimensions; every block-transpose kernel on every
+// block it declares (1..max_block, at most 32) at two shapes, packed and padded. Seeds are fixed per case, so
+// a failure reproduces. Without a CUDA device every test is skipped with the reason.
 //
 // cuda_copy is the ceiling reference: its output is A's elements in A's order, not a transpose; it gets
 // a test of its own semantics.
+#include "plugin_scan.hpp"
+
 #include <kreg/abi.h>
 
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,10 +31,7 @@
 
 namespace {
 
-struct LoadedKernel {
-    const kreg_kernel_info* info;
-    std::string plugin_file;
-};
+using LoadedKernel = kreg::test::ScannedKernel;
 
 struct Registry {
     std::vector<LoadedKernel> transposes, block_transposes;
@@ -43,38 +41,15 @@ struct Registry {
 // The ceiling reference: timed next to the transposes, never verified as one.
 bool is_copy_reference(const kreg_kernel_info& k) { return std::string(k.name) == "cuda_copy"; }
 
-// Loaded once and never unloaded: kernels' static state must outlive every test.
 const Registry& registry() {
     static const Registry r = [] {
+        kreg::test::PluginScan scan = kreg::test::scan_plugins(KREG_PLUGIN_DIR);
         Registry out;
-        std::vector<std::filesystem::path> files;
-        std::error_code ec;
-        for (const auto& entry : std::filesystem::directory_iterator(KREG_PLUGIN_DIR, ec))
-            if (entry.path().extension() == ".so") files.push_back(entry.path());
-        if (ec) out.load_errors.push_back(std::string("cannot list ") + KREG_PLUGIN_DIR + ": " + ec.message());
-        std::sort(files.begin(), files.end());
-        for (const auto& file : files) {
-            void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (handle == nullptr) {
-                out.load_errors.push_back(file.string() + ": " + dlerror());
-                continue;
-            }
-            auto entry = reinterpret_cast<kreg_plugin_entry_fn>(dlsym(handle, KREG_ENTRY_POINT_NAME));
-            const kreg_plugin_descriptor* d = entry != nullptr ? entry() : nullptr;
-            if (d == nullptr || d->abi_major != KREG_ABI_MAJOR) {
-                out.load_errors.push_back(file.string() + ": no entry point, null descriptor or other ABI major");
-                continue;
-            }
-            // The array's stride is the plugin's own sizeof(kreg_kernel_info) (kreg/abi.h). A 1.0 plugin's
-            // structs end before the 1.1 fields: only GEMMs there, never read past them.
-            const size_t stride = d->kernel_count > 0 ? d->kernels[0].struct_size : 0;
-            for (uint32_t i = 0; i < d->kernel_count; ++i) {
-                const kreg_kernel_info& k = *reinterpret_cast<const kreg_kernel_info*>(
-                    reinterpret_cast<const char*>(d->kernels) + i * stride);
-                if (k.backend != KREG_BACKEND_CUDA || k.struct_size < sizeof(kreg_kernel_info)) continue;
-                if (k.operation == KREG_OPERATION_TRANSPOSE) out.transposes.push_back({&k, file.string()});
-                if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE) out.block_transposes.push_back({&k, file.string()});
-            }
+        out.load_errors = std::move(scan.load_errors);
+        for (const LoadedKernel& k : scan.kernels) {
+            if (k.info->backend != KREG_BACKEND_CUDA) continue;
+            if (k.info->operation == KREG_OPERATION_TRANSPOSE) out.transposes.push_back(k);
+            if (k.info->operation == KREG_OPERATION_BLOCK_TRANSPOSE) out.block_transposes.push_back(k);
         }
         return out;
     }();
