@@ -10,6 +10,11 @@ warps (what ncu reports as wavefronts / requests).
 
     tools/bank_conflicts.py            # the table, B = 1..20
     tools/bank_conflicts.py --max 32   # further
+    tools/bank_conflicts.py --measured profile.txt   # with ncu's columns from `runner --profile` output
+
+--measured reads the lines `runner --profile --kernels 'cuda_block_transpose*'` prints (kernel, block,
+shape, time, then ld requests, wavefronts, conflicts, ld_way, st requests, wavefronts, conflicts, st_way);
+a block with no line, or only "skipped" ones, shows n/a.
 """
 import argparse
 from math import gcd
@@ -32,10 +37,29 @@ def cell(b, stride, load):
     return f"{max(w)} / {sum(w) / len(w):.2f}"
 
 
+def read_measured(path):
+    """{(kernel, block): (ld_way, st_way)} from runner --profile output; the last measured line wins."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) != 12 or not cols[0].startswith("cuda_block_transpose") or not cols[1].isdigit():
+                continue
+            out[(cols[0], int(cols[1]))] = (cols[7], cols[11])
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=20, help="largest BLOCK_SIZE (default 20)")
+    parser.add_argument("--measured", help="runner --profile output to fill the measured columns from")
     args = parser.parse_args()
+    measured = read_measured(args.measured) if args.measured else {}
+
+    def m(kernel, b, which):
+        got = measured.get((kernel, b))
+        return got[which] if got else ("n/a" if args.measured else "_")
+
     print("| B | warps/block | gcd(B,32) | one thread row: ⌈B·gcd/32⌉ | as written, load: worst / mean | as written, store"
           " | padded load (S = B+1) | padded store | measured: as written ld_way | measured: padded ld_way"
           " | measured: as written st_way | measured: padded st_way |")
@@ -43,7 +67,9 @@ def main():
     for b in range(1, args.max + 1):
         g = gcd(b, 32)
         print(f"| {b} | {-(-b * b // 32)} | {g} | {-(-b * g // 32)} | {cell(b, b, True)} | {cell(b, b, False)}"
-              f" | {cell(b, b + 1, True)} | {cell(b, b + 1, False)} | _ | _ | _ | _ |")
+              f" | {cell(b, b + 1, True)} | {cell(b, b + 1, False)}"
+              f" | {m('cuda_block_transpose', b, 0)} | {m('cuda_block_transpose_padded', b, 0)}"
+              f" | {m('cuda_block_transpose', b, 1)} | {m('cuda_block_transpose_padded', b, 1)} |")
 
 
 if __name__ == "__main__":
