@@ -16,8 +16,16 @@ from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
 import kreg_report as kr  # noqa: E402
 
 DPI = 120
-CHART_FILES = {"tflops": "tflops_vs_size.png", "time": "time_vs_size.png", "roofline": "roofline.png"}
+CHART_FILES = {"tflops": "tflops_vs_size.png", "time": "time_vs_size.png", "roofline": "roofline.png",
+               "gbps": "gbps_vs_size.png", "gbps_block": "gbps_vs_block.png"}
 MARKERS = "osD^vP*Xh<>"
+# The measured cuBLAS ceiling (meta.gpu.ceilings) and computed peak (meta.gpu.facts.peaks) a GEMM dtype's
+# roofline points are drawn under, and what the legend calls them.
+DTYPE_ROOFS = {
+    "fp32": ("sgemm_tflops", "fp32_tflops", "SGEMM", "FP32"),
+    "tf32": ("tf32_tflops", "tf32_tensor_tflops", "cuBLAS TF32", "TF32 tensor"),
+    "bf16": ("bf16_tflops", "bf16_tensor_tflops", "cuBLAS BF16", "BF16 tensor"),
+}
 
 
 def style(i):
@@ -25,13 +33,13 @@ def style(i):
     return {"color": plt.get_cmap("tab20")(i % 20), "marker": MARKERS[i % len(MARKERS)]}
 
 
-def square_series(res):
-    """{(kernel, dtype): [(size, record), ...]} for ok rows of square shapes, sizes ascending."""
+def square_series(res, problems=None):
+    """{(kernel, dtype): [(size, record), ...]} for ok rows of square shapes (GEMM's by default), sizes ascending."""
     series = {}
     for kernel in res.kernels:
-        for problem in res.problems:
+        for problem in res.gemm_problems if problems is None else problems:
             record = res.row(kernel, problem)
-            if record is not None and kr.is_square(problem[:3]) and kr.median_ms(record) is not None:
+            if record is not None and kr.is_square_problem(problem) and kr.median_ms(record) is not None:
                 series.setdefault((kernel, problem[3]), []).append((problem[0], record))
     return series
 
@@ -49,8 +57,8 @@ def save(fig, path, res):
     plt.close(fig)
 
 
-def size_chart(res, charts_dir, name, title, ylabel, value, log_y):
-    series = square_series(res)
+def size_chart(res, charts_dir, name, title, ylabel, value, log_y, problems=None, xlabel="M = N = K"):
+    series = square_series(res, problems)
     if not series:
         return (title, None, "no ok rows of square shapes")
     several_dtypes = len({dtype for _, dtype in series}) > 1
@@ -65,10 +73,50 @@ def size_chart(res, charts_dir, name, title, ylabel, value, log_y):
     ax.xaxis.set_major_locator(FixedLocator(sizes))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticklabels([str(s) for s in sizes])
-    ax.set_xlabel("M = N = K")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    if problems is not None:
+        copy_line(ax, res)
     ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    path = os.path.join(charts_dir, name)
+    save(fig, path, res)
+    return (title, path, None)
+
+
+def copy_line(ax, res):
+    """The measured device-to-device copy bandwidth, the roof of a transpose's GB/s."""
+    copy = number(res.ceilings, "dram_copy_gbps")
+    if copy:
+        ax.axhline(copy, color="black", linestyle="--", alpha=0.7, label=f"measured copy {copy:.0f} GB/s")
+
+
+def block_chart(res, charts_dir, name, title):
+    """Block transposes: GB/s against the block (each at its own M x N, a multiple of the block), a line per
+    kernel and dtype."""
+    series = {}
+    for kernel in res.kernels:
+        for problem in res.movement_problems:
+            record = res.row(kernel, problem)
+            if record is not None and problem[5] is not None and kr.median_ms(record) is not None:
+                series.setdefault((kernel, problem[3]), []).append((problem[5], record))
+    if not series:
+        return (title, None, "no ok block transpose rows")
+    several_dtypes = len({dtype for _, dtype in series}) > 1
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    blocks = sorted({block for points in series.values() for block, _ in points})
+    for i, (key, points) in enumerate(series.items()):
+        points.sort(key=lambda p: p[0])
+        ax.plot([b for b, _ in points], [kr.achieved_gbps(r) for _, r in points],
+                label=series_label(key, several_dtypes), **style(i))
+    ax.xaxis.set_major_locator(FixedLocator(blocks))
+    ax.set_xlabel("block (tile edge); M = N = the largest multiple of it the sweep chose")
+    ax.set_ylabel("GB/s")
+    ax.set_title(title)
+    copy_line(ax, res)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     path = os.path.join(charts_dir, name)
     save(fig, path, res)
@@ -92,25 +140,33 @@ def number(mapping, key):
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def draw_roof(ax, res, x_lo, x_hi):
-    """The measured bandwidth slope and SGEMM ceiling, and the computed FP32 peak dashed."""
+def draw_roof(ax, res, x_lo, x_hi, dtypes):
+    """The measured bandwidth slope and, for each dtype drawn, its measured cuBLAS ceiling, its computed peak
+    dashed and the measured ridge point (fp32 alone: SGEMM and the FP32 peak, as the lecture's chart)."""
     bandwidth = number(res.ceilings, "dram_copy_gbps")
-    sgemm = number(res.ceilings, "sgemm_tflops")
-    fp32_peak = number((res.facts or {}).get("peaks"), "fp32_tflops")
+    roofs = []
+    for dtype in sorted(dtypes, key=lambda d: list(DTYPE_ROOFS).index(d) if d in DTYPE_ROOFS else len(DTYPE_ROOFS)):
+        if dtype in DTYPE_ROOFS:
+            measured_key, peak_key, measured_name, peak_name = DTYPE_ROOFS[dtype]
+            roofs.append((number(res.ceilings, measured_key), number((res.facts or {}).get("peaks"), peak_key),
+                          measured_name, peak_name))
     if bandwidth:
-        roofs = [v for v in (sgemm, fp32_peak) if v]
-        top = max(roofs) if roofs else bandwidth * x_hi / 1e3
+        tops = [v for measured, peak, _, _ in roofs for v in (measured, peak) if v]
+        top = max(tops) if tops else bandwidth * x_hi / 1e3
         x_top = min(x_hi, top * 1e3 / bandwidth)
         ax.plot([x_lo, x_top], [bandwidth * x_lo / 1e3, bandwidth * x_top / 1e3], color="black",
                 label=f"measured DRAM copy {bandwidth:.0f} GB/s")
-    if sgemm:
-        ax.axhline(sgemm, color="black", linestyle="-", alpha=0.7, label=f"measured SGEMM {sgemm:.1f} TFLOP/s")
-    if fp32_peak:
-        ax.axhline(fp32_peak, color="gray", linestyle="--", label=f"computed FP32 peak {fp32_peak:.1f} TFLOP/s")
-    if bandwidth and sgemm:
-        ax.axvline(sgemm * 1e3 / bandwidth, color="gray", linestyle=":", alpha=0.6,
-                   label=f"ridge (measured) {sgemm * 1e3 / bandwidth:.1f} FLOP/B")
-    return bool(bandwidth or sgemm or fp32_peak)
+    for measured, peak, measured_name, peak_name in roofs:
+        if measured:
+            ax.axhline(measured, color="black", linestyle="-", alpha=0.7,
+                       label=f"measured {measured_name} {measured:.1f} TFLOP/s")
+        if peak:
+            ax.axhline(peak, color="gray", linestyle="--", label=f"computed {peak_name} peak {peak:.1f} TFLOP/s")
+        if bandwidth and measured:
+            ax.axvline(measured * 1e3 / bandwidth, color="gray", linestyle=":", alpha=0.6,
+                       label=f"ridge (measured{'' if len(roofs) == 1 else ', ' + measured_name}) "
+                             f"{measured * 1e3 / bandwidth:.1f} FLOP/B")
+    return bool(bandwidth or any(measured or peak for measured, peak, _, _ in roofs))
 
 
 def roofline_chart(res, charts_dir):
@@ -121,7 +177,7 @@ def roofline_chart(res, charts_dir):
     ais = [p[3] for p in points]
     x_lo, x_hi = min(ais) / 4, max(ais) * 4
     fig, ax = plt.subplots(figsize=(9, 6))
-    has_roof = draw_roof(ax, res, x_lo, x_hi)
+    has_roof = draw_roof(ax, res, x_lo, x_hi, {p[1] for p in points})
     several_dtypes = len({p[1] for p in points}) > 1
     for i, (kernel, dtype, size, ai, kind, tflops) in enumerate(points):
         ax.scatter([ai], [tflops], zorder=3, s=40, **style(i),
@@ -133,24 +189,44 @@ def roofline_chart(res, charts_dir):
     ax.set_title(title if has_roof else title + " (no ceilings in this report)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    path = os.path.join(charts_dir, CHART_FILES["roofline"])
+    path = os.path.join(charts_dir, res.chart_prefix + CHART_FILES["roofline"])
     save(fig, path, res)
     return (title, path, None)
 
 
-def chart_files(with_roofline):
+def planned(res, with_roofline):
+    """The charts a report gets: GEMM's TFLOP/s and time (also for a report with no rows, which says why they
+    are missing), the roofline with roofline data, GB/s against size for transposes and against the block for
+    block transposes. FLOP charts of a transpose would plot zeros."""
+    names = []
+    if res.gemm_problems or not res.movement_problems:
+        names += ["tflops", "time"] + (["roofline"] if with_roofline else [])
+    if any(p[4] == "transpose" for p in res.movement_problems):
+        names.append("gbps")
+    if any(p[4] == "block_transpose" for p in res.movement_problems):
+        names.append("gbps_block")
+    return names
+
+
+def chart_files(res, with_roofline):
     """The file names render_all may write: the caller checks them before anything is overwritten."""
-    return [f for name, f in CHART_FILES.items() if with_roofline or name != "roofline"]
+    return [res.chart_prefix + CHART_FILES[name] for name in planned(res, with_roofline)]
 
 
 def render_all(res, charts_dir, with_roofline):
     """Every chart the report has data for; the roofline only when the rows carry roofline data."""
-    charts = {
-        "tflops": size_chart(res, charts_dir, CHART_FILES["tflops"], "TFLOP/s against size (square shapes)",
-                             "TFLOP/s", kr.achieved_tflops, log_y=False),
-        "time": size_chart(res, charts_dir, CHART_FILES["time"], "Median time against size (square shapes)",
-                           "median ms", kr.median_ms, log_y=True),
+    def file(name):
+        return res.chart_prefix + CHART_FILES[name]
+
+    draw = {
+        "tflops": lambda: size_chart(res, charts_dir, file("tflops"), "TFLOP/s against size (square shapes)",
+                                     "TFLOP/s", kr.achieved_tflops, log_y=False),
+        "time": lambda: size_chart(res, charts_dir, file("time"), "Median time against size (square shapes)",
+                                   "median ms", kr.median_ms, log_y=True),
+        "roofline": lambda: roofline_chart(res, charts_dir),
+        "gbps": lambda: size_chart(res, charts_dir, file("gbps"), "Transpose GB/s against size (square shapes)",
+                                   "GB/s", kr.achieved_gbps, log_y=False,
+                                   problems=[p for p in res.movement_problems if p[4] == "transpose"], xlabel="M = N"),
+        "gbps_block": lambda: block_chart(res, charts_dir, file("gbps_block"), "Block transpose GB/s against the block"),
     }
-    if with_roofline:
-        charts["roofline"] = roofline_chart(res, charts_dir)
-    return charts
+    return {name: draw[name]() for name in planned(res, with_roofline)}

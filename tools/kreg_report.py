@@ -3,8 +3,10 @@
 A report is {"meta": {...}, "baseline": ..., "records": [...], "summary": {...}}, where "baseline" is null,
 one kernel name for every dtype, or {dtype: kernel name} (a row's dtype without an entry has no baseline); each record
 carries the fields of kreg::Record (core/src/common/job.hpp): kernel, dtype, m, n, k, status, reason,
-stats {median_ms, cv, ...}, extra {launch, attributes, model_bytes, roofline, ...}. Nothing here computes
-a number the runner did not measure, except ratios and FLOP rates derived from the medians it reported.
+stats {median_ms, cv, ...}, extra {launch, attributes, model_bytes, roofline, ...}; rows of an operation other
+than GEMM carry "operation" ("transpose", "block_transpose"; absent for GEMM), k = 0, "block" (block_transpose)
+and "gbps" (configs/schema/report.schema.json). Nothing here computes a number the runner did not measure,
+except ratios, FLOP and byte rates derived from the medians it reported (and only where the report lacks them).
 """
 
 import json
@@ -27,6 +29,13 @@ LECTURE_ORDER = [
 ]
 
 INPUT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
+
+# Operations that move data and do no arithmetic (core/src/ops/transpose.cpp): measured in GB/s against the
+# measured copy bandwidth, not in TFLOP/s. A row without "operation" is a GEMM row.
+GEMM = "gemm"
+DATA_MOVEMENT = ("transpose", "block_transpose")
+# What a transpose moves at least: each fp32 element read once and written once (TransposeOperation::bytes_moved).
+TRANSPOSE_ELEMENT_BYTES = 4
 
 
 class ReportError(Exception):
@@ -55,9 +64,26 @@ def shape_of(record):
     return (int(record["m"]), int(record["n"]), int(record["k"]))
 
 
+def operation_of(record):
+    """The row's operation: "gemm" for rows without one (reports before operations, and GEMM rows)."""
+    op = record.get("operation")
+    return op if isinstance(op, str) and op else GEMM
+
+
+def block_of(record):
+    """block_transpose's tile edge, or None."""
+    block = record.get("block")
+    return int(block) if isinstance(block, int) and not isinstance(block, bool) else None
+
+
 def problem_of(record):
-    """(m, n, k, dtype): rows with the same problem are compared with each other."""
-    return shape_of(record) + (record["dtype"],)
+    """(m, n, k, dtype, operation, block): rows with the same problem are compared with each other. A block
+    transpose at the same M x N with another block is another problem."""
+    return shape_of(record) + (record["dtype"], operation_of(record), block_of(record))
+
+
+def is_data_movement(problem):
+    return problem[4] in DATA_MOVEMENT
 
 
 def shape_label(shape):
@@ -66,11 +92,21 @@ def shape_label(shape):
 
 
 def problem_label(problem):
+    """ "MxNxK (dtype)" for GEMM; "MxN (dtype)" for a transpose, which has no K; "MxN, block B (dtype)" for a
+    block transpose."""
+    if is_data_movement(problem):
+        block = f", block {problem[5]}" if problem[5] is not None else ""
+        return f"{shape_label(problem[:2])}{block} ({problem[3]})"
     return f"{shape_label(problem[:3])} ({problem[3]})"
 
 
 def is_square(shape):
     return shape[0] == shape[1] == shape[2]
+
+
+def is_square_problem(problem):
+    """M = N = K for GEMM, M = N for a transpose."""
+    return problem[0] == problem[1] if is_data_movement(problem) else is_square(problem[:3])
 
 
 def median_ms(record):
@@ -100,6 +136,43 @@ def achieved_tflops(record):
 def roofline(record):
     block = (record.get("extra") or {}).get("roofline")
     return block if isinstance(block, dict) else {}
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def bytes_moved(record):
+    """Bytes a transpose moves at least: the runner's extra.roofline.min_dram_bytes, else 2 M N 4."""
+    recorded = _number(roofline(record).get("min_dram_bytes"))
+    if recorded is not None and recorded > 0:
+        return recorded
+    m, n, _ = shape_of(record)
+    return 2.0 * TRANSPOSE_ELEMENT_BYTES * m * n
+
+
+def achieved_gbps(record):
+    """A transpose row's GB/s (1e9 B/s): the runner's own "gbps" (bytes moved / median), else
+    extra.roofline.achieved_gbps, else bytes_moved / median; None for a row that is not ok."""
+    ms = median_ms(record)
+    if ms is None:
+        return None
+    for value in (record.get("gbps"), roofline(record).get("achieved_gbps")):
+        if _number(value) is not None:
+            return _number(value)
+    return bytes_moved(record) / (ms * 1e-3) / 1e9
+
+
+def copy_fraction(record, copy_gbps):
+    """A transpose row's GB/s over the measured copy bandwidth: the runner's
+    extra.roofline.fraction_of_copy_bandwidth, else achieved_gbps / copy_gbps (meta.gpu.ceilings.dram_copy_gbps)."""
+    if median_ms(record) is None:
+        return None
+    recorded = _number(roofline(record).get("fraction_of_copy_bandwidth"))
+    if recorded is not None:
+        return recorded
+    gbps = achieved_gbps(record)
+    return gbps / copy_gbps if gbps is not None and copy_gbps else None
 
 
 def min_dram_ai(record):
@@ -139,13 +212,21 @@ def kernel_order(records):
 
 
 def problem_order(records):
-    """Square shapes by size first, then the other shapes in the order the report lists them."""
+    """Square shapes by size first (block transposes by block, then size), then the other shapes in the order
+    the report lists them; GEMM before the data-movement operations when a report has both."""
     seen = []
     for r in records:
         p = problem_of(r)
         if p not in seen:
             seen.append(p)
-    return sorted(seen, key=lambda p: (0, p[0], p[3]) if is_square(p[:3]) else (1, seen.index(p)))
+
+    def key(p):
+        operation = 0 if p[4] == GEMM else 1 + DATA_MOVEMENT.index(p[4]) if p[4] in DATA_MOVEMENT else 9
+        if is_square_problem(p):
+            return (operation, 0, p[5] or 0, p[0], p[3])
+        return (operation, 1, seen.index(p))
+
+    return sorted(seen, key=key)
 
 
 def index_rows(records):

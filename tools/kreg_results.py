@@ -1,40 +1,61 @@
 #!/usr/bin/python3
-"""Turn one kreg runner report (JSON) into a results document (Markdown) and PNG charts.
+"""Turn kreg runner reports (JSON) into a results document (Markdown) and PNG charts.
 
-    tools/kreg_results.py REPORT.json --out docs/RESULTS.md --charts docs/charts/ \
-        [--baseline cublas_sgemm] [--command "runner ..."] [--allow-synthetic] [--no-charts] [--force]
+    tools/kreg_results.py REPORT.json [REPORT.json ...] --out docs/RESULTS.md --charts docs/charts/ \
+        [--baseline [REPORT:]SPEC ...] [--command [REPORT:]TEXT ...] [--allow-synthetic] [--no-charts] [--force]
 
-Everything in the document is computed from the report; nothing is typed by hand. Its sections:
+Everything in the document is computed from the reports; nothing is typed by hand. With one report its
+sections are:
 
   header          that the file is generated, and the command that generated it
   provenance      the exact runner command (meta.argv, or --command), date, git sha, host
   GPU             name, compute capability, SMs, clocks, driver/runtime/cuBLAS (meta.gpu.facts)
   ceilings        measured ceilings (meta.gpu.ceilings) next to the computed peaks (meta.gpu.facts.peaks)
-  per size        one table per (shape, dtype): median, TFLOP/s, ratio to the baseline (baseline median /
-                  kernel median, both from this report), % of the measured SGEMM ceiling, arithmetic
-                  intensity (minimal DRAM traffic) and the kernel's modelled one, bound, cv; rows that are
-                  not ok show their status and reason
-  summary         ratio to the baseline, kernels as rows and sizes as columns
-  charts          TFLOP/s and time against size (square shapes), each only when the report has ok rows of
-                  square shapes
-  roofline        the roof the runner used (ridge point), which kernels are memory or compute bound, and
-                  a roofline chart, only when the report's rows carry roofline data
-  progression     for each consecutive pair of the CUDA lecture kernels, the sizes where the later one is
-                  not at least 1.05x faster, with register, shared-memory, spill and launch figures so the
-                  author can explain why; the tool states facts and offers no explanation
+  per size        one table per problem (shape, dtype; block for block_transpose). GEMM rows: median,
+                  TFLOP/s, ratio to the baseline (baseline median / kernel median, both from this report),
+                  % of the measured cuBLAS ceiling of the row's dtype, arithmetic intensity (minimal DRAM
+                  traffic) and the kernel's modelled one, bound, cv. Transposes and block transposes
+                  (rows with "operation"): shape MxN, median, GB/s (the row's bytes moved / median, as the
+                  runner recorded it), fraction of the measured copy bandwidth (meta.gpu.ceilings.dram_copy_gbps),
+                  ratio to the baseline, cv. Rows that are not ok show their status and reason
+  summary         ratio to the baseline, kernels as rows and sizes as columns (and, for transposes, the
+                  fraction of the copy bandwidth the same way)
+  charts          GEMM: TFLOP/s and time against size (square shapes); transposes: GB/s against size (square
+                  shapes); block transposes: GB/s against the block; each only when the report has ok rows
+                  to draw
+  roofline        GEMM rows only: the roof the runner used (ridge point), which kernels are memory or compute
+                  bound, and a roofline chart, only when the report's rows carry roofline data
+  progression     GEMM rows only: for each consecutive pair of the CUDA lecture kernels, the sizes where the
+                  later one is not at least 1.05x faster, with register, shared-memory, spill and launch
+                  figures so the author can explain why; the tool states facts and offers no explanation
+
+With several reports the document has, after the header, a list of the reports, one GPU part (a column per
+distinct GPU) and one ceilings part (a column per report: each run measured its own), then one part per
+report, titled by its config name (meta.config.name), with that report's provenance and the sections above.
+Its charts are named <config name>-<chart>.png so the reports' charts do not overwrite each other.
+
+Each report keeps its own baseline (the report's "baseline"). --baseline SPEC (a kernel NAME, or
+DTYPE=NAME,... per dtype, as the runner takes it) replaces it for every report; --baseline REPORT:SPEC for
+the one report given as REPORT on this command line (the path as typed, or the same file), and wins over an
+unqualified one. --command [REPORT:]TEXT likewise replaces meta.argv as the runner command shown; with
+several reports it must name its report.
 
 A report marked synthetic (meta.synthetic = true, a test fixture) is refused unless --allow-synthetic.
 Charts need matplotlib (Debian's python3-matplotlib, hence #!/usr/bin/python3): without it the tool stops
 before writing anything, unless --no-charts asks for the document alone. An existing document or chart is
 replaced only with --force.
 
-Exit status: 0 written; 2 the report cannot be read (or the baseline has no rows); 3 a synthetic report
-without --allow-synthetic; 4 matplotlib is missing and --no-charts was not given; 5 an output file exists
-and --force was not given. Nothing is written unless the status is 0.
+Exit status: 0 written; 2 a report cannot be read (or is given twice, or a baseline has no rows in its
+report, or --baseline/--command is malformed or names no report given); 3 a synthetic report without
+--allow-synthetic; 4 matplotlib is missing and --no-charts was not given; 5 an output file exists and
+--force was not given. Every report is checked before anything is written; nothing is written unless the
+status is 0.
 """
 
 import argparse
+import json
 import os
+import re
 import shlex
 import sys
 
@@ -59,9 +80,13 @@ def short_reason(reason):
 
 
 def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(cell(c) for c in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return lines + [""]
+
+
+def heading(level, text):
+    return "#" * level + " " + text
 
 
 def gpu_facts(meta):
@@ -92,21 +117,50 @@ def percent(fraction):
     return "—" if fraction is None else f"{100 * fraction:.1f}%"
 
 
+def config_name(report, path):
+    """What a report's part is titled: meta.config.name, else the --config file named in meta.argv, else the
+    report's file name."""
+    meta = report["meta"]
+    name = (meta.get("config") or {}).get("name") if isinstance(meta.get("config"), dict) else None
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    argv = meta.get("argv")
+    if isinstance(argv, list) and "--config" in argv[:-1]:
+        return os.path.splitext(os.path.basename(str(argv[argv.index("--config") + 1])))[0]
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+# The measured cuBLAS ceiling each GEMM dtype's "% of measured" is taken against (meta.gpu.ceilings), and how
+# the column says it. fp16 has no cuBLAS ceiling in a report.
+DTYPE_CEILING = {
+    "fp32": ("sgemm_tflops", "SGEMM"),
+    "tf32": ("tf32_tflops", "cuBLAS TF32"),
+    "bf16": ("bf16_tflops", "cuBLAS BF16"),
+}
+
+
 # ---------------------------------------------------------------------------------------------- context
 
 class Results:
-    """The report plus everything derived from it once: row index, orders, baseline."""
+    """One report plus everything derived from it once: row index, orders, baseline, title."""
 
-    def __init__(self, report, baseline):
+    def __init__(self, report, baseline, path="", runner_cmd="", name=None):
         self.report = report
+        self.path = path
+        self.runner_cmd = runner_cmd
         self.meta = report["meta"]
         self.records = report["records"]
         self.rows = kr.index_rows(self.records)
         self.kernels = kr.kernel_order(self.records)
         self.problems = kr.problem_order(self.records)
+        self.gemm_problems = [p for p in self.problems if not kr.is_data_movement(p)]
+        self.movement_problems = [p for p in self.problems if kr.is_data_movement(p)]
         self.baseline = baseline
         self.facts, self.ceilings = gpu_facts(self.meta)
         self.sgemm_ceiling = number(self.ceilings, "sgemm_tflops")
+        self.copy_gbps = number(self.ceilings, "dram_copy_gbps")
+        self.name = name or config_name(report, path)
+        self.chart_prefix = ""  # "<slug>-" when several reports share a charts folder
 
     def row(self, kernel, problem):
         return self.rows.get((kernel, problem))
@@ -120,29 +174,27 @@ class Results:
     def kernels_of(self, problem):
         return [k for k in self.kernels if self.row(k, problem) is not None]
 
+    def kernels_over(self, problems):
+        return [k for k in self.kernels if any(self.row(k, p) is not None for p in problems)]
+
+    def gemm_records(self):
+        return [r for r in self.records if kr.operation_of(r) not in kr.DATA_MOVEMENT]
+
+    def ceiling_of(self, dtype):
+        """(measured TFLOP/s, column label) of the cuBLAS ceiling a GEMM row of dtype is compared with."""
+        key, label = DTYPE_CEILING.get(dtype, (None, "ceiling"))
+        return (number(self.ceilings, key) if key else None), label
+
 
 # ---------------------------------------------------------------------------------------------- sections
 
-def header_section(res, tool_command, runner_command):
-    lines = [
-        "# kreg results",
-        "",
-        "<!-- Generated by tools/kreg_results.py from a runner report. Do not edit by hand: re-run the tool. -->",
-        "",
-        f"Generated by `{tool_command}`.",
-        "",
-    ]
-    if res.meta.get("synthetic") is True:
-        note = res.meta.get("synthetic_note", "")
-        lines += [f"> **SYNTHETIC DATA — not a measurement.** {note}".rstrip(), ""]
+def provenance_lines(res):
     host = res.meta.get("host") or {}
-    lines += [
-        "## How these numbers were produced",
-        "",
+    return [
         "Runner command (exact):",
         "",
         "```",
-        runner_command,
+        res.runner_cmd,
         "```",
         "",
         f"- Date (UTC): {res.meta.get('timestamp', 'unknown')}",
@@ -152,9 +204,36 @@ def header_section(res, tool_command, runner_command):
         f"{host.get('logical_cpus', '?')} logical CPUs, {host.get('os', '?')}",
         f"- Baseline for ratios: {kr.describe_baseline(res.baseline)} (ratio = baseline median / kernel median, "
         "same shape and dtype, same report)" if res.baseline else "- Baseline for ratios: none (no --baseline and none in the report)",
+    ] + overridden_baseline_lines(res) + [""]
+
+
+def overridden_baseline_lines(res):
+    """Where --baseline replaced the report's own baseline, what the report had (its speedup_vs_baseline)."""
+    own = res.report.get("baseline")
+    if res.baseline == own:
+        return []
+    return [f"- The report's own baseline, replaced by `--baseline`: "
+            f"{kr.describe_baseline(own) if isinstance(own, (str, dict)) and own else 'none'}"]
+
+
+def synthetic_banner(res):
+    if res.meta.get("synthetic") is not True:
+        return []
+    note = res.meta.get("synthetic_note", "")
+    return [f"> **SYNTHETIC DATA — not a measurement.** {note}".rstrip(), ""]
+
+
+def header_section(res, tool_command):
+    lines = [
+        "# kreg results",
+        "",
+        "<!-- Generated by tools/kreg_results.py from a runner report. Do not edit by hand: re-run the tool. -->",
+        "",
+        f"Generated by `{tool_command}`.",
         "",
     ]
-    return lines
+    lines += synthetic_banner(res)
+    return lines + ["## How these numbers were produced", ""] + provenance_lines(res)
 
 
 def mhz(khz):
@@ -165,15 +244,10 @@ def gib(value):
     return "?" if value is None else f"{value / 2**30:.1f} GiB"
 
 
-def gpu_section(res):
-    lines = ["## GPU", ""]
-    gpu = res.meta.get("gpu")
-    if not res.facts:
-        why = "meta.gpu is null: no CUDA row ran, or the runner could not query a device" if gpu is None \
-            else "meta.gpu has no facts"
-        return lines + [f"No GPU facts in this report ({why}).", ""]
+def fact_rows(res):
+    """[(fact, value)] of one report's GPU."""
     f = res.facts
-    rows = [
+    return [
         ["name", f.get("name", "?")],
         ["compute capability", f.get("compute_capability", "?")],
         ["SMs", f.get("sm_count", "?")],
@@ -186,7 +260,18 @@ def gpu_section(res):
         ["ECC", f.get("ecc_enabled", "?")],
         ["UUID, PCI", f"{f.get('uuid', '?')}, {f.get('pci_bus_id', '?')}"],
     ]
-    return lines + table(["fact", "value"], rows)
+
+
+def no_gpu_reason(res):
+    return ("meta.gpu is null: no CUDA row ran, or the runner could not query a device"
+            if res.meta.get("gpu") is None else "meta.gpu has no facts")
+
+
+def gpu_section(res):
+    lines = ["## GPU", ""]
+    if not res.facts:
+        return lines + [f"No GPU facts in this report ({no_gpu_reason(res)}).", ""]
+    return lines + table(["fact", "value"], fact_rows(res))
 
 
 CEILINGS = [
@@ -198,15 +283,24 @@ CEILINGS = [
 ]
 
 
+def ceilings_unmeasured_line(res):
+    why = (res.meta.get("gpu") or {}).get("ceilings_unavailable")
+    return (f"Ceilings were not measured in this run: {why}." if why else
+            "Ceilings were not measured in this run (the runner measures them unless `--no-calibrate`).")
+
+
+def ceilings_conditions(res):
+    return (f"Measured with cuBLAS at {res.ceilings.get('size', '?')}³, median of "
+            f"{res.ceilings.get('repeats', '?')} runs; copy of {gib(number(res.ceilings, 'copy_bytes'))}.")
+
+
 def ceilings_section(res):
     lines = ["## Ceilings: measured next to computed", ""]
     if not res.facts:
         return lines + ["No GPU in this report, so no ceilings.", ""]
     peaks = res.facts.get("peaks") or {}
     if not res.ceilings:
-        why = (res.meta.get("gpu") or {}).get("ceilings_unavailable")
-        lines += [f"Ceilings were not measured in this run: {why}." if why else
-                  "Ceilings were not measured in this run (the runner measures them unless `--no-calibrate`).", ""]
+        lines += [ceilings_unmeasured_line(res), ""]
     rows = []
     for label, measured_key, computed_key, unit in CEILINGS:
         measured, computed = number(res.ceilings, measured_key), number(peaks, computed_key)
@@ -214,24 +308,37 @@ def ceilings_section(res):
         rows.append([label, unit, kr.fmt(measured, 4), kr.fmt(computed, 4), percent(share)])
     lines += table(["quantity", "unit", "measured", "computed peak", "measured / computed"], rows)
     if res.ceilings:
-        lines += [f"Measured with cuBLAS at {res.ceilings.get('size', '?')}³, median of "
-                  f"{res.ceilings.get('repeats', '?')} runs; copy of {gib(number(res.ceilings, 'copy_bytes'))}.", ""]
+        lines += [ceilings_conditions(res), ""]
     if peaks.get("basis"):
         lines += [f"Computed peaks: {peaks['basis']}.", ""]
     return lines
 
 
-PER_SIZE_HEADER = ["kernel", "status", "median ms", "TFLOP/s", "ratio to baseline", "% of measured SGEMM",
-                   "AI (min DRAM)", "AI (modelled)", "bound", "cv", "note"]
+# ---------------------------------------------------------------------------------------------- per size
+
+def gemm_header(res, dtype):
+    _, label = res.ceiling_of(dtype)
+    return ["kernel", "status", "median ms", "TFLOP/s", "ratio to baseline", f"% of measured {label}",
+            "AI (min DRAM)", "AI (modelled)", "bound", "cv", "note"]
 
 
-def per_size_row(res, record):
+MOVEMENT_HEADER = ["kernel", "status", "median ms", "GB/s", "fraction of copy bandwidth", "ratio to baseline",
+                   "cv", "note"]
+
+
+def row_note(record):
     roof = kr.roofline(record)
     note = short_reason(record.get("reason")) if record["status"] != "ok" else ""
     if roof.get("faster_than_floor") is True:
         note = f"faster than the roofline floor ({kr.fmt(number(roof, 'floor_ms'))} ms): suspicious"
+    return note
+
+
+def per_size_row(res, record):
+    roof = kr.roofline(record)
     tflops = kr.achieved_tflops(record)
-    share = tflops / res.sgemm_ceiling if tflops is not None and res.sgemm_ceiling else None
+    ceiling, _ = res.ceiling_of(record["dtype"])
+    share = tflops / ceiling if tflops is not None and ceiling else None
     ok = record["status"] == "ok"
     return [
         record["kernel"],
@@ -244,23 +351,61 @@ def per_size_row(res, record):
         kr.fmt(kr.modelled_ai(record)),
         roof.get("bound") or "—",
         kr.fmt(kr.cv(record), 2) if ok else "—",
-        note,
+        row_note(record),
     ]
 
 
-def per_size_section(res):
-    lines = ["## Results per size", "",
-             "TFLOP/s = 2·M·N·K / median. AI = FLOP per byte: *min DRAM* reads each input once and writes C "
+def movement_row(res, record):
+    ok = record["status"] == "ok"
+    return [
+        record["kernel"],
+        record["status"],
+        kr.fmt(kr.median_ms(record), 4),
+        kr.fmt(kr.achieved_gbps(record), 4),
+        kr.fmt(kr.copy_fraction(record, res.copy_gbps)),
+        kr.fmt(res.ratio(record)),
+        kr.fmt(kr.cv(record), 2) if ok else "—",
+        row_note(record),
+    ]
+
+
+def gemm_intro(res):
+    lines = ["TFLOP/s = 2·M·N·K / median. AI = FLOP per byte: *min DRAM* reads each input once and writes C "
              "once; *modelled* uses the kernel's own traffic model. `bound` is the runner's classification "
              "(min-DRAM AI against the ridge point).", ""]
-    for problem in res.problems:
-        lines += [f"### {kr.problem_label(problem)}", ""]
-        lines += table(PER_SIZE_HEADER, [per_size_row(res, res.row(k, problem)) for k in res.kernels_of(problem)])
+    if any(p[3] != "fp32" for p in res.gemm_problems):
+        lines += ["% of measured: the row's TFLOP/s against the cuBLAS ceiling of its dtype measured in this run "
+                  "(`meta.gpu.ceilings`: SGEMM for fp32, TF32 for tf32, BF16 for bf16).", ""]
     return lines
 
 
-def summary_section(res):
-    lines = ["## Ratio to baseline, all sizes", ""]
+def movement_intro(res):
+    copy = f"{kr.fmt(res.copy_gbps, 4)} GB/s in this run" if res.copy_gbps else "not measured in this run"
+    return ["Transposes move data and do no arithmetic, so they are measured in bytes per second, not FLOP/s. "
+            "GB/s = bytes moved / median, as the runner recorded it (`gbps`; bytes moved = 2·M·N·4: each fp32 "
+            "element read once and written once). *fraction of copy bandwidth* = GB/s / the measured "
+            f"device-to-device copy bandwidth (`meta.gpu.ceilings.dram_copy_gbps`, {copy}), the roof a transpose "
+            "can reach (`extra.roofline.fraction_of_copy_bandwidth`).", ""]
+
+
+def per_size_section(res, level=2):
+    lines = [heading(level, "Results per size"), ""]
+    if res.gemm_problems or not res.movement_problems:
+        lines += gemm_intro(res)
+    if res.movement_problems:
+        lines += movement_intro(res)
+    for problem in res.problems:
+        lines += [heading(level + 1, kr.problem_label(problem)), ""]
+        records = [res.row(k, problem) for k in res.kernels_of(problem)]
+        if kr.is_data_movement(problem):
+            lines += table(MOVEMENT_HEADER, [movement_row(res, r) for r in records])
+        else:
+            lines += table(gemm_header(res, problem[3]), [per_size_row(res, r) for r in records])
+    return lines
+
+
+def summary_section(res, level=2):
+    lines = [heading(level, "Ratio to baseline, all sizes"), ""]
     if not res.baseline:
         return lines + ["No baseline, so no ratios.", ""]
     lines += [f"Baseline median / kernel median against {kr.describe_baseline(res.baseline)} (each row against its "
@@ -274,10 +419,27 @@ def summary_section(res):
     return lines + table(header, rows)
 
 
+def copy_fraction_section(res, level=2):
+    """Transposes: each kernel's fraction of the measured copy bandwidth, kernels as rows, sizes as columns."""
+    if not res.movement_problems:
+        return []
+    lines = [heading(level, "Fraction of the measured copy bandwidth, all sizes"), "",
+             "GB/s / measured device-to-device copy bandwidth (1.0: as fast as a copy). — : no ok row at that size.",
+             ""]
+    problems = res.movement_problems
+    rows = [[kernel] + [kr.fmt(kr.copy_fraction(res.row(kernel, p), res.copy_gbps)) if res.row(kernel, p) else "—"
+                        for p in problems]
+            for kernel in res.kernels_over(problems)]
+    return lines + table(["kernel"] + [kr.problem_label(p) for p in problems], rows)
+
+
+# ---------------------------------------------------------------------------------------------- roofline (GEMM)
+
 def roof_parameters(res):
-    """Distinct (dtype, peak, bandwidth, ridge) the runner used, from the rows' roofline blocks."""
+    """Distinct (dtype, peak, bandwidth, ridge) the runner used, from the GEMM rows' roofline blocks (a
+    transpose's roofline block has no peak: its roof is the copy bandwidth, shown in its own tables)."""
     seen = []
-    for r in res.records:
+    for r in res.gemm_records():
         roof = kr.roofline(r)
         if roof:
             entry = (r["dtype"], number(roof, "peak_tflops"), number(roof, "bandwidth_gbps"), number(roof, "ridge_ai"))
@@ -300,7 +462,7 @@ def sizes_text(subset, universe):
 def shape_bound_rows(res):
     """Per size: min-DRAM AI, the ridge point and the runner's bound (the same for every kernel)."""
     rows = []
-    for problem in res.problems:
+    for problem in res.gemm_problems:
         roofs = [kr.roofline(res.row(k, problem)) for k in res.kernels_of(problem)]
         roof = next((r for r in roofs if r.get("bound")), None)
         if roof:
@@ -314,7 +476,7 @@ def kernel_bound_rows(res):
     rows = []
     for kernel in res.kernels:
         labelled = [(kr.problem_label(p), kr.roofline(res.row(kernel, p)))
-                    for p in res.problems if res.row(kernel, p) is not None]
+                    for p in res.gemm_problems if res.row(kernel, p) is not None]
         labelled = [(label, roof) for label, roof in labelled if roof.get("bound")]
         if not labelled:
             continue
@@ -330,8 +492,8 @@ def kernel_bound_rows(res):
     return rows
 
 
-def roofline_section(res, chart_lines):
-    lines = ["## Roofline", ""]
+def roofline_section(res, chart_lines, level=2):
+    lines = [heading(level, "Roofline"), ""]
     params = roof_parameters(res)
     if not params:
         # No chart either: a roofline drawn without the roof the runner used would show nothing true.
@@ -348,12 +510,14 @@ def roofline_section(res, chart_lines):
               "traffic model (`extra.model_bytes`, modelled AI) against the same ridge point.", ""]
     lines += table(["kernel", "memory bound (min DRAM)", "compute bound (min DRAM)",
                     "memory bound (modelled AI)", "compute bound (modelled AI)"], kernel_bound_rows(res))
-    suspicious = [r for r in res.records if kr.roofline(r).get("faster_than_floor") is True]
+    suspicious = [r for r in res.gemm_records() if kr.roofline(r).get("faster_than_floor") is True]
     if suspicious:
         lines += ["Faster than the roofline floor allows (median < 0.9 × floor), so suspicious: "
                   + ", ".join(f"{r['kernel']} at {kr.problem_label(kr.problem_of(r))}" for r in suspicious), ""]
     return lines + chart_lines
 
+
+# ---------------------------------------------------------------------------------------------- progression (GEMM)
 
 def attribute_pair(a, b, section, key):
     def value(record):
@@ -368,10 +532,10 @@ PROGRESSION_HEADER = ["size", "earlier ms", "later ms", "speedup", "cv", "regist
                       "local (spill) B", "block", "grid", "dynamic smem B"]
 
 
-def progression_pair(res, earlier, later):
+def progression_pair(res, earlier, later, level):
     """Lines for one step of the progression: sizes where `later` is not PROGRESSION_THRESHOLD x faster."""
     slow, not_compared = [], []
-    for problem in res.problems:
+    for problem in res.gemm_problems:
         a, b = res.row(earlier, problem), res.row(later, problem)
         if a is None or b is None:
             continue
@@ -388,7 +552,7 @@ def progression_pair(res, earlier, later):
                          attribute_pair(a, b, "attributes", "local_bytes"),
                          attribute_pair(a, b, "launch", "block"), attribute_pair(a, b, "launch", "grid"),
                          attribute_pair(a, b, "launch", "dynamic_smem")])
-    lines = [f"### {earlier} → {later}", ""]
+    lines = [heading(level, f"{earlier} → {later}"), ""]
     if slow:
         lines += table(PROGRESSION_HEADER, slow)
     else:
@@ -398,10 +562,15 @@ def progression_pair(res, earlier, later):
     return lines
 
 
-def progression_section(res):
-    lines = ["## Where the progression does not improve", ""]
-    present = [k for k in kr.LECTURE_ORDER if k in res.kernels]
-    missing = [k for k in kr.LECTURE_ORDER if k not in res.kernels]
+def progression_section(res, level=2):
+    """The lecture's GEMM kernels only (kreg_report.LECTURE_ORDER): tensor-core and transpose kernels are not
+    steps of it, and a report without GEMM rows has no progression section."""
+    if not res.gemm_problems:
+        return []
+    lines = [heading(level, "Where the progression does not improve"), ""]
+    gemm_kernels = res.kernels_over(res.gemm_problems)
+    present = [k for k in kr.LECTURE_ORDER if k in gemm_kernels]
+    missing = [k for k in kr.LECTURE_ORDER if k not in gemm_kernels]
     if len(present) < 2:
         return lines + ["Fewer than two kernels of the CUDA progression are in this report.", ""]
     lines += [f"Consecutive kernels of the lecture order present in this report; listed are the sizes where "
@@ -410,11 +579,14 @@ def progression_section(res):
     if missing:
         lines += ["Not in this report, so skipped over: " + ", ".join(missing) + ".", ""]
     for earlier, later in zip(present, present[1:]):
-        lines += progression_pair(res, earlier, later)
+        lines += progression_pair(res, earlier, later, level + 1)
     return lines
 
 
 # ---------------------------------------------------------------------------------------------- charts
+
+CHART_NAMES = ["charts", "tflops", "time", "gbps", "gbps_block"]
+
 
 def chart_lines(charts, md_dir, names):
     """Markdown image links for the charts in `names`, or the reason they are missing."""
@@ -443,24 +615,151 @@ def import_charts():
                       "without charts")
 
 
-def render_charts(kreg_charts, res, charts_dir, with_roofline):
+def render_charts(kreg_charts, res, charts_dir):
     """{name: (title, path, reason-skipped-or-None)}; one note under "charts" with --no-charts."""
     if kreg_charts is None:
         return {"charts": ("Charts", None, "not drawn (--no-charts)")}
     os.makedirs(charts_dir, exist_ok=True)
-    return kreg_charts.render_all(res, charts_dir, with_roofline)
+    return kreg_charts.render_all(res, charts_dir, bool(roof_parameters(res)))
+
+
+def results_sections(res, charts, md_dir, level):
+    """Everything of one report after its provenance: per size, summaries, charts, roofline, progression."""
+    lines = per_size_section(res, level) + summary_section(res, level) + copy_fraction_section(res, level)
+    lines += [heading(level, "Charts"), ""] + chart_lines(charts, md_dir, CHART_NAMES)
+    if res.gemm_problems or not res.movement_problems:
+        lines += roofline_section(res, chart_lines(charts, md_dir, ["roofline"]), level)
+    return lines + progression_section(res, level)
+
+
+# ---------------------------------------------------------------------------------------------- several reports
+
+def github_anchor(title):
+    """The anchor GitHub gives a heading: lower case, punctuation but - and _ dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def gpu_key(res):
+    """Reports with equal GPU facts ran on the same GPU (the facts carry its UUID)."""
+    return json.dumps(res.facts, sort_keys=True) if res.facts else None
+
+
+def gpu_groups(parts):
+    """[(key, [Results, ...])] in first-seen order; key None: reports without GPU facts."""
+    groups = {}
+    for res in parts:
+        groups.setdefault(gpu_key(res), []).append(res)
+    return list(groups.items())
+
+
+def multi_header(parts, tool_command):
+    lines = [
+        "# kreg results",
+        "",
+        "<!-- Generated by tools/kreg_results.py from runner reports. Do not edit by hand: re-run the tool. -->",
+        "",
+        f"Generated by `{tool_command}`.",
+        "",
+    ]
+    for res in parts:
+        if res.meta.get("synthetic") is True:
+            lines += [f"> **SYNTHETIC DATA — not a measurement** in `{res.path}` ({res.name}). "
+                      f"{res.meta.get('synthetic_note', '')}".rstrip(), ""]
+    lines += ["One part per runner report, each with its own command, baseline and results; first the GPUs "
+              "they ran on and the ceilings each run measured, side by side.", ""]
+    rows = []
+    for res in parts:
+        operations = sorted({kr.operation_of(r) for r in res.records}) or ["—"]
+        dtypes = sorted({r["dtype"] for r in res.records}) or ["—"]
+        ok = sum(1 for r in res.records if r["status"] == "ok")
+        rows.append([f"[{res.name}](#{github_anchor(res.name)})", f"`{res.path}`", ", ".join(operations),
+                     ", ".join(dtypes), f"{len(res.records)} ({ok} ok)", res.meta.get("timestamp", "unknown"),
+                     f"`{res.meta.get('git_sha', 'unknown')}`",
+                     kr.describe_baseline(res.baseline) if res.baseline else "none"])
+    return lines + table(["part", "report", "operation", "dtypes", "rows", "date (UTC)", "git sha", "baseline"], rows)
+
+
+def gpu_label(index, members):
+    return f"GPU {index} ({', '.join(m.name for m in members)})"
+
+
+def multi_gpu_section(parts):
+    lines = ["## GPU", ""]
+    groups = gpu_groups(parts)
+    with_gpu = [(key, members) for key, members in groups if key is not None]
+    without = [m for key, members in groups if key is None for m in members]
+    if len(with_gpu) == 1:
+        members = with_gpu[0][1]
+        lines += [f"The reports {', '.join(m.name for m in members)} ran on this GPU (equal `meta.gpu.facts`, "
+                  "UUID included)." if len(members) > 1 else f"The report {members[0].name} ran on this GPU.", ""]
+        lines += table(["fact", "value"], fact_rows(members[0]))
+    elif with_gpu:
+        lines += ["The reports ran on different GPUs (their `meta.gpu.facts` differ), one column each.", ""]
+        columns = [fact_rows(members[0]) for _, members in with_gpu]
+        header = ["fact"] + [gpu_label(i + 1, members) for i, (_, members) in enumerate(with_gpu)]
+        lines += table(header, [[columns[0][j][0]] + [c[j][1] for c in columns] for j in range(len(columns[0]))])
+    for res in without:
+        lines += [f"No GPU facts in {res.name} ({no_gpu_reason(res)}).", ""]
+    return lines
+
+
+def multi_ceilings_section(parts):
+    """A table per GPU: the computed peaks once, each report's measured ceilings in a column of its own."""
+    lines = ["## Ceilings: measured next to computed", "",
+             "Each run measures its own ceilings at its start, so each report has its own column: measured "
+             "(measured / computed peak).", ""]
+    groups = [(key, members) for key, members in gpu_groups(parts) if key is not None]
+    if not groups:
+        return lines + ["No GPU in these reports, so no ceilings.", ""]
+    for index, (_, members) in enumerate(groups):
+        if len(groups) > 1:
+            lines += [heading(3, gpu_label(index + 1, members)), ""]
+        peaks = members[0].facts.get("peaks") or {}
+        rows = []
+        for label, measured_key, computed_key, unit in CEILINGS:
+            computed = number(peaks, computed_key)
+            row = [label, unit, kr.fmt(computed, 4)]
+            for res in members:
+                measured = number(res.ceilings, measured_key)
+                share = measured / computed if measured is not None and computed else None
+                row.append("—" if measured is None else f"{kr.fmt(measured, 4)} ({percent(share)})")
+            rows.append(row)
+        lines += table(["quantity", "unit", "computed peak"] + [f"measured: {m.name}" for m in members], rows)
+        conditions = [ceilings_conditions(res) if res.ceilings else ceilings_unmeasured_line(res) for res in members]
+        if len(members) > 1 and len(set(conditions)) == 1:
+            lines += [f"Each run: {conditions[0][0].lower()}{conditions[0][1:]}", ""]
+        else:
+            lines += [line for res, text in zip(members, conditions) for line in (f"{res.name}: {text}", "")]
+        if peaks.get("basis"):
+            lines += [f"Computed peaks: {peaks['basis']}.", ""]
+    return lines
+
+
+def report_part(res, charts, md_dir):
+    lines = [heading(2, res.name), ""]
+    description = (res.meta.get("config") or {}).get("description") if isinstance(res.meta.get("config"), dict) else None
+    lines += [f"From `{res.path}`" + (f": {description}" if description else "") + ".", ""]
+    lines += synthetic_banner(res)
+    gpu = f"{res.facts.get('name', '?')}, {res.facts.get('uuid', '?')}" if res.facts else "none"
+    lines += [heading(3, "How these numbers were produced"), ""] + provenance_lines(res)[:-1]
+    lines += [f"- GPU: {gpu}", ""]
+    return lines + results_sections(res, charts[id(res)], md_dir, 3)
 
 
 # ---------------------------------------------------------------------------------------------- main
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("report", help="runner JSON report")
+    p.add_argument("reports", nargs="+", metavar="REPORT",
+                   help="runner JSON report(s); with several, the document has one part per report, in this order")
     p.add_argument("--out", required=True, help="Markdown file to write, e.g. docs/RESULTS.md")
     p.add_argument("--charts", help="folder for the PNG charts (default: charts/ next to --out)")
-    p.add_argument("--baseline", help="kernel the ratios are taken against: NAME, or DTYPE=NAME,... per dtype "
-                   "(default: the report's baseline)")
-    p.add_argument("--command", help="the exact command that produced the report (default: meta.argv joined)")
+    p.add_argument("--baseline", action="append", default=[], metavar="[REPORT:]SPEC",
+                   help="kernel the ratios are taken against: NAME, or DTYPE=NAME,... per dtype (default: each "
+                   "report's own baseline); REPORT:SPEC for one of the reports given (repeatable)")
+    p.add_argument("--command", action="append", default=[], metavar="[REPORT:]TEXT",
+                   help="the exact command that produced the report (default: meta.argv joined); with several "
+                   "reports, REPORT:TEXT for each one (repeatable)")
     p.add_argument("--allow-synthetic", action="store_true",
                    help="render a report marked synthetic (meta.synthetic); for tests only")
     p.add_argument("--no-charts", action="store_true", help="write the document without charts (no matplotlib needed)")
@@ -468,61 +767,142 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def check_inputs(report, args):
+def same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def split_qualified(value, reports):
+    """(index of the report named by "REPORT:" at the start of value, or None; the rest). REPORT is a report
+    path as given on the command line, or a path to the same file."""
+    for i, ch in enumerate(value):
+        if ch != ":":
+            continue
+        prefix = value[:i]
+        for index, path in enumerate(reports):
+            if prefix == path or (prefix and same_file(prefix, path)):
+                return index, value[i + 1:]
+    return None, value
+
+
+def per_report_options(option, values, reports):
+    """[value for each report, or None]: an unqualified value serves every report, a REPORT: one wins for
+    its report. Raises ReportError naming the option for a value given twice."""
+    general, specific = None, {}
+    for value in values:
+        index, rest = split_qualified(value, reports)
+        named = value.split(":", 1)[0]
+        if index is None and ":" in value and (named.endswith(".json") or os.sep in named):
+            raise kr.ReportError(f"{option} {value}: '{named}' is not one of the reports given "
+                                 f"({', '.join(reports)}); name a report as it is given, or the same file")
+        if index is None:
+            if general is not None:
+                raise kr.ReportError(f"{option}: given twice for every report ('{general}', '{value}'); qualify "
+                                     f"each with the report it is for: {option} REPORT:VALUE")
+            general = rest
+        else:
+            if index in specific:
+                raise kr.ReportError(f"{option}: given twice for '{reports[index]}'")
+            specific[index] = rest
+    return [specific.get(i, general) for i in range(len(reports))]
+
+
+def check_inputs(report, path, args):
     """The reason the report must not be rendered, or None."""
     meta = report["meta"]
     if meta.get("synthetic") is True and not args.allow_synthetic:
         note = meta.get("synthetic_note", "")
-        return (f"refusing to write results from '{args.report}': its meta.synthetic is true (a test fixture, not "
+        return (f"refusing to write results from '{path}': its meta.synthetic is true (a test fixture, not "
                 f"a measurement{': ' + note if note else ''}). Pass --allow-synthetic to render it anyway.")
     return None
 
 
-def choose_baseline(report, args):
-    if args.baseline:
+def choose_baseline(report, path, baseline_text):
+    if baseline_text is not None:
         try:
-            baseline = kr.parse_baseline_text(args.baseline)
+            baseline = kr.parse_baseline_text(baseline_text)
         except ValueError as e:
-            raise kr.ReportError(f"--baseline: {e}") from e
+            raise kr.ReportError(f"--baseline for '{path}': {e}") from e
     else:
         baseline = report.get("baseline")
     if baseline is not None and not isinstance(baseline, (str, dict)):
-        raise kr.ReportError(f"'{args.report}': \"baseline\" is neither a kernel name nor an object per dtype")
+        raise kr.ReportError(f"'{path}': \"baseline\" is neither a kernel name nor an object per dtype")
     for kernel in kr.baseline_kernels(baseline):
         if not any(r["kernel"] == kernel for r in report["records"]):
-            raise kr.ReportError(f"baseline kernel '{kernel}' has no rows in '{args.report}'")
+            raise kr.ReportError(f"baseline kernel '{kernel}' has no rows in '{path}'")
     return baseline
 
 
-def runner_command(report, args):
-    if args.command:
-        return args.command
+def runner_command(report, command):
+    if command is not None:
+        return command
     argv = report["meta"].get("argv")
     return shlex.join(argv) if isinstance(argv, list) and argv else "(not recorded: meta.argv is missing)"
 
 
-def build_document(res, tool_command, runner_cmd, charts, md_dir):
-    lines = header_section(res, tool_command, runner_cmd)
-    lines += gpu_section(res) + ceilings_section(res) + per_size_section(res) + summary_section(res)
-    lines += ["## Charts", ""] + chart_lines(charts, md_dir, ["charts", "tflops", "time"])
-    lines += roofline_section(res, chart_lines(charts, md_dir, ["roofline"]))
-    lines += progression_section(res)
+def slug(name):
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "report"
+
+
+def load_all(args):
+    """([Results] for every report, None), or (None, (exit status, message)) for the first report or option
+    that stops the tool: every report is read and checked before anything is written."""
+    reports = args.reports
+    for i, path in enumerate(reports):
+        for earlier in reports[:i]:
+            if path == earlier or same_file(path, earlier):
+                return None, (2, f"report '{path}' is given twice (also as '{earlier}')")
+    try:
+        baselines = per_report_options("--baseline", args.baseline, reports)
+        commands = per_report_options("--command", args.command, reports)
+        if len(reports) > 1 and any(split_qualified(c, reports)[0] is None for c in args.command):
+            raise kr.ReportError("--command: with several reports, say which report each command is for: "
+                                 "--command REPORT:COMMAND")
+    except kr.ReportError as e:
+        return None, (2, str(e))
+    parts, names = [], []
+    for path, baseline_text, command in zip(reports, baselines, commands):
+        try:
+            report = kr.load_report(path)
+            refusal = check_inputs(report, path, args)
+            if refusal:
+                return None, (3, refusal)
+            name = config_name(report, path)
+            if name in names:  # two runs of one config: the title says which report
+                name = f"{name} ({os.path.basename(path)})"
+            names.append(name)
+            parts.append(Results(report, choose_baseline(report, path, baseline_text), path,
+                                 runner_command(report, command), name))
+        except kr.ReportError as e:
+            return None, (2, str(e))
+    if len(parts) > 1:
+        for res in parts:
+            res.chart_prefix = slug(res.name) + "-"
+    return parts, None
+
+
+def build_document(parts, tool_command, charts, md_dir):
+    if len(parts) == 1:
+        res = parts[0]
+        lines = header_section(res, tool_command) + gpu_section(res) + ceilings_section(res)
+        lines += results_sections(res, charts[id(res)], md_dir, 2)
+    else:
+        lines = multi_header(parts, tool_command) + multi_gpu_section(parts) + multi_ceilings_section(parts)
+        for res in parts:
+            lines += report_part(res, charts, md_dir)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    try:
-        report = kr.load_report(args.report)
-        refusal = check_inputs(report, args)
-        if refusal:
-            print(f"kreg_results: {refusal}", file=sys.stderr)
-            return 3
-        res = Results(report, choose_baseline(report, args))
-    except kr.ReportError as e:
-        print(f"kreg_results: {e}", file=sys.stderr)
-        return 2
+    parts, failure = load_all(args)
+    if failure:
+        status, message = failure
+        print(f"kreg_results: {message}", file=sys.stderr)
+        return status
     md_dir = os.path.dirname(os.path.abspath(args.out))
     charts_dir = args.charts or os.path.join(md_dir, "charts")
     kreg_charts = None
@@ -531,24 +911,26 @@ def main(argv=None):
         if kreg_charts is None:
             print(f"kreg_results: cannot draw the charts: {why_not}", file=sys.stderr)
             return 4
-    with_roofline = bool(roof_parameters(res))
     outputs = [args.out]
     if kreg_charts is not None:
-        outputs += [os.path.join(charts_dir, f) for f in kreg_charts.chart_files(with_roofline)]
+        for res in parts:
+            outputs += [os.path.join(charts_dir, f) for f in kreg_charts.chart_files(res, bool(roof_parameters(res)))]
     existing = [p for p in outputs if os.path.exists(p)]
     if existing and not args.force:
         print(f"kreg_results: not overwriting {', '.join(existing)}: pass --force to replace, or choose another "
               "--out/--charts", file=sys.stderr)
         return 5
-    charts = render_charts(kreg_charts, res, charts_dir, with_roofline)
+    charts = {id(res): render_charts(kreg_charts, res, charts_dir) for res in parts}
     tool_command = shlex.join([sys.argv[0]] + argv)
-    text = build_document(res, tool_command, runner_command(report, args), charts, md_dir)
+    text = build_document(parts, tool_command, charts, md_dir)
     os.makedirs(md_dir, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
-    skipped = [e[2] for e in charts.values() if e[2]]
+    drawn = sum(1 for c in charts.values() for e in c.values() if not e[2])
+    skipped = ["not drawn (--no-charts)"] if kreg_charts is None else \
+        [f"{res.name}: {e[2]}" if len(parts) > 1 else e[2] for res in parts for e in charts[id(res)].values() if e[2]]
     print(f"kreg_results: wrote {args.out}" + (f"; charts skipped: {'; '.join(skipped)}" if skipped else
-                                               f" and {len(charts)} chart(s) in {charts_dir}"))
+                                               f" and {drawn} chart(s) in {charts_dir}"))
     return 0
 
 
