@@ -6,7 +6,7 @@
 #include "record_json.hpp"
 #include "common/job.hpp"
 #include "cuda/device_facts.hpp"
-#include "verify/output_export.hpp"
+#include "ops/output_export.hpp"
 #include "worker/session.hpp"
 
 #include <gtest/gtest.h>

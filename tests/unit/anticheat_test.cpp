@@ -4,7 +4,7 @@
 // by a spy kernel. Without strict, cheat_caches passes, which is why strict exists.
 #include "record_json.hpp"
 #include "measure/anticheat.hpp"
-#include "verify/output_export.hpp"
+#include "ops/output_export.hpp"
 #include "measure/sampler.hpp"
 #include "plugin/loader.hpp"
 #include "sweep/executor.hpp"

@@ -2,7 +2,7 @@
 // Right outputs pass; a changed, missing, duplicated, reordered, NaN or truncated one fails naming the
 // call.
 #include "measure/anticheat.hpp"
-#include "verify/output_export.hpp"
+#include "ops/output_export.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/reference_gemm.hpp"
 

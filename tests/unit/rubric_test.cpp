@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_set>
@@ -58,7 +59,7 @@ ConfigError error_of(const std::function<void()>& action) {
 // Every tests/data/bad_rubrics/X.json has X.expect: {"json_path": ..., "message_contains": ...}, and
 // every .expect file its .json.
 TEST(BadRubrics, EachFailsWithItsExpectedPathAndMessage) {
-    EXPECT_GE(test::check_bad_corpus(kData / "bad_rubrics", [](const fs::path& f) { load_rubric(f); }), 35);
+    EXPECT_GE(test::check_bad_corpus(kData / "bad_rubrics", [](const fs::path& f) { load_rubric(f); }), 48);
 }
 
 TEST(LoadRubric, MissingFileAndDirectoryAreConfigErrorsNamingThem) {
@@ -195,6 +196,121 @@ TEST(ParseRubric, PerformanceOnlyRubricsNeedNoCorrectnessCases) {
     EXPECT_EQ(e.json_path(), "/correctness");
 }
 
+// ---- Operations: transposes and block transposes ----
+
+json transpose_rubric() {
+    return {{"operation", "transpose"},
+            {"kernel", "student_transpose"},
+            {"correctness",
+             {{{"name", "odd"},
+               {"points", 30},
+               {"shapes", {{{"m", {1, 17}}, {"n", 33}}, {{"square", 5}}, {{"m", 1}, {"n", 33}}}},
+               {"seeds", {1, 2}}}}},
+            {"performance",
+             {{{"name", "naive"}, {"points", 10}, {"shape", {{"m", 4096}, {"n", 2048}}}, {"reference", "cuda_t1_naive"}, {"min_ratio", 1.0}},
+              {{"name", "copy"}, {"points", 10}, {"shape", {{"square", 8192}}}, {"min_fraction_of_copy", 0.8}}}}};
+}
+
+TEST(ParseRubric, ATransposeRubricTakesTheSweepParsersTransposeShapesAndACopyCeilingTier) {
+    const Rubric r = parse_rubric(transpose_rubric(), "t.json");
+    EXPECT_EQ(r.operation, Operation::transpose);
+    ASSERT_EQ(r.correctness.size(), 1u);
+    // k = 0 and block = 0: the transpose shapes of config/shape_spec.hpp, de-duplicated (1x33 twice).
+    EXPECT_EQ(r.correctness[0].shapes, (std::vector<Shape>{{1, 33, 0, 0}, {17, 33, 0, 0}, {5, 5, 0, 0}}));
+    ASSERT_EQ(r.performance.size(), 2u);
+    EXPECT_FALSE(r.performance[0].against_copy_ceiling());
+    EXPECT_EQ(r.performance[0].reference, "cuda_t1_naive");
+    EXPECT_EQ(r.performance[0].shape, (Shape{4096, 2048, 0, 0}));
+    EXPECT_TRUE(r.performance[1].against_copy_ceiling());
+    EXPECT_EQ(r.performance[1].min_fraction_of_copy, 0.8);
+    EXPECT_EQ(r.performance[1].reference, "");
+    EXPECT_EQ(r.performance[1].shape, (Shape{8192, 8192, 0, 0}));
+    EXPECT_EQ(r.max_points(), 50);
+    // The canonical form names the operation, writes shapes in its keys and parses back to itself.
+    const json canonical = r.to_json();
+    EXPECT_EQ(canonical.at("operation"), "transpose");
+    EXPECT_EQ(canonical.at("correctness").at(0).at("shapes").at(0), json({{"m", 1}, {"n", 33}}));
+    EXPECT_EQ(canonical.at("performance").at(1).contains("reference"), false) << canonical.dump();
+    EXPECT_EQ(parse_rubric(without_sources(canonical), "t.json").to_json(), canonical);
+}
+
+TEST(ParseRubric, ABlockTransposeRubricAddsTheBlock) {
+    const json doc = {{"operation", "block_transpose"},
+                      {"correctness",
+                       {{{"name", "blocks"},
+                         {"points", 10},
+                         {"shapes", {{{"m", 48}, {"n", 96}, {"block", {1, 16}}}, {{"square", 60}, {"block", 15}}}},
+                         {"seeds", {1}}}}},
+                      {"performance",
+                       {{{"name", "copy"}, {"points", 5}, {"shape", {{"square", 4096}, {"block", 16}}}, {"min_fraction_of_copy", 0.5}}}}};
+    const Rubric r = parse_rubric(doc, "b.json");
+    EXPECT_EQ(r.operation, Operation::block_transpose);
+    EXPECT_EQ(r.correctness[0].shapes, (std::vector<Shape>{{48, 96, 0, 1}, {48, 96, 0, 16}, {60, 60, 0, 15}}));
+    EXPECT_EQ(r.performance[0].shape, (Shape{4096, 4096, 0, 16}));
+    const json canonical = r.to_json();
+    EXPECT_EQ(canonical.at("correctness").at(0).at("shapes").at(1), json({{"m", 48}, {"n", 96}, {"block", 16}}));
+    EXPECT_EQ(parse_rubric(without_sources(canonical), "b.json").to_json(), canonical);
+}
+
+TEST(ParseRubric, AGemmRubricsCanonicalFormIsUnchangedByOperations) {
+    // Its sha256 is a result's provenance (grade/provenance.hpp): a key added to every GEMM rubric's
+    // canonical form would make every stored result look out of date.
+    const json canonical = parse_rubric(every_key_rubric(), "every.json").to_json();
+    EXPECT_FALSE(canonical.contains("operation")) << canonical.dump();
+    EXPECT_EQ(canonical.at("correctness").at(0).at("shapes").at(0), json({{"m", 1}, {"n", 65}, {"k", 17}}));
+    const json explicit_gemm = [] {
+        json doc = every_key_rubric();
+        doc["operation"] = "gemm";
+        return doc;
+    }();
+    EXPECT_EQ(parse_rubric(explicit_gemm, "every.json").to_json(), canonical);
+}
+
+TEST(MergeRubrics, FilesOfDifferentOperationsAreAnErrorAtTheLaterFile) {
+    const Rubric pub = parse_rubric(transpose_rubric(), "grading/transpose.json");
+    // A hidden file without "operation" is a GEMM rubric: its shapes would not even be transposes'.
+    const Rubric gemm = parse_rubric(json{{"correctness", {a_case("hidden")}}}, "staff/hidden.json");
+    const ConfigError e = error_of([&] { merge_rubrics({pub, gemm}); });
+    EXPECT_EQ(e.file(), "staff/hidden.json");
+    EXPECT_EQ(e.json_path(), "");
+    EXPECT_NE(e.message().find("this file grades gemm (the default: it has no \"operation\" key), but grading/transpose.json "
+                               "grades transpose"),
+              std::string::npos)
+        << e.what();
+    json block = {{"operation", "block_transpose"},
+                  {"correctness", {{{"name", "b"}, {"points", 1}, {"shapes", {{{"square", 8}, {"block", 2}}}}, {"seeds", {1}}}}}};
+    const ConfigError b = error_of([&] { merge_rubrics({pub, parse_rubric(block, "staff/b.json")}); });
+    EXPECT_EQ(b.json_path(), "/operation");
+    EXPECT_NE(b.message().find("this file grades block_transpose, but"), std::string::npos) << b.what();
+    // The same operation merges.
+    json hidden = {{"operation", "transpose"},
+                   {"correctness", {{{"name", "hidden"}, {"points", 5}, {"shapes", {{{"m", 4097}, {"n", 3}}}}, {"seeds", {9}}}}}};
+    const Rubric m = merge_rubrics({pub, parse_rubric(hidden, "staff/t.json")});
+    EXPECT_EQ(m.operation, Operation::transpose);
+    EXPECT_EQ(m.correctness.back().shapes, (std::vector<Shape>{{4097, 3, 0, 0}}));
+}
+
+TEST(CheckTierReferences, AReferenceOfAnotherOperationIsAnErrorNamingBoth) {
+    const Rubric r = parse_rubric(transpose_rubric(), "grading/transpose.json");
+    const std::map<std::string, Operation> known{{"cuda_t1_naive", Operation::transpose}, {"cpu_naive", Operation::gemm}};
+    EXPECT_NO_THROW(check_tier_references(r, known));  // the copy-ceiling tier has no reference to check
+    json doc = transpose_rubric();
+    doc["performance"][0]["reference"] = "cpu_naive";
+    const ConfigError e = error_of([&] { check_tier_references(parse_rubric(doc, "grading/transpose.json"), known); });
+    EXPECT_EQ(e.file(), "grading/transpose.json");
+    EXPECT_EQ(e.json_path(), "/performance/0/reference");
+    EXPECT_NE(e.message().find("the reference kernel 'cpu_naive' is a gemm kernel, but the rubric grades transpose"),
+              std::string::npos)
+        << e.what();
+    // And a GEMM rubric's reference that is a transpose.
+    const ConfigError g = error_of([&] {
+        json tier = a_tier("t");
+        tier["reference"] = "cuda_t1_naive";
+        check_tier_references(parse_rubric(json{{"performance", {tier}}}, "lab.json"), known);
+    });
+    EXPECT_NE(g.message().find("'cuda_t1_naive' is a transpose kernel, but the rubric grades gemm"), std::string::npos) << g.what();
+}
+
 // ---- Merging the published rubric with hidden files ----
 
 TEST(MergeRubrics, ConcatenatesCasesAndTiersAndRecordsEverySource) {
@@ -268,7 +384,8 @@ TEST(CheckTierReferences, AnUnknownReferenceNamesItsFileAndPathWithASuggestion) 
     hidden_tier["reference"] = "cublas_sgem";
     const Rubric hid = parse_rubric(json{{"performance", {a_tier("t0"), hidden_tier}}}, "staff/hidden.json");
     const Rubric merged = merge_rubrics({pub, hid});
-    const std::vector<std::string> known{"cpu_naive", "cublas_sgemm", "cuda_tiled"};
+    const std::map<std::string, Operation> known{
+        {"cpu_naive", Operation::gemm}, {"cublas_sgemm", Operation::gemm}, {"cuda_tiled", Operation::gemm}};
     EXPECT_NO_THROW(check_tier_references(pub, known));
     const ConfigError e = error_of([&] { check_tier_references(merged, known); });
     EXPECT_EQ(e.file(), "staff/hidden.json");
@@ -392,7 +509,10 @@ TEST(SecretSeed, ReadFromTheEnvironment) {
 
 const std::set<std::string> kKnownReferences{"cpu_naive",         "cpu_blocked",     "cuda_01_naive",
                                              "cuda_02_tiled16",   "cuda_02_tiled32", "cuda_04_coarsened",
-                                             "cuda_09_warptiled", "cublas_sgemm"};
+                                             "cuda_09_warptiled", "cublas_sgemm",
+                                             // transposes (issue 11)
+                                             "cpu_transpose", "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded",
+                                             "cuda_t3_padded_dynamic", "cuda_t4_vectorized"};
 
 bool has_shape(const std::vector<CorrectnessCase>& cases, Shape s) {
     for (const auto& c : cases)
@@ -411,10 +531,11 @@ TEST(ShippedRubrics, EveryOneLoadsWithKnownReferences) {
         const bool names_itself = std::count(r.explicitly_set.begin(), r.explicitly_set.end(), "/name") > 0;
         if (names_itself) EXPECT_EQ(r.name, entry.path().stem().string()) << "the name should match the file";
         EXPECT_GT(r.max_points(), 0);
-        for (const auto& t : r.performance) EXPECT_EQ(kKnownReferences.count(t.reference), 1u) << t.reference;
+        for (const auto& t : r.performance)
+            if (!t.against_copy_ceiling()) EXPECT_EQ(kKnownReferences.count(t.reference), 1u) << t.reference;
         for (const auto& c : r.correctness) EXPECT_FALSE(c.seeds.empty());
     }
-    for (const char* expected : {"lab3.json", "lab3-hidden.example.json", "cpu-lab.json"})
+    for (const char* expected : {"lab3.json", "lab3-hidden.example.json", "cpu-lab.json", "transpose.json"})
         EXPECT_EQ(files.count(expected), 1u) << expected;
 }
 
@@ -460,6 +581,33 @@ TEST(ShippedRubrics, TheHiddenExampleMergesWithLab3) {
     EXPECT_EQ(m.backend, Backend::cuda);
 }
 
+TEST(ShippedRubrics, TheTransposeLabIsBitExactThenJudgedAgainstTheCopyCeiling) {
+    const Rubric r = load_rubric(kGrading / "transpose.json");
+    EXPECT_EQ(r.name, "transpose");
+    EXPECT_EQ(r.operation, Operation::transpose);
+    EXPECT_EQ(r.kernel, "student_transpose");
+    EXPECT_EQ(r.backend, Backend::cuda);
+    std::vector<Shape> shapes;
+    for (const auto& c : r.correctness) {
+        EXPECT_EQ(c.seeds, (std::vector<uint64_t>{1, 2})) << c.name;
+        shapes.insert(shapes.end(), c.shapes.begin(), c.shapes.end());
+    }
+    EXPECT_EQ(shapes, (std::vector<Shape>{{1, 1, 0, 0}, {1, 300, 0, 0}, {300, 1, 0, 0}, {17, 33, 0, 0}, {33, 65, 0, 0},
+                                          {517, 517, 0, 0}, {4097, 1025, 0, 0}, {1000, 3000, 0, 0}}));
+    ASSERT_EQ(r.performance.size(), 3u);
+    EXPECT_EQ(r.performance[0].reference, "cuda_t1_naive");
+    EXPECT_EQ(r.performance[0].shape, (Shape{4096, 4096, 0, 0}));
+    EXPECT_EQ(r.performance[1].reference, "cuda_t3_padded");
+    EXPECT_EQ(r.performance[1].min_ratio, 0.95);
+    // cuda_copy is no transpose (a verified run calls it wrong_result): the last tier is judged against the
+    // copy bandwidth the grader measures itself.
+    EXPECT_TRUE(r.performance[2].against_copy_ceiling());
+    EXPECT_EQ(r.performance[2].min_fraction_of_copy, 0.8);
+    EXPECT_EQ(r.performance[2].shape, (Shape{8192, 8192, 0, 0}));
+    for (const auto& t : r.performance) EXPECT_NE(t.reference, "cuda_copy");
+    EXPECT_EQ(r.max_points(), 100);
+}
+
 TEST(ShippedRubrics, TheCpuLabNeedsNoGpu) {
     const Rubric r = load_rubric(kGrading / "cpu-lab.json");
     EXPECT_EQ(r.backend, Backend::cpu);
@@ -490,6 +638,9 @@ TEST(ShippedRubrics, SchemaListsExactlyTheKeysTheParserAccepts) {
     const json canonical = parse_rubric(every_key_rubric(), "every.json").to_json();
     std::set<std::string> case_keys = keys_of(canonical.at("correctness").at(0));
     std::set<std::string> tier_keys = keys_of(canonical.at("performance").at(0));
+    // A tier against the copy ceiling has its own key instead of reference and min_ratio.
+    const json copy_tier = parse_rubric(transpose_rubric(), "t.json").to_json().at("performance").at(1);
+    for (const auto& [key, value] : copy_tier.items()) tier_keys.insert(key);
     case_keys.erase("source");
     tier_keys.erase("source");
     const json& defs = schema.at("definitions");
@@ -500,7 +651,7 @@ TEST(ShippedRubrics, SchemaListsExactlyTheKeysTheParserAccepts) {
 
     // Shape specs are the sweep configs': the schema carries the same definitions.
     const json sweep = json::parse(read_text(kSource / "configs" / "schema" / "sweep.schema.json"));
-    for (const char* def : {"size", "range", "dim", "shapeSpec"})
+    for (const char* def : {"size", "range", "dim", "shapeSpec", "operationShapeSpec"})
         EXPECT_EQ(defs.at(def), sweep.at("definitions").at(def)) << def << " differs from sweep.schema.json";
 }
 
@@ -509,7 +660,8 @@ TEST(ShippedRubrics, ReadmeDocumentsEveryKeyAndTheHiddenFilePractice) {
     ASSERT_FALSE(readme.empty());
     for (const auto& key : rubric_keys()) EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
     for (const char* key :
-         {"all_or_nothing", "tolerance", "min_ratio", "reference", "load_s", "call_s", "total_s", "build_s"})
+         {"all_or_nothing", "tolerance", "min_ratio", "reference", "min_fraction_of_copy", "load_s", "call_s", "total_s",
+          "build_s", "transpose", "block_transpose"})
         EXPECT_NE(readme.find(std::string("`") + key + "`"), std::string::npos) << key;
     EXPECT_NE(readme.find(kSecretSeedVariable), std::string::npos);
     EXPECT_NE(readme.find("--rubric grading/lab3.json --rubric"), std::string::npos);

@@ -195,6 +195,17 @@ std::vector<Shape> expand_gemm_spec(const Node& spec) {
 }
 }  // namespace
 
+Operation parse_operation_node(const Node& node) {
+    const std::string name = node.as_string();
+    if (const auto op = parse_operation(name)) return *op;
+    std::vector<std::string> known;
+    for (Operation o : all_operations()) known.emplace_back(to_string(o));
+    std::string listed;
+    for (std::size_t i = 0; i < known.size(); ++i)
+        listed += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
+    node.fail("unknown operation '" + name + "'" + did_you_mean(name, known) + "; expected " + listed);
+}
+
 std::size_t UniqueShapes::Hash::operator()(const Shape& s) const {
     // splitmix64-style mixing of the three dimensions.
     uint64_t h = 0x9e3779b97f4a7c15ull;

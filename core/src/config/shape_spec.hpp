@@ -16,6 +16,10 @@ namespace kreg::config_detail {
 // m, n and block (or square and block). Transposes come out with k = 0.
 std::vector<Shape> expand_shape_spec(const Node& spec, Operation op = Operation::gemm);
 
+// The "operation" key of a sweep config or a rubric: a name of all_operations(); anything else fails at
+// the node naming every known operation, with a did-you-mean.
+Operation parse_operation_node(const Node& node);
+
 // Shapes in order of first occurrence, each once. A hash set remembers what was seen, so that adding n
 // shapes in any number of calls costs O(n): a sweep of 100 000 one-shape specs must not be quadratic.
 class UniqueShapes {

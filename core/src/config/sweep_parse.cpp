@@ -116,16 +116,7 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     if (const auto n = root.find("$schema")) n->as_string();  // for editors only
     if (const auto n = root.find("name")) config.name = n->as_file_stem();
     if (const auto n = root.find("description")) config.description = n->as_string();
-    if (const auto n = root.find("operation")) {
-        const std::string name = n->as_string();
-        const auto op = parse_operation(name);
-        if (!op) {
-            std::vector<std::string> known;
-            for (Operation o : all_operations()) known.emplace_back(to_string(o));
-            n->fail("unknown operation '" + name + "'" + did_you_mean(name, known) + "; expected gemm, transpose or block_transpose");
-        }
-        config.operation = *op;
-    }
+    if (const auto n = root.find("operation")) config.operation = config_detail::parse_operation_node(*n);
     config.kernels = parse_kernels(require("kernels"));
     config.shapes = parse_shapes(require("shapes"), config.operation);
     if (const auto n = root.find("dtypes")) config.dtypes = parse_dtypes(*n);

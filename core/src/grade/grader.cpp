@@ -8,8 +8,9 @@
 #include "grade/timing_claims.hpp"
 #include "grade/verdict.hpp"
 #include "measure/host_ceiling.hpp"
-#include "verify/output_export.hpp"
+#include "ops/output_export.hpp"
 #include "measure/roofline.hpp"
+#include "ops/operation.hpp"
 #include "report/atomic_file.hpp"
 #include "sweep/executor.hpp"
 #include "verify/verify_gemm.hpp"
@@ -66,17 +67,20 @@ Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
     r.extra.trusted_check = std::move(evidence);
     r.extra.timing_claims = timing.evidence();
     r.max_rel_err = trusted.max_rel_err;
-    r.tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    const OperationDef& op = operation_def(job.operation);
+    r.tolerance = op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype));
     if (!trusted.passed) {
         r.status = RowStatus::wrong_result;
         r.reason = trusted.reason;
         r.stats.reset();
         r.gflops.reset();
+        r.gbps.reset();
     } else if (!timing.believed && r.stats) {
         // Faster than the grader's own clock allows: what counts is the clock.
         r.stats->median_ms = timing.bound_median_ms;
         r.stats->min_ms = std::max(r.stats->min_ms, timing.bound_median_ms);
-        r.gflops = job.shape.flops() / (timing.bound_median_ms * 1e6);
+        if (op.flops(job.shape) > 0) r.gflops = op.flops(job.shape) / (timing.bound_median_ms * 1e6);
+        else if (timing.bound_median_ms > 0) r.gbps = op.bytes_moved(job.shape, job.dtype) / (timing.bound_median_ms * 1e6);
     }
     return r;
 }
@@ -116,11 +120,16 @@ Grader::Grader(GradeOptions options)
     for (const auto& file : options_.reference_plugins) {
         const PluginInfo info = trusted_->describe(file.string(), options_.device);
         for (const auto& k : info.kernels)
-            if (!reference_path_.count(k.name)) reference_path_[k.name] = info.path;
+            if (!reference_path_.count(k.name)) {
+                reference_path_[k.name] = info.path;
+                reference_meta_[k.name] = k;
+            }
     }
-    // A tier whose reference no trusted plugin provides is a rubric error, found before grading anyone.
-    std::vector<std::string> known;
-    for (const auto& [name, path] : reference_path_) known.push_back(name);
+    // A tier whose reference no trusted plugin provides, or one of another operation, is a rubric error,
+    // found before grading anyone.
+    std::map<std::string, Operation> known;
+    for (const auto& [name, meta] : reference_meta_)
+        if (const auto op = parse_operation(meta.operation)) known[name] = *op;
     check_tier_references(options_.rubric, known);
 }
 
@@ -129,6 +138,7 @@ Grader::~Grader() = default;
 Record Grader::measure_reference_round(const std::string& kernel, const Shape& shape, int round) {
     Job job;
     job.kernel = kernel;
+    job.operation = options_.rubric.operation;
     job.shape = shape;
     job.seed = kReferenceSeed;
     job.settings.warmup = round == 0 ? options_.rubric.warmup : std::min(options_.rubric.warmup, 1);
@@ -159,18 +169,25 @@ void Grader::finish_reference_rounds() {
     for (auto& [plugin, executor] : reference_workers_) executor->finish();
 }
 
-double Grader::harness_allowance(const Shape& shape) {
-    const std::string key = to_string(shape);
+double Grader::harness_allowance(const Shape& shape, Backend backend) {
+    const std::string key = to_string(shape) + "/" + std::string(to_string(backend));
     if (auto it = allowance_cache_.find(key); it != allowance_cache_.end()) return it->second;
     // Any trusted kernel of the graded backend serves: the allowance is the harness's work around a call.
     // Without one, no claim that fits its window is questioned (an uncalibrated bound would penalise
     // honest kernels by the harness's own work).
     double allowance = std::numeric_limits<double>::infinity();
-    for (const auto& tier : options_.rubric.performance) {
-        const auto plugin = reference_path_.find(tier.reference);
+    std::vector<std::string> candidates;
+    for (const auto& tier : options_.rubric.performance)
+        if (!tier.against_copy_ceiling()) candidates.push_back(tier.reference);
+    for (const auto& [name, meta] : reference_meta_)
+        if (meta.operation == to_string(options_.rubric.operation) && meta.backend == backend && meta.unavailable_reason.empty())
+            candidates.push_back(name);
+    for (const std::string& candidate : candidates) {
+        const auto plugin = reference_path_.find(candidate);
         if (plugin == reference_path_.end()) continue;
         Job job;
-        job.kernel = tier.reference;
+        job.kernel = candidate;
+        job.operation = options_.rubric.operation;
         job.plugin_path = plugin->second;
         job.shape = shape;
         job.seed = kReferenceSeed;
@@ -191,6 +208,11 @@ double Grader::harness_allowance(const Shape& shape) {
     }
     allowance_cache_[key] = allowance;
     return allowance;
+}
+
+const nlohmann::json& Grader::gpu_facts_and_ceilings() {
+    if (!gpu_) gpu_ = trusted_->device_info(options_.device, true, 300.0);
+    return *gpu_;
 }
 
 nlohmann::json Grader::run_meta() const {
@@ -240,6 +262,26 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     result.checks.push_back({"audit", "static audit of the shared object", 0, 0, audit.passed, audit.summary(), audit.to_json()});
     if (!audit.passed) return finish("rejected_audit", "rejected by the static audit: " + audit.summary());
 
+    // The copy ceiling that tiers against it are judged by: measured before this submission is loaded
+    // (gpu_facts_and_ceilings says why), and recorded with the result, or why there is none.
+    const bool has_copy_tiers = std::any_of(rubric.performance.begin(), rubric.performance.end(),
+                                            [](const PerformanceTier& t) { return t.against_copy_ceiling(); });
+    if (has_copy_tiers && rubric.backend != Backend::cpu) {
+        const nlohmann::json& gpu = gpu_facts_and_ceilings();
+        nlohmann::json ceiling = nlohmann::json::object();
+        const nlohmann::json none = nullptr;
+        const nlohmann::json& ceilings = gpu.is_object() && gpu.contains("ceilings") ? gpu["ceilings"] : none;
+        if (ceilings.is_object() && ceilings.contains("dram_copy_gbps") && ceilings["dram_copy_gbps"].is_number()) {
+            ceiling["dram_copy_gbps"] = ceilings["dram_copy_gbps"];
+            if (ceilings.contains("plugin")) ceiling["plugin"] = ceilings["plugin"];
+        } else {
+            ceiling["unavailable"] = gpu.contains("error")                ? gpu["error"]
+                                     : gpu.contains("ceilings_unavailable") ? gpu["ceilings_unavailable"]
+                                                                            : nlohmann::json("no measured device-to-device copy bandwidth");
+        }
+        result.meta["copy_ceiling"] = ceiling;
+    }
+
     // 3. Load it in a hardened worker and pick the kernel to grade.
     ExecutorOptions untrusted;
     untrusted.runner_exe = options_.runner_exe;
@@ -283,6 +325,13 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         result.checks.push_back({"load", "backend", 0, 0, false, why, {}});
         return finish("load_failed", why);
     }
+    if (meta->operation != to_string(rubric.operation)) {
+        const std::string file = rubric.sources.empty() ? "the rubric" : rubric.sources.front();
+        const std::string why = "kernel '" + kernel + "' is a " + meta->operation + " kernel; the rubric (" + file +
+                                ": /operation) grades " + std::string(to_string(rubric.operation)) + " kernels";
+        result.checks.push_back({"load", "operation", 0, 0, false, why, {}});
+        return finish("load_failed", why);
+    }
     if (!meta->unavailable_reason.empty()) {
         result.checks.push_back({"load", "can run here", 0, 0, false, meta->unavailable_reason, {}});
         return finish("error", "cannot be run on this machine: " + meta->unavailable_reason);
@@ -294,6 +343,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         Job job;
         job.id = 0;
         job.kernel = kernel;
+        job.operation = rubric.operation;
         job.plugin_path = plugin.string();
         job.shape = shape;
         job.seed = seed;
@@ -372,7 +422,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         std::map<std::string, PairedRounds> by_reference;  // the rounds of each reference kernel of the group
         std::vector<Record> mine_rounds;
         const int max_rounds = std::max(rubric.rounds, rubric.max_rounds);
-        const double allowance = harness_allowance(shape);
+        const double allowance = harness_allowance(shape, meta->backend);
         bool time_ran_out = false;
         for (int round = 0; round < max_rounds; ++round) {
             if (out_of_time()) {
@@ -387,14 +437,29 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             Record mine = run_checked_outside(executor, job, allowance);  // keeps its worker for the next round
             // The physics check: a time below the roofline floor from this GPU's measured ceilings (CUDA)
             // or the host's measured fp32 peak (CPU).
+            // A transpose's floor is its copy ceiling (measure/roofline.hpp), the same ceiling its
+            // copy-ceiling tiers are judged by.
             if (mine.status == RowStatus::ok && meta->backend == Backend::cuda) {
-                if (!gpu_) gpu_ = trusted_->device_info(options_.device, true, 300.0);
-                if (!gpu_->contains("error")) annotate_roofline(mine, (*gpu_)["facts"], (*gpu_)["ceilings"]);
-                else {  // the evidence says it was not checked
-                    const nlohmann::json& error = (*gpu_)["error"];
+                const nlohmann::json& gpu = gpu_facts_and_ceilings();
+                if (!gpu.contains("error")) {
+                    annotate_roofline(mine, gpu["facts"], gpu["ceilings"]);
+                    // Why there is no measured ceiling, where the device query says.
+                    if (mine.extra.roofline && mine.extra.roofline->unavailable && gpu.contains("ceilings_unavailable")) {
+                        const nlohmann::json& why = gpu["ceilings_unavailable"];
+                        *mine.extra.roofline->unavailable += ": " + (why.is_string() ? why.get<std::string>() : why.dump());
+                    }
+                } else {  // the evidence says it was not checked
+                    const nlohmann::json& error = gpu["error"];
                     mine.extra.roofline = RooflineEvidence{};
                     mine.extra.roofline->unavailable = error.is_string() ? error.get<std::string>() : error.dump();
                 }
+            } else if (mine.status == RowStatus::ok && rubric.operation != Operation::gemm) {
+                // The host's fp32 peak bounds FLOPs; a transpose does none, and the host's copy bandwidth
+                // is not measured: no floor, and the evidence says so.
+                mine.extra.roofline = RooflineEvidence{};
+                mine.extra.roofline->ceiling = "host_fp32";
+                mine.extra.roofline->unavailable = "no roofline floor for a cpu " + std::string(to_string(rubric.operation)) +
+                                                   ": the host's copy bandwidth is not measured";
             } else if (mine.status == RowStatus::ok) {
                 if (!host_flops_) host_flops_ = measure_host_fp32_flops();
                 annotate_cpu_roofline(mine, *host_flops_);
@@ -402,12 +467,17 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             mine_rounds.push_back(mine);
             if (mine.status == RowStatus::ok)
                 for (size_t t : group) {
+                    if (rubric.performance[t].against_copy_ceiling()) continue;  // the ceiling is measured once
                     const std::string& reference = rubric.performance[t].reference;
                     if (by_reference[reference].reference.size() < mine_rounds.size())
                         by_reference[reference].reference.push_back(measure_reference_round(reference, shape, round));
                 }
             bool more = false;
             for (size_t t : group) {
+                if (rubric.performance[t].against_copy_ceiling()) {
+                    more = more || copy_tier_needs_more_rounds(rubric.performance[t], mine_rounds);
+                    continue;
+                }
                 PairedRounds& rounds = by_reference[rubric.performance[t].reference];
                 rounds.submission = mine_rounds;
                 more = more || tier_needs_more_rounds(rubric.performance[t], rounds);
@@ -422,10 +492,15 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         }
         outcomes.push_back(classify_outcome(mine_rounds.back()));
         for (size_t t : group) {
-            PairedRounds rounds = by_reference[rubric.performance[t].reference];
-            rounds.submission = mine_rounds;
-            rounds.at_limit = true;  // measuring is over: an interval that still straddles is decided now
-            CheckResult check = judge_performance(rubric.performance[t], rounds, kPerformanceSeed, kReferenceSeed);
+            CheckResult check;
+            if (rubric.performance[t].against_copy_ceiling()) {
+                check = judge_copy_fraction(rubric.performance[t], mine_rounds, kPerformanceSeed);
+            } else {
+                PairedRounds rounds = by_reference[rubric.performance[t].reference];
+                rounds.submission = mine_rounds;
+                rounds.at_limit = true;  // measuring is over: an interval that still straddles is decided now
+                check = judge_performance(rubric.performance[t], rounds, kPerformanceSeed, kReferenceSeed);
+            }
             if (time_ran_out) check.summary += " (the total time limit ended the rounds)";
             tier_checks[t] = check;
         }

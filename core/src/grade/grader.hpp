@@ -7,6 +7,7 @@
 #include "grade/gradebook.hpp"
 #include "grade/rubric.hpp"
 #include "grade/submission.hpp"
+#include "plugin/kernel_meta.hpp"
 #include "sandbox/sandbox.hpp"
 
 #include <filesystem>
@@ -58,7 +59,14 @@ private:
     void finish_reference_rounds();
     // The harness's own work inside the grader's window around one call at shape (grade/timing_claims.hpp),
     // measured once per shape with a trusted reference kernel; infinite when none could be measured.
-    double harness_allowance(const Shape& shape);
+    // backend: the graded kernel's; a trusted kernel of the rubric's operation and that backend serves
+    // when no tier's reference does (a rubric whose tiers are all against the copy ceiling).
+    double harness_allowance(const Shape& shape, Backend backend);
+    // This GPU's facts and measured ceilings (Executor::device_info), measured once per run in a fresh
+    // trusted worker that loads no submission: the copy ceiling a tier is judged against must not be
+    // measurable while a submission's worker (and anything it left running) is alive, so a rubric with
+    // copy-ceiling tiers measures it before the first submission is loaded.
+    const nlohmann::json& gpu_facts_and_ceilings();
     nlohmann::json run_meta() const;
 
     GradeOptions options_;
@@ -66,6 +74,7 @@ private:
     std::string rubric_hash_;                            // of the merged rubric (grade/provenance.hpp)
     std::unique_ptr<Executor> trusted_;                 // reference kernels: ordinary workers
     std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
+    std::map<std::string, KernelMeta> reference_meta_;   // reference kernel -> what its plugin said of it
     std::map<std::string, std::unique_ptr<Executor>> reference_workers_;  // plugin file -> its trusted worker
     std::optional<nlohmann::json> gpu_;                  // facts and measured ceilings, once per run
     std::optional<double> host_flops_;                   // the host's measured fp32 peak, once per run

@@ -35,11 +35,22 @@ RatioInterval paired_ratio(const std::vector<double>& reference_ms, const std::v
                            double confidence) {
     if (reference_ms.empty() || reference_ms.size() != submission_ms.size())
         throw std::invalid_argument("paired_ratio: needs as many reference as submission rounds, at least one");
-    std::vector<double> logs;
+    std::vector<double> ratios;
     for (size_t i = 0; i < reference_ms.size(); ++i) {
         if (!(reference_ms[i] > 0) || !(submission_ms[i] > 0) || !std::isfinite(reference_ms[i]) || !std::isfinite(submission_ms[i]))
             throw std::invalid_argument("paired_ratio: round " + std::to_string(i) + " has a time that is not a positive finite number");
-        logs.push_back(std::log(reference_ms[i] / submission_ms[i]));
+        ratios.push_back(reference_ms[i] / submission_ms[i]);
+    }
+    return ratio_interval(ratios, confidence);
+}
+
+RatioInterval ratio_interval(const std::vector<double>& ratios, double confidence) {
+    if (ratios.empty()) throw std::invalid_argument("ratio_interval: needs at least one round");
+    std::vector<double> logs;
+    for (size_t i = 0; i < ratios.size(); ++i) {
+        if (!(ratios[i] > 0) || !std::isfinite(ratios[i]))
+            throw std::invalid_argument("ratio_interval: round " + std::to_string(i) + " has a ratio that is not a positive finite number");
+        logs.push_back(std::log(ratios[i]));
     }
     const double n = double(logs.size());
     double mean = 0;

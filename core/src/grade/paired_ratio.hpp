@@ -14,6 +14,11 @@ struct RatioInterval {
     int rounds = 0;
 };
 
+// The geometric mean of per-round ratios (> 0, finite, at least one) with its Student-t interval on their
+// logarithms at `confidence`: what paired_ratio computes from two lists of medians, and what a tier
+// against the copy ceiling computes from each round's fraction of it.
+RatioInterval ratio_interval(const std::vector<double>& ratios, double confidence = 0.95);
+
 // reference_ms[i] and submission_ms[i] are round i's medians (> 0, same count, >= 1). Student-t interval
 // on the log ratios at `confidence` (0.95; 0.90 and 0.99 also tabulated).
 RatioInterval paired_ratio(const std::vector<double>& reference_ms, const std::vector<double>& submission_ms,

@@ -12,7 +12,15 @@
 
 namespace kreg {
 namespace {
-nlohmann::json shape_json(const Shape& s) { return {{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+// A shape in the keys of its operation's specs (config/shape_spec.hpp), so that to_json parses back.
+nlohmann::json shape_json(const Shape& s, Operation op) {
+    switch (op) {
+        case Operation::gemm: break;
+        case Operation::transpose: return {{"m", s.m}, {"n", s.n}};
+        case Operation::block_transpose: return {{"m", s.m}, {"n", s.n}, {"block", s.block}};
+    }
+    return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
+}
 
 // "/correctness/<i>/name" for each entry, i counted among the entries from the same file: the entry's
 // place in the file it came from, also when the rubric is itself a merge.
@@ -65,6 +73,7 @@ using Copier = std::function<void(Rubric& into, const Rubric& from)>;
 const std::map<std::string, Copier>& scalar_copiers() {
     static const std::map<std::string, Copier> copiers{
         {"/name", [](Rubric& a, const Rubric& b) { a.name = b.name; }},
+        {"/operation", [](Rubric& a, const Rubric& b) { a.operation = b.operation; }},  // equal: checked first
         {"/description", [](Rubric& a, const Rubric& b) { a.description = b.description; }},
         {"/kernel", [](Rubric& a, const Rubric& b) { a.kernel = b.kernel; }},
         {"/backend", [](Rubric& a, const Rubric& b) { a.backend = b.backend; }},
@@ -95,7 +104,7 @@ nlohmann::json Rubric::to_json() const {
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& c : correctness) {
         nlohmann::json shapes_json = nlohmann::json::array();
-        for (const auto& s : c.shapes) shapes_json.push_back(shape_json(s));
+        for (const auto& s : c.shapes) shapes_json.push_back(shape_json(s, operation));
         nlohmann::json j = {{"name", c.name},
                             {"points", c.points},
                             {"shapes", shapes_json},
@@ -106,13 +115,16 @@ nlohmann::json Rubric::to_json() const {
         cases.push_back(std::move(j));
     }
     nlohmann::json tiers = nlohmann::json::array();
-    for (const auto& t : performance)
-        tiers.push_back({{"name", t.name},
-                         {"points", t.points},
-                         {"shape", shape_json(t.shape)},
-                         {"reference", t.reference},
-                         {"min_ratio", t.min_ratio},
-                         {"source", t.source}});
+    for (const auto& t : performance) {
+        nlohmann::json j = {{"name", t.name}, {"points", t.points}, {"shape", shape_json(t.shape, operation)}, {"source", t.source}};
+        if (t.against_copy_ceiling()) {
+            j["min_fraction_of_copy"] = *t.min_fraction_of_copy;
+        } else {
+            j["reference"] = t.reference;
+            j["min_ratio"] = t.min_ratio;
+        }
+        tiers.push_back(std::move(j));
+    }
 
     nlohmann::json j = {{"sources", sources},
                         {"name", name},
@@ -128,6 +140,9 @@ nlohmann::json Rubric::to_json() const {
                         {"requires_correctness", requires_correctness}};
     // Unset optionals are left out rather than written as null, so the result parses back; an empty
     // "performance" would not (a present list must be non-empty).
+    // A GEMM rubric's canonical form (and so its sha256, grade/provenance.hpp) is what it was before
+    // rubrics had operations: results graded with it stay current.
+    if (operation != Operation::gemm) j["operation"] = std::string(kreg::to_string(operation));
     if (kernel) j["kernel"] = *kernel;
     if (backend) j["backend"] = std::string(kreg::to_string(*backend));
     if (!tiers.empty()) j["performance"] = tiers;
@@ -144,6 +159,15 @@ Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
 
     for (std::size_t r = 1; r < rubrics.size(); ++r) {
         const Rubric& later = rubrics[r];
+        if (later.operation != merged.operation) {
+            const std::string file = later.sources.empty() ? "<rubric>" : later.sources.front();
+            const bool says_so = std::find(later.explicitly_set.begin(), later.explicitly_set.end(), "/operation") != later.explicitly_set.end();
+            throw ConfigError(file, says_so ? "/operation" : "",
+                              "this file grades " + std::string(to_string(later.operation)) +
+                                  (says_so ? "" : " (the default: it has no \"operation\" key)") + ", but " +
+                                  (merged.sources.empty() ? std::string("the first rubric") : merged.sources.front()) + " grades " +
+                                  std::string(to_string(merged.operation)) + "; every rubric file of one grading run grades one operation");
+        }
         add_names(used, later.correctness, "correctness");
         add_names(used, later.performance, "performance");
         merged.correctness.insert(merged.correctness.end(), later.correctness.begin(), later.correctness.end());
@@ -163,11 +187,20 @@ Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
     return merged;
 }
 
-void check_tier_references(const Rubric& rubric, const std::vector<std::string>& known) {
+void check_tier_references(const Rubric& rubric, const std::map<std::string, Operation>& known_operations) {
+    std::vector<std::string> known;
+    for (const auto& [name, op] : known_operations) known.push_back(name);
     std::map<std::string, std::size_t> next_index;
     for (const auto& t : rubric.performance) {
         const std::size_t index = next_index[t.source]++;
-        if (std::find(known.begin(), known.end(), t.reference) != known.end()) continue;
+        if (t.against_copy_ceiling()) continue;  // no reference kernel: the grader's own measurement
+        if (const auto it = known_operations.find(t.reference); it != known_operations.end()) {
+            if (it->second == rubric.operation) continue;
+            throw ConfigError(t.source, "/performance/" + std::to_string(index) + "/reference",
+                              "the reference kernel '" + t.reference + "' is a " + std::string(to_string(it->second)) +
+                                  " kernel, but the rubric grades " + std::string(to_string(rubric.operation)) +
+                                  " (its \"operation\"); a tier compares kernels of one operation");
+        }
         std::string listed;
         for (std::size_t i = 0; i < known.size() && i < 12; ++i) listed += (i ? ", " : "") + known[i];
         if (known.size() > 12) listed += ", ...";

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,15 +30,23 @@ struct CorrectnessCase {
     std::string source;               // the rubric file this case came from
 };
 
-// Performance: points when reference median / submission median >= min_ratio at shape, both measured in
-// the same grading run.
+// Performance, one of two kinds:
+// - against a reference kernel: points when reference median / submission median >= min_ratio at shape,
+//   both measured in the same grading run (paired rounds);
+// - against the copy ceiling (transpose and block_transpose only): points when the submission's
+//   bandwidth (bytes moved / median) is at least min_fraction_of_copy of the device-to-device copy
+//   bandwidth the grader measured itself (meta.gpu.ceilings.dram_copy_gbps); reference is empty and
+//   min_ratio 0 then.
 struct PerformanceTier {
     std::string name;
     double points = 0;      // > 0
     Shape shape;            // the tier's shape spec must expand to exactly one shape
-    std::string reference;  // kernel name
-    double min_ratio = 0;   // > 0
+    std::string reference;  // kernel name; empty for a copy-ceiling tier
+    double min_ratio = 0;   // > 0 for a reference tier
+    std::optional<double> min_fraction_of_copy;  // set: a copy-ceiling tier, in (0, 1]
     std::string source;
+
+    bool against_copy_ceiling() const { return min_fraction_of_copy.has_value(); }
 };
 
 // Wall-clock limits in seconds: loading the plugin, one kernel call, the whole submission, building it.
@@ -48,6 +57,9 @@ struct GradeLimits {
 
 struct Rubric {
     std::string name, description;      // name: "name" key, default the file's stem
+    // "operation" (default gemm): what the graded kernel and every reference compute; it decides the
+    // shape keys (the sweep parser's, config/shape_spec.hpp). Every file of one grading run names the same.
+    Operation operation = Operation::gemm;
     std::optional<std::string> kernel;  // default: the submission's only kernel
     std::optional<Backend> backend;     // the graded kernel must be of this backend
     GradeLimits limits;
@@ -87,6 +99,8 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source);
 Rubric load_rubric(const std::filesystem::path& path);
 
 // One rubric out of several files (the published one first, then the staff's hidden ones):
+// - every file must grade the same operation, else a ConfigError at the later file's "/operation" (its
+//   root "" when it leaves the key out) naming both files' operations;
 // - correctness cases and performance tiers are concatenated in file order;
 // - a name used twice across the files is a ConfigError at the later file's "/correctness/<i>/name" (or
 //   "/performance/<i>/name") whose message names the earlier file and its path;
@@ -97,10 +111,12 @@ Rubric load_rubric(const std::filesystem::path& path);
 // A single rubric comes back unchanged; an empty list is std::invalid_argument.
 Rubric merge_rubrics(const std::vector<Rubric>& rubrics);
 
-// Every performance tier's reference must be a kernel some trusted plugin provides (known, in any order),
-// else a ConfigError at the tier's file and "/performance/<i>/reference" with a did-you-mean over known.
-// The grader calls it once it has described the trusted plugins, before grading anyone.
-void check_tier_references(const Rubric& rubric, const std::vector<std::string>& known);
+// Every performance tier's reference must be a kernel some trusted plugin provides (known: name ->
+// the operation it computes), else a ConfigError at the tier's file and "/performance/<i>/reference" with
+// a did-you-mean over the known names; and it must compute the rubric's operation, else a ConfigError
+// there naming both operations. Copy-ceiling tiers have no reference. The grader calls it once it has
+// described the trusted plugins, before grading anyone.
+void check_tier_references(const Rubric& rubric, const std::map<std::string, Operation>& known);
 
 // The seed a grading run actually uses for a published case seed: a splitmix64-based mix of both, so that
 // students who know the published seeds still cannot precompute the inputs. secret 0 means no secret

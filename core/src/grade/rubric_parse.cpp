@@ -16,7 +16,7 @@ using config_detail::Node;
 
 namespace {
 const std::vector<std::string> kCaseKeys{"name", "points", "shapes", "seeds", "all_or_nothing", "tolerance"};
-const std::vector<std::string> kTierKeys{"name", "points", "shape", "reference", "min_ratio"};
+const std::vector<std::string> kTierKeys{"name", "points", "shape", "reference", "min_ratio", "min_fraction_of_copy"};
 const std::vector<std::string> kLimitKeys{"load_s", "call_s", "total_s", "build_s", "memory_mb"};
 constexpr int64_t kMaxRounds = 100;
 const std::vector<std::string> kMeasureKeys{"warmup", "repeats", "time_budget_s", "rounds", "max_rounds"};
@@ -48,11 +48,11 @@ private:
     std::map<std::string, std::string> first_use_;
 };
 
-std::vector<Shape> parse_case_shapes(const Node& node) {
+std::vector<Shape> parse_case_shapes(const Node& node, Operation op) {
     node.expect_non_empty_array("shape specs");
     config_detail::UniqueShapes shapes;
     for (std::size_t i = 0; i < node.value().size(); ++i) {
-        shapes.add(config_detail::expand_shape_spec(node.element(i)));
+        shapes.add(config_detail::expand_shape_spec(node.element(i), op));
         if (shapes.size() > kMaxSweepShapes)
             node.fail("the case has more than " + std::to_string(kMaxSweepShapes) + " distinct shapes");
     }
@@ -71,27 +71,53 @@ std::vector<uint64_t> parse_seeds(const Node& node) {
     return seeds;
 }
 
-CorrectnessCase parse_case(const Node& node, NameRegistry& names) {
+CorrectnessCase parse_case(const Node& node, NameRegistry& names, Operation op) {
     node.expect_object_with_keys(kCaseKeys);
     CorrectnessCase c;
     c.source = node.file();
     c.name = names.take(require(node, "name"));
     c.points = require(node, "points").as_positive_number("points");
-    c.shapes = parse_case_shapes(require(node, "shapes"));
+    c.shapes = parse_case_shapes(require(node, "shapes"), op);
     c.seeds = parse_seeds(require(node, "seeds"));
     if (const auto n = node.find("all_or_nothing")) c.all_or_nothing = n->as_bool();
     if (const auto n = node.find("tolerance")) c.tolerance = n->as_positive_number("tolerance");
     return c;
 }
 
-PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::optional<std::string>& kernel) {
+// The copy ceiling is what a data-movement operation is bound by (measure/roofline.hpp); GEMM is bound by
+// its FLOPs, so a GEMM tier compares with a reference kernel instead.
+bool has_copy_ceiling(Operation op) { return op == Operation::transpose || op == Operation::block_transpose; }
+
+// A tier against the copy ceiling: min_fraction_of_copy alone, in (0, 1], of an operation that has the
+// ceiling, in a rubric that may grade CUDA kernels (the ceiling is the GPU's).
+double parse_copy_fraction(const Node& node, const Node& fraction, Operation op, const std::optional<Backend>& backend) {
+    for (const char* other : {"reference", "min_ratio"})
+        if (const auto n = node.find(other))
+            n->fail(std::string("a tier compares with either a reference kernel ('reference' and 'min_ratio') or the copy "
+                                "ceiling ('min_fraction_of_copy'), not both; '") + other + "' cannot be used with 'min_fraction_of_copy'");
+    if (!has_copy_ceiling(op))
+        fraction.fail("min_fraction_of_copy is a criterion of transpose and block_transpose rubrics (their ceiling is the "
+                      "device-to-device copy bandwidth); this rubric grades " + std::string(to_string(op)) +
+                      ", whose tiers compare with a 'reference' kernel and 'min_ratio'");
+    if (backend && *backend == Backend::cpu)
+        fraction.fail("the copy ceiling is the GPU's measured device-to-device copy bandwidth; this rubric grades cpu kernels "
+                      "('backend'), which can never earn it");
+    const double value = fraction.as_positive_number("min_fraction_of_copy");
+    if (value > 1)
+        fraction.fail("min_fraction_of_copy must be <= 1 (a fraction of the copy bandwidth; a transpose moves the bytes of a "
+                      "copy and more slowly), got " + fraction.value().dump());
+    return value;
+}
+
+PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::optional<std::string>& kernel, Operation op,
+                           const std::optional<Backend>& backend) {
     node.expect_object_with_keys(kTierKeys);
     PerformanceTier t;
     t.source = node.file();
     t.name = names.take(require(node, "name"));
     t.points = require(node, "points").as_positive_number("points");
     const Node shape = require(node, "shape");
-    const std::vector<Shape> shapes = config_detail::expand_shape_spec(shape);
+    const std::vector<Shape> shapes = config_detail::expand_shape_spec(shape, op);
     if (shapes.size() != 1) {
         std::string listed;
         for (std::size_t i = 0; i < shapes.size() && i < 4; ++i) listed += (i ? ", " : "") + to_string(shapes[i]);
@@ -100,7 +126,15 @@ PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::opt
                    " (" + listed + ")");
     }
     t.shape = shapes.front();
-    const Node reference = require(node, "reference");
+    if (const auto fraction = node.find("min_fraction_of_copy")) {
+        t.min_fraction_of_copy = parse_copy_fraction(node, *fraction, op, backend);
+        return t;
+    }
+    const auto reference_node = node.find("reference");
+    if (!reference_node)
+        node.fail(std::string("missing required key 'reference' (a tier compares with a 'reference' kernel and 'min_ratio'") +
+                  (has_copy_ceiling(op) ? ", or with the copy ceiling: 'min_fraction_of_copy')" : ")"));
+    const Node reference = *reference_node;
     t.reference = reference.as_kernel_name("reference kernel");
     if (kernel && *kernel == t.reference)
         reference.fail("the reference '" + t.reference + "' is the graded kernel itself");
@@ -139,8 +173,8 @@ Backend parse_backend_node(const Node& node) {
 
 const std::vector<std::string>& rubric_keys() {
     static const std::vector<std::string> keys{
-        "$schema", "name",        "description", "kernel",  "backend",
-        "limits",  "correctness", "performance", "measure", "requires_correctness"};
+        "$schema", "name",        "description", "operation", "kernel",
+        "backend", "limits",      "correctness", "performance", "measure", "requires_correctness"};
     return keys;
 }
 
@@ -163,6 +197,8 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
     if (const auto n = root.find("$schema")) n->as_string();  // for editors only
     if (const auto n = setting(root, "name")) r.name = n->as_non_empty_string();
     if (const auto n = setting(root, "description")) r.description = n->as_string();
+    // Before the shapes: it decides their keys. merge_rubrics requires every file to grade the same one.
+    if (const auto n = setting(root, "operation")) r.operation = config_detail::parse_operation_node(*n);
     if (const auto n = setting(root, "kernel")) r.kernel = n->as_kernel_name("kernel");
     if (const auto n = setting(root, "backend")) r.backend = parse_backend_node(*n);
     if (const auto limits = root.find("limits")) {
@@ -184,12 +220,12 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         // Without tiers an empty list would grade nothing; with tiers it is the same as leaving it out.
         if (!performance || !correctness->value().is_array()) correctness->expect_non_empty_array("correctness cases");
         for (std::size_t i = 0; i < correctness->value().size(); ++i)
-            r.correctness.push_back(parse_case(correctness->element(i), names));
+            r.correctness.push_back(parse_case(correctness->element(i), names, r.operation));
     }
     if (performance) {
         performance->expect_non_empty_array("performance tiers");
         for (std::size_t i = 0; i < performance->value().size(); ++i)
-            r.performance.push_back(parse_tier(performance->element(i), names, r.kernel));
+            r.performance.push_back(parse_tier(performance->element(i), names, r.kernel, r.operation, r.backend));
     }
 
     check_points_total(r, correctness, performance);

@@ -14,6 +14,8 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     nlohmann::json e = {{"kernel", r.kernel},       {"m", r.shape.m},         {"n", r.shape.n},
                         {"k", r.shape.k},           {"seed", public_seed},    {"status", to_string(r.status)},
                         {"outcome", classify_outcome(r)}, {"reason", r.reason}};
+    if (r.operation != Operation::gemm) e["operation"] = std::string(to_string(r.operation));
+    if (r.operation == Operation::block_transpose) e["block"] = r.shape.block;
     if (r.max_rel_err) e["max_rel_err"] = *r.max_rel_err;
     if (r.tolerance) e["tolerance"] = *r.tolerance;
     if (r.stats) e["median_ms"] = r.stats->median_ms;
@@ -105,6 +107,88 @@ CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& r
                         format3(median_of(ref_ms)) + " ms" + (decision == TierDecision::undecided ? "; undecided at the limit" : "");
     }
     return check;
+}
+
+namespace {
+// Why a round has no fraction of the copy ceiling ("" when it has one).
+std::string why_no_copy_fraction(const Record& r) {
+    if (r.extra.roofline && r.extra.roofline->fraction_of_copy_bandwidth) return "";
+    if (r.backend == Backend::cpu)
+        return "the graded kernel ran on the CPU; the copy ceiling is the GPU's measured device-to-device copy bandwidth "
+               "(meta.gpu.ceilings.dram_copy_gbps)";
+    if (r.extra.roofline && r.extra.roofline->unavailable) return *r.extra.roofline->unavailable;
+    return "the row has no roofline evidence";
+}
+}  // namespace
+
+CheckResult judge_copy_fraction(const PerformanceTier& tier, const std::vector<Record>& rounds, uint64_t mine_seed) {
+    CheckResult check{"performance", tier.name, 0, tier.points, false, "", nlohmann::json::object()};
+    if (rounds.empty()) {
+        check.summary = "not measured";
+        return check;
+    }
+    check.evidence["submission"] = row_evidence(rounds.back(), mine_seed);
+    const double needed = tier.min_fraction_of_copy.value_or(1.0);
+    const Record* flagged = nullptr;
+    const Record* unjudged = nullptr;
+    for (const Record& r : rounds) {
+        if (!flagged && faster_than_floor(r)) flagged = &r;
+        if (!unjudged && !why_no_copy_fraction(r).empty()) unjudged = &r;
+    }
+    if (const Record* bad = first_not_ok(rounds)) {
+        check.evidence["submission"] = row_evidence(*bad, mine_seed);
+        check.summary = "submission " + classify_outcome(*bad) + ": " + bad->reason;
+    } else if (flagged) {
+        check.evidence["submission"] = row_evidence(*flagged, mine_seed);
+        check.summary = "faster than the measured device-to-device copy bandwidth allows: flagged, no points";
+        check.evidence["flag"] = "faster_than_floor";
+    } else if (unjudged) {
+        // Without the ceiling there is nothing to compare with: the tier is not judged and earns nothing,
+        // and it says so (a silent pass, or a silent zero, would misreport the student).
+        const std::string why = why_no_copy_fraction(*unjudged);
+        check.evidence["ceiling_unavailable"] = why;
+        check.summary = "not judged, no points: the copy ceiling is unavailable: " + why;
+    } else {
+        std::vector<double> fractions, mine_ms;
+        nlohmann::json per_round = nlohmann::json::array();
+        for (const Record& r : rounds) {
+            fractions.push_back(*r.extra.roofline->fraction_of_copy_bandwidth);
+            mine_ms.push_back(r.stats->median_ms);
+            per_round.push_back({{"submission_ms", r.stats->median_ms},
+                                 {"gbps", r.extra.roofline->achieved_gbps.value_or(0.0)},
+                                 {"fraction_of_copy", fractions.back()}});
+        }
+        const RatioInterval interval = ratio_interval(fractions, kTierConfidence);
+        const TierDecision decision = decide_tier(interval, needed);
+        check.passed = decision == TierDecision::above || (decision == TierDecision::undecided && interval.ratio >= needed);
+        check.points = check.passed ? tier.points : 0;
+        const double ceiling = rounds.back().extra.roofline->bandwidth_gbps.value_or(0.0);
+        check.evidence["fraction_of_copy"] = interval.ratio;
+        check.evidence["fraction_interval"] = {{"low", interval.low}, {"high", interval.high}, {"confidence", kTierConfidence}};
+        check.evidence["ceiling_gbps"] = ceiling;
+        check.evidence["rounds"] = per_round;
+        const char* how = decision == TierDecision::above   ? "interval above the threshold"
+                          : decision == TierDecision::below ? "interval below the threshold"
+                                                            : "interval straddles the threshold at the round limit: the point estimate decides";
+        check.evidence["decision"] = how;
+        check.summary = "fraction of the copy bandwidth " + format3(interval.ratio) + " [" + format3(interval.low) + ", " +
+                        format3(interval.high) + "] (needs " + format3(needed) + ") of the " + format3(ceiling) +
+                        " GB/s the grader measured, " + std::to_string(interval.rounds) +
+                        (interval.rounds == 1 ? " round: " : " rounds: ") + format3(median_of(mine_ms)) + " ms" +
+                        (decision == TierDecision::undecided ? "; undecided at the limit" : "");
+    }
+    return check;
+}
+
+bool copy_tier_needs_more_rounds(const PerformanceTier& tier, const std::vector<Record>& rounds) {
+    if (rounds.empty()) return true;
+    if (first_not_ok(rounds)) return false;
+    std::vector<double> fractions;
+    for (const Record& r : rounds) {
+        if (faster_than_floor(r) || !why_no_copy_fraction(r).empty()) return false;
+        fractions.push_back(*r.extra.roofline->fraction_of_copy_bandwidth);
+    }
+    return decide_tier(ratio_interval(fractions, kTierConfidence), tier.min_fraction_of_copy.value_or(1.0)) == TierDecision::undecided;
 }
 
 bool tier_needs_more_rounds(const PerformanceTier& tier, const PairedRounds& rounds) {

@@ -14,7 +14,8 @@
 
 namespace kreg {
 
-// {"kernel", "m", "n", "k", "seed", "status", "outcome", "reason"} plus, where the row has them,
+// {"kernel", "m", "n", "k", "seed", "status", "outcome", "reason"} ("operation" and, for block_transpose,
+// "block" on rows of other operations than gemm) plus, where the row has them,
 // max_rel_err, tolerance, median_ms, signal, exit_code and the anticheat, trusted_check, timing_claims and roofline
 // evidence. seed is the published one (the secret mix is not revealed).
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed);
@@ -46,5 +47,22 @@ CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& r
 // Whether another round would change the verdict: every round so far measured and believed, and the
 // interval straddles the threshold (or fewer than two rounds exist).
 bool tier_needs_more_rounds(const PerformanceTier& tier, const PairedRounds& rounds);
+
+// The performance check of a tier against the copy ceiling (tier.min_fraction_of_copy; transposes). Each
+// submission round's fraction is its extra.roofline.fraction_of_copy_bandwidth: its bandwidth (bytes
+// moved / median) over the device-to-device copy bandwidth the grader measured (annotate_roofline with
+// meta.gpu.ceilings.dram_copy_gbps). In order:
+//   - no round: no points, "not measured";
+//   - a round did not end ok: no points, how it ended;
+//   - a round faster than the copy ceiling allows (faster_than_floor: more than 1/0.9 of it): flagged, no points;
+//   - a round without a fraction (no measured ceiling: no GPU, no measurement, a CPU kernel): NOT judged,
+//     no points, the summary says so with the reason (evidence "ceiling_unavailable"); never a pass;
+//   - otherwise the fractions' geometric mean and 95 % interval decide as a ratio tier's do.
+// evidence: {"submission", "fraction_of_copy"?, "fraction_interval"?, "ceiling_gbps"?, "rounds"?
+// [{"submission_ms", "gbps", "fraction_of_copy"}], "decision"?, "flag"?, "ceiling_unavailable"?}.
+CheckResult judge_copy_fraction(const PerformanceTier& tier, const std::vector<Record>& submission_rounds, uint64_t mine_seed);
+
+// tier_needs_more_rounds for a tier against the copy ceiling.
+bool copy_tier_needs_more_rounds(const PerformanceTier& tier, const std::vector<Record>& submission_rounds);
 
 }  // namespace kreg

@@ -38,7 +38,7 @@ class CallChannel {
 public:
     virtual ~CallChannel() = default;
     // The seed of call `call` (0: the checked call, then the warm-ups, then the timed calls), from
-    // which fill_call_inputs (verify/output_export.hpp) draws that call's A and B. Blocks.
+    // which fill_call_inputs (ops/output_export.hpp) draws that call's A and B. Blocks.
     virtual uint64_t seed_for_call(uint64_t call) = 0;
     // C of call `call` (count floats, row-major M x N) and, for a timed call, the time the runner
     // measured for it. Throws WorkerFatal when the checker cannot be reached.

@@ -1,7 +1,7 @@
 #include "pipeline/pipeline.hpp"
 
 #include "measure/anticheat.hpp"
-#include "verify/output_export.hpp"
+#include "ops/output_export.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/call_watchdog.hpp"
@@ -192,6 +192,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             } else {
                 fill_uniform(a.data(), a.size(), job.seed, strict_input_stream(job.id, call_number, 0));
                 fill_uniform(b.data(), b.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+                op.plant_special_values(a, job.seed ^ strict_input_stream(job.id, call_number, 0));
             }
             backend.fill_inputs(set, a, b);
         }

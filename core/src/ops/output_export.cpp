@@ -1,7 +1,7 @@
-#include "verify/output_export.hpp"
+#include "ops/output_export.hpp"
 
-#include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
+#include "ops/operation.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
@@ -49,14 +49,27 @@ void round_to_dtype(float* values, size_t count, DType dtype) {
 }  // namespace
 
 void fill_call_inputs(const Job& job, uint64_t call_seed, float* a, float* b) {
-    fill_uniform(a, size_t(job.shape.m * job.shape.k), call_seed, 0);
-    fill_uniform(b, size_t(job.shape.k * job.shape.n), call_seed, 1);
+    const OperationDef& op = operation_def(job.operation);
+    const OperandGeometry g = op.geometry(job.shape);
+    fill_uniform(a, g.a_count, call_seed, 0);
+    if (g.b_count > 0) fill_uniform(b, g.b_count, call_seed, 1);
+    if (op.exact()) {
+        // The special values go through a vector (the interface's); a's caller holds a_count floats.
+        std::vector<float> planted(a, a + g.a_count);
+        op.plant_special_values(planted, call_seed);
+        std::copy(planted.begin(), planted.end(), a);
+    }
 }
 
 TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& outputs, int expected_calls) {
     TrustedCheck check;
-    const int64_t m = job.shape.m, n = job.shape.n, k = job.shape.k;
-    const size_t c_count = size_t(m * n);
+    const OperationDef& op = operation_def(job.operation);
+    const OperandGeometry geometry = op.geometry(job.shape);
+    if (const std::string why = op.invalid_shape(job.shape); !why.empty()) {
+        check.reason = why;
+        return check;
+    }
+    const size_t c_count = geometry.c_count;
     const uint64_t expected = uint64_t(std::max(0, expected_calls));
 
     // The sequence first: every call once, in order, nothing else, before any reference is computed.
@@ -83,8 +96,9 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
             return check;
         }
 
-    const double tolerance = job.settings.tolerance.value_or(default_tolerance(job.dtype, k));
-    std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+    // Exact operations are compared bit for bit: their tolerance is 0 (as in pipeline/pipeline.cpp).
+    const double tolerance = op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype, job.shape.k));
+    std::vector<float> a(geometry.a_count), b(geometry.b_count);
     std::random_device entropy;  // the sampled check's rows: unknowable to the worker
     for (const CallOutput& out : outputs) {
         const std::string label = call_label(job, out.call);
@@ -97,7 +111,7 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
         round_to_dtype(a.data(), a.size(), job.dtype);
         round_to_dtype(b.data(), b.size(), job.dtype);
         const uint64_t sample_seed = (uint64_t(entropy()) << 32) ^ entropy() ^ out.seed;
-        const VerifyResult v = verify_gemm(a.data(), b.data(), out.c, m, n, k, k, n, n, tolerance, sample_seed);
+        const VerifyResult v = op.verify(a.data(), b.data(), out.c, job.shape, tolerance, sample_seed);
         ++check.calls_checked;
         if (std::isfinite(v.max_rel_err)) check.max_rel_err = std::max(check.max_rel_err, v.max_rel_err);
         if (!v.passed) {
