@@ -15,35 +15,48 @@
 //     the producer (down to 40 per thread) to the consumers (up to 232), which hold the accumulators. The
 //     producer never waits for a consumer's wgmma to be issued, only for a stage to be released.
 //   - Persistent blocks. The grid is as many blocks (clusters) as fit on the GPU at once, one per SM; each
-//     walks the output tiles tile = first, first + stride, ... in a grouped order (8 block rows of tiles
-//     per group, column by column within a group) so that the tiles in flight at one time share rows of A
-//     and columns of B in L2. The pipeline's stage index and phase run on across tiles.
-//   - Epilogue overlapped with loads. Because the producer is its own warp and the pipeline spans tiles, it
-//     fills the stages of the block's next tile while the consumers still store the current one: the
-//     tensor core restarts on full stages.
+//     walks the output tiles tile = first, first + stride, ... in a grouped order (16 block rows of tiles
+//     per group, column by column within a group: 1-2 % faster than 8 rows at 4096-8192^3) so that the
+//     tiles in flight at one time share rows of A and columns of B in L2. The pipeline's stage index and
+//     phase run on across tiles.
+//   - Epilogue overlapped with loads and with its own stores. Because the producer is its own warp and the
+//     pipeline spans tiles, it fills the stages of the block's next tile while the consumers still store the
+//     current one. The consumers write C through a shared-memory buffer that TMA stores (64 columns at a
+//     time, clipped at C's edges): they never wait for global writes, only for TMA to have read the buffer
+//     before refilling it. When beta != 0 (C must be read) or TMA cannot describe C, they store from registers.
 //   - Clusters of 2 with TMA multicast. The two blocks of a cluster compute vertically adjacent tiles (rows
-//     row0 and row0 + 128, the same columns), so they need the same B tile. Each loads half of it (every
-//     other 64-column chunk) with .multicast::cluster, which writes the chunk into both blocks' shared
-//     memory and signals both blocks' "full" barriers: B's L2 reads halve. A stage may then be refilled only
+//     row0 and row0 + 128, the same columns), so they need the same B tile (tf32: the same A rows, see
+//     below). Each loads half of it (every other 64-column chunk) with .multicast::cluster, which writes the
+//     chunk into both blocks' shared memory and signals both blocks' "full" barriers: its L2 reads halve. A stage may then be refilled only
 //     when the consumers of both blocks are done with it: each consumer warp arrives on its own block's
 //     "empty" barrier and, through mapa, on the peer's.
 //
 // Tiles: BM = 128 rows (each consumer warpgroup 64 rows: one wgmma m64nBN per k step), BN = 256, 128 or 64
 // (chosen per shape so that the tiles fill the GPU's SMs), BK = 128 bytes of k (64 bf16 or 32 tf32: one
-// 128-byte swizzle row). As many stages as fit in 227 KiB (4 at BN 256, 7 at 128, 8 at 64).
+// 128-byte swizzle row). As many stages as fit in 227 KiB beside the epilogue's 32 KiB (4 at BN 256, 6 at
+// 128, 8 at 64).
 //
-// Shared-memory layouts (per stage, 1024-byte aligned, 128-byte swizzle, which TMA writes and wgmma reads):
+// bf16 shared-memory layouts (per stage, 1024-byte aligned, 128-byte swizzle, which TMA writes and wgmma reads):
 //   A: 128 rows x 128 bytes of k, K-major: descriptor SBO 1024 (8-row groups), k step +32 bytes.
-//   B, bf16: BN/64 chunks of 64 k rows x 64 n (8 KiB each), MN-major as B is row-major in memory:
+//   B: BN/64 chunks of 64 k rows x 64 n (8 KiB each), MN-major as B is row-major in memory:
 //      descriptor LBO 8192 (next 64 columns), SBO 1024 (next 8 k rows), k step +2048 bytes, imm-trans-b 1.
-//   B, tf32: wgmma's tf32 form has no transpose, so B must be K-major: the plugin first copies B to a
-//      transposed buffer (N x K, K contiguous, rounded to tf32 on the way), and the stage holds BN rows x
-//      128 bytes of k like A (loaded as BN/64 boxes of 64 rows so that clusters can split them).
+//
+// tf32 computes C^T = B^T A^T. wgmma's tf32 form has no transpose: an operand it reads from shared memory
+// must be K-major. A (row-major, K contiguous) is K-major as it is, B (K x N, N contiguous) is not, and
+// swapping the roles alone does not help (B^T is just as N-contiguous). But wgmma's first operand may come
+// from registers, in any layout the threads load it. So a tile's 128 rows are 128 columns of C (rows of B^T)
+// and its BN columns are rows of C (rows of A):
+//   B^T: 4 boxes of 32 k rows x 32 n (128 bytes, swizzled) copied from B as it is; each consumer loads
+//      its fragments from them with ld.shared (load_tf32_fragments: conflict-free, rounded to tf32) and
+//      issues wgmma with A from registers. The earlier version copied B to a transposed buffer first: that
+//      pass took 54 us of 401 at 4096^3 (ncu), the whole gap to cuBLAS.
+//   A: BN rows x 128 bytes of k, K-major (loaded as BN/64 boxes of 64 rows, so that clusters can split them):
+//      wgmma's B operand, descriptor as bf16's A. The epilogue writes the tile transposed.
 //
 // Any M, N, K >= 1 and any leading dimensions, as in step 11: TMA zero-fills boxes past the edges, the
 // epilogue stores only inside C, and a matrix TMA cannot describe (base not 16-byte aligned, row pitch not
-// a multiple of 16 bytes: odd K for bf16 A, odd N for bf16 B) is first copied to padded rows. The copies
-// (and tf32's transpose of B) are part of the measured time.
+// a multiple of 16 bytes: odd K for A, odd N for B, odd leading dimensions) is first copied to padded rows.
+// The copies are part of the measured time.
 #include "../cuda_common/gemm_common.cuh"
 #include "wgmma_ops.cuh"
 
@@ -63,6 +76,7 @@ struct WsGemm {
     int m, n, k;
     int ldc;
     float alpha, beta;
+    bool c_tma;  // beta == 0 and C describable by TMA: the epilogue stores through map_c
 };
 
 template <bool kTf32, int BN_, int kCluster_>
@@ -79,10 +93,14 @@ struct Config {
     static constexpr int kBBytes = kBChunks * kBChunkBytes;
     static constexpr int kStageBytes = kABytes + kBBytes;
     static constexpr int kMaxSmem = 227 * 1024;                  // the sm_90 per-block opt-in limit
-    static constexpr int kStages = std::min(8, (kMaxSmem - 1024 - 256) / kStageBytes);
-    static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + 2 * kStages * 8;
+    // The epilogue goes through shared memory: per consumer warpgroup 64 x 64 fp32 of C (two TMA boxes of 64
+    // rows x 32 columns), stored by TMA while the warpgroup fills the next 64 or starts the next tile.
+    static constexpr int kEpiBytes = 2 * 16384;
+    static constexpr int kStages = std::min(8, (kMaxSmem - 1024 - 256 - kEpiBytes) / kStageBytes);
+    static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + kEpiBytes + 2 * kStages * 8;
     static constexpr int kAcc = BN / 2;
-    static constexpr int kGroupRows = 8 / kCluster;              // cluster rows (of kCluster tiles) per group
+    static constexpr int kKSteps = BK / kInstrK;                 // wgmma per k tile (4 in both dtypes)
+    static constexpr int kGroupRows = 16 / kCluster;             // cluster rows (of kCluster tiles) per group
     static_assert(kCluster == 1 || kBChunks % kCluster == 0, "each block of a cluster loads whole B chunks");
     static_assert(kStages >= 2, "the pipeline needs two stages");
 };
@@ -141,6 +159,29 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtens
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
         : "memory");
 }
+// Shared -> global, the box at (c0, c1) of the map; TMA clips it at the matrix's edges. Tracked per thread in
+// bulk groups: commit after issuing, wait (.read: until the shared memory may be reused) before rewriting it.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's ordinary shared-memory stores visible to the async proxy (TMA) once a barrier follows.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void st_shared_f32(uint32_t addr, float x) {
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(x) : "memory");
+}
+__device__ __forceinline__ void st_shared_v2(uint32_t addr, float x, float y) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
 __device__ __forceinline__ uint32_t cluster_rank() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -169,15 +210,39 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
 }
 
 template <class C>
-__device__ __forceinline__ void wgmma_tile(float (&acc)[C::kAcc], uint64_t da, uint64_t db, int scale_d) {
-    if constexpr (C::kIsTf32) {
-        if constexpr (C::BN == 256) wgmma_m64n256k8_tf32(acc, da, db, scale_d);
-        else if constexpr (C::BN == 128) wgmma_m64n128k8_tf32(acc, da, db, scale_d);
-        else wgmma_m64n64k8_tf32(acc, da, db, scale_d);
-    } else {
-        if constexpr (C::BN == 256) wgmma_m64n256k16_bf16(acc, da, db, scale_d);
-        else if constexpr (C::BN == 128) wgmma_m64n128k16_bf16(acc, da, db, scale_d);
-        else wgmma_m64n64k16_bf16(acc, da, db, scale_d);
+__device__ __forceinline__ void wgmma_bf16(float (&acc)[C::kAcc], uint64_t da, uint64_t db, int scale_d) {
+    if constexpr (C::BN == 256) wgmma_m64n256k16_bf16(acc, da, db, scale_d);
+    else if constexpr (C::BN == 128) wgmma_m64n128k16_bf16(acc, da, db, scale_d);
+    else wgmma_m64n64k16_bf16(acc, da, db, scale_d);
+}
+template <class C>
+__device__ __forceinline__ void wgmma_tf32(float (&acc)[C::kAcc], const uint32_t (&a)[4], uint64_t db, int scale_d) {
+    if constexpr (C::BN == 256) wgmma_m64n256k8_tf32_rs(acc, a, db, scale_d);
+    else if constexpr (C::BN == 128) wgmma_m64n128k8_tf32_rs(acc, a, db, scale_d);
+    else wgmma_m64n64k8_tf32_rs(acc, a, db, scale_d);
+}
+
+// tf32 A-operand fragments (this warp's 16 tile rows, one k tile) from the stage's B^T tile, which TMA wrote
+// as 4 boxes of 32 k rows x 32 n (128 bytes, 128-byte swizzle: 16-byte chunk c of row k sits at c ^ (k % 8)).
+// wgmma's fragment gives lane (g, t4) rows g and g + 8, k t4 and t4 + 4 of each k8 step. Which n a tile row
+// stands for is ours to choose (the epilogue undoes it): row g reads chunk cb + 4 (g / 4), row g + 8 the next
+// chunk, word g % 4, with cb = 0 or 2 per warp pair. Then each load's 32 lanes hit 32 different banks (the
+// chunks {cb, cb + 4} ^ t4 differ for the four t4), where the plain order (rows = 8 consecutive n) would
+// collide two ways. Each value is rounded to tf32 (cvt.rna) as the tensor core would truncate it.
+__device__ __forceinline__ int tf32_row_n(int w4, int g) { return 4 * (2 * (w4 & 1) + 4 * (g >> 2)) + (g & 3); }
+
+template <class C>
+__device__ __forceinline__ void load_tf32_fragments(uint32_t (&f)[C::kKSteps][4], uint32_t box, int n_lo, int t4) {
+#pragma unroll
+    for (int kk = 0; kk < C::kKSteps; ++kk) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int k = 8 * kk + t4 + 4 * (i >> 1), n = n_lo + 4 * (i & 1);
+            const uint32_t addr = box + k * 128 + ((((n >> 2) ^ k) & 7) << 4) + (n & 3) * 4;
+            float v;
+            asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+            asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(f[kk][i]) : "f"(v));
+        }
     }
 }
 
@@ -199,6 +264,24 @@ __device__ __forceinline__ void store_pair(const WsGemm& p, int row, int col, fl
     if (col + 1 < p.n) out[1] = epilogue(p, out + 1, v1);
 }
 
+__device__ __forceinline__ void store_one(const WsGemm& p, int row, int col, float v) {
+    if (row >= p.m || col >= p.n) return;
+    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
+    *out = epilogue(p, out, v);
+}
+
+// A consumer warp is done with a stage: it arrives on the stage's "empty" barrier in every block of the cluster
+// (each block's producer refills the stage only when all consumers that read its multicast copies are done).
+template <class C>
+__device__ __forceinline__ void release(uint32_t empty_bar) {
+    if constexpr (C::kCluster > 1) {
+#pragma unroll
+        for (int r = 0; r < C::kCluster; ++r) mbar_arrive_cluster(empty_bar, r);
+    } else {
+        mbar_arrive(empty_bar);
+    }
+}
+
 // Work unit u (a cluster's kCluster vertically adjacent tiles) -> the first tile row and the tile column, in
 // groups of kGroupRows unit rows walked column by column (consecutive units share B columns and A rows).
 template <class C>
@@ -213,13 +296,15 @@ __device__ __forceinline__ void unit_origin(int u, int unit_rows, int tiles_n, i
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
-    ws_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, WsGemm p) {
+    ws_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                   const __grid_constant__ CUtensorMap map_c, WsGemm p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ uint8_t smem_raw[];
     // Every block of a cluster must see the same offsets (multicast and remote arrivals use them): the
     // dynamic shared window starts at the same place in each block, so aligning the address keeps that.
     const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t bars = base + C::kStages * C::kStageBytes;
+    const uint32_t epi = base + C::kStages * C::kStageBytes;  // the epilogue's buffers (1024-aligned)
+    const uint32_t bars = epi + C::kEpiBytes;
     auto full = [&](int s) { return bars + 8u * s; };
     auto empty = [&](int s) { return bars + 8u * (C::kStages + s); };
     auto stage_a = [&](int s) { return base + static_cast<uint32_t>(s) * C::kStageBytes; };
@@ -228,7 +313,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const uint32_t rank = C::kCluster > 1 ? cluster_rank() : 0;
 
-    const int tiles_m = (p.m + C::BM - 1) / C::BM, tiles_n = (p.n + C::BN - 1) / C::BN;
+    // tf32 computes C^T = B^T A^T (see the top of the file): a tile's rows are columns of C and its columns rows.
+    const int rows = C::kIsTf32 ? p.n : p.m, cols = C::kIsTf32 ? p.m : p.n;
+    const int tiles_m = (rows + C::BM - 1) / C::BM, tiles_n = (cols + C::BN - 1) / C::BN;
     const int unit_rows = (tiles_m + C::kCluster - 1) / C::kCluster;
     const int units = unit_rows * tiles_n;
     const int first_unit = blockIdx.x / C::kCluster, unit_stride = gridDim.x / C::kCluster;
@@ -263,11 +350,18 @@ __global__ void __launch_bounds__(C::kThreads, 1)
                     // Phase parity of the stage's previous use; a fresh barrier counts as released (parity 1).
                     mbar_wait(empty(s), ((it / C::kStages) & 1) ^ 1);
                     mbar_arrive_expect_tx(full(s), C::kStageBytes);
-                    tma_load_2d(stage_a(s), &map_a, full(s), kt * C::BK, row0);
+                    if constexpr (C::kIsTf32) {
+                        // B^T's 128 rows are 128 columns of B (K x N, N contiguous): 4 boxes of 32 k x 32 n.
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            tma_load_2d(stage_a(s) + q * 4096u, &map_a, full(s), row0 + 32 * q, kt * C::BK);
+                    } else {
+                        tma_load_2d(stage_a(s), &map_a, full(s), kt * C::BK, row0);
+                    }
 #pragma unroll
                     for (int j = 0; j < C::kBChunks; ++j) {
                         const uint32_t dst = stage_b(s) + j * C::kBChunkBytes;
-                        // bf16 B is K x N (chunk j: columns col0 + 64 j..); tf32 B is the transposed N x K copy.
+                        // bf16 B is K x N (chunk j: columns col0 + 64 j..); tf32's is A^T, i.e. A's rows (M x K).
                         const int c0 = C::kIsTf32 ? kt * C::BK : col0 + 64 * j;
                         const int c1 = C::kIsTf32 ? col0 + 64 * j : kt * C::BK;
                         if constexpr (C::kCluster > 1) {
@@ -286,8 +380,13 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         // ---- consumer warpgroups: wgmma and the epilogue ----
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         const int wg = warp / 4 - 1;                                     // rows wg * 64.. of the tile
+        const int w4 = warp % 4, g = lane >> 2, t4 = lane & 3;
         const uint32_t a_offset = static_cast<uint32_t>(wg) * 64u * 128u;
+        // tf32: this warp's rows of B^T are in box 2 wg + w4 / 2 of the stage, at n tf32_row_n(w4, g) (+ 4).
+        const uint32_t frag_box = static_cast<uint32_t>(2 * wg + w4 / 2) * 4096u;
+        const int frag_n = tf32_row_n(w4, g);
         float acc[C::kAcc];
+        uint32_t frag[C::kKSteps][4];  // tf32: this k tile's A fragments (B^T), loaded from the stage
         int it = 0;
         for (int u = first_unit; u < units; u += unit_stride) {
             int tile_m, tile_n;
@@ -296,51 +395,108 @@ __global__ void __launch_bounds__(C::kThreads, 1)
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % C::kStages;
                 mbar_wait(full(s), (it / C::kStages) & 1);
+                if constexpr (C::kIsTf32) load_tf32_fragments<C>(frag, stage_a(s) + frag_box, frag_n, t4);
                 fence_accumulators(acc);
                 wgmma_fence();
 #pragma unroll
-                for (int kk = 0; kk < C::BK / C::kInstrK; ++kk) {
-                    const uint64_t da = smem_desc(stage_a(s) + a_offset + kk * 32u, 16u, 1024u);
-                    const uint64_t db = C::kIsTf32
-                                            ? smem_desc(stage_b(s) + kk * 32u, 16u, 1024u)
-                                            : smem_desc(stage_b(s) + kk * 2048u, C::kBChunkBytes, 1024u);
-                    wgmma_tile<C>(acc, da, db, (kt > 0 || kk > 0) ? 1 : 0);  // the tile's first product sets acc
-                }
-                wgmma_commit();
-                wgmma_wait<1>();  // the group of k tile it - 1 is done reading its stage
-                fence_accumulators(acc);
-                if (kt > 0 && lane == 0) {
-                    const int ds = (it - 1) % C::kStages;
-                    if constexpr (C::kCluster > 1) {
-#pragma unroll
-                        for (int r = 0; r < C::kCluster; ++r) mbar_arrive_cluster(empty(ds), r);
+                for (int kk = 0; kk < C::kKSteps; ++kk) {
+                    const int scale_d = (kt > 0 || kk > 0) ? 1 : 0;  // the tile's first product sets acc
+                    if constexpr (C::kIsTf32) {
+                        wgmma_tf32<C>(acc, frag[kk], smem_desc(stage_b(s) + kk * 32u, 16u, 1024u), scale_d);
                     } else {
-                        mbar_arrive(empty(ds));
+                        const uint64_t da = smem_desc(stage_a(s) + a_offset + kk * 32u, 16u, 1024u);
+                        wgmma_bf16<C>(acc, da, smem_desc(stage_b(s) + kk * 2048u, C::kBChunkBytes, 1024u), scale_d);
                     }
                 }
-            }
-            wgmma_wait<0>();
-            fence_accumulators(acc);
-            if (lane == 0) {
-                const int ds = (it - 1) % C::kStages;
-                if constexpr (C::kCluster > 1) {
-#pragma unroll
-                    for (int r = 0; r < C::kCluster; ++r) mbar_arrive_cluster(empty(ds), r);
+                wgmma_commit();
+                if constexpr (C::kIsTf32) {
+                    // The next k tile's fragments overwrite registers this group reads: wait for all of it (ptxas
+                    // would otherwise serialise every wgmma, warning C7513). The other consumer warpgroup's group
+                    // keeps the tensor core busy meanwhile.
+                    wgmma_wait<0>();
+                    fence_accumulators(acc);
+                    if (lane == 0) release<C>(empty(s));
                 } else {
-                    mbar_arrive(empty(ds));
+                    wgmma_wait<1>();  // the group of k tile it - 1 is done reading its stage
+                    fence_accumulators(acc);
+                    if (kt > 0 && lane == 0) release<C>(empty((it - 1) % C::kStages));
                 }
+            }
+            if constexpr (!C::kIsTf32) {
+                wgmma_wait<0>();
+                fence_accumulators(acc);
+                if (lane == 0) release<C>(empty((it - 1) % C::kStages));
             }
             __syncwarp();
             // The producer is already filling the next tile's stages while these stores drain.
-            const int g = lane >> 2, t4 = lane & 3;
-            const int row = row0 + wg * 64 + (warp % 4) * 16 + g;
+            const int row = row0 + wg * 64 + w4 * 16 + g;  // bf16 without TMA: this thread's first row of C
+            if (p.c_tma) {
+                // 64 tile columns at a time: the warpgroup writes them (alpha applied) into its buffer in the
+                // layout of two 128-byte-swizzled TMA boxes of 64 rows x 32 fp32 (a row's 16-byte chunk c sits at
+                // c ^ (row % 8)), then one thread stores them with TMA, which clips at C's edges. Nobody waits
+                // for the global writes, only (before the buffer is rewritten) for TMA to have read it.
+                const uint32_t buf = epi + static_cast<uint32_t>(wg) * 16384u;
+                const bool leader = tid % 128 == 0;
 #pragma unroll
-            for (int j = 0; j < C::BN / 8; ++j) {
-                const int col = col0 + 8 * j + 2 * t4;
-                store_pair(p, row, col, acc[4 * j], acc[4 * j + 1]);
-                store_pair(p, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
+                for (int q = 0; q < C::BN / 64; ++q) {
+                    if (leader) bulk_wait_read();
+                    named_barrier(1 + wg, 128);
+#pragma unroll
+                    for (int jj = 0; jj < 8; ++jj) {
+                        const int j = 8 * q + jj, c = 8 * jj + 2 * t4;  // c: tile column within the 64
+                        if constexpr (C::kIsTf32) {
+                            // Transposed: box w4 / 2 holds this warp's 32 columns of C (n, frag_n and frag_n + 4),
+                            // its rows are the tile columns c and c + 1 (rows of C). Two-way bank conflicts.
+                            const uint32_t box = buf + (w4 / 2) * 8192u + (frag_n & 3) * 4u;
+                            const int ch = frag_n >> 2;
+                            auto at = [&](int r, int chunk) { return box + r * 128u + ((chunk ^ (r & 7)) << 4); };
+                            st_shared_f32(at(c, ch), p.alpha * acc[4 * j]);
+                            st_shared_f32(at(c + 1, ch), p.alpha * acc[4 * j + 1]);
+                            st_shared_f32(at(c, ch + 1), p.alpha * acc[4 * j + 2]);
+                            st_shared_f32(at(c + 1, ch + 1), p.alpha * acc[4 * j + 3]);
+                        } else {
+                            // Rows r and r + 8 of the warpgroup's 64 (both r % 8 = g): conflict-free.
+                            const int r = w4 * 16 + g;
+                            const uint32_t at = buf + (c / 32) * 8192u + r * 128u + ((((c % 32) >> 2) ^ g) << 4) + (c & 3) * 4u;
+                            st_shared_v2(at, p.alpha * acc[4 * j], p.alpha * acc[4 * j + 1]);
+                            st_shared_v2(at + 8 * 128u, p.alpha * acc[4 * j + 2], p.alpha * acc[4 * j + 3]);
+                        }
+                    }
+                    fence_proxy_async();
+                    named_barrier(1 + wg, 128);
+                    if (leader) {
+                        // Box coordinates are (column, row) of C; tf32's tile rows are C's columns.
+                        for (int bx = 0; bx < 2; ++bx) {
+                            if constexpr (C::kIsTf32)
+                                tma_store_2d(&map_c, buf + bx * 8192u, row0 + 64 * wg + 32 * bx, col0 + 64 * q);
+                            else
+                                tma_store_2d(&map_c, buf + bx * 8192u, col0 + 64 * q + 32 * bx, row0 + 64 * wg);
+                        }
+                        bulk_commit();
+                    }
+                }
+            } else if constexpr (C::kIsTf32) {
+                // Tile rows are columns of C: this thread's rows g and g + 8 stand for n and n + 4 (tf32_row_n).
+                const int n = row0 + 32 * (2 * wg + w4 / 2) + frag_n;
+#pragma unroll
+                for (int j = 0; j < C::BN / 8; ++j) {
+                    const int m = col0 + 8 * j + 2 * t4;
+                    store_one(p, m, n, acc[4 * j]);
+                    store_one(p, m + 1, n, acc[4 * j + 1]);
+                    store_one(p, m, n + 4, acc[4 * j + 2]);
+                    store_one(p, m + 1, n + 4, acc[4 * j + 3]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < C::BN / 8; ++j) {
+                    const int col = col0 + 8 * j + 2 * t4;
+                    store_pair(p, row, col, acc[4 * j], acc[4 * j + 1]);
+                    store_pair(p, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
+                }
             }
         }
+        // The block's shared memory must outlive the last TMA stores' reads of it.
+        if (p.c_tma && tid % 128 == 0) bulk_wait_all();
     }
     // No block may leave while its peer can still multicast into its shared memory or arrive on its barriers.
     if constexpr (C::kCluster > 1) cluster_sync();
@@ -378,28 +534,6 @@ __global__ void repack_f32(const float* __restrict__ src, int64_t ld_src, float*
         v.z = c + 2 < cols ? s[2] : 0.0f;
         v.w = c + 3 < cols ? s[3] : 0.0f;
         *reinterpret_cast<float4*>(dst + r * ld_dst + c) = v;
-    }
-}
-
-// B (k x n fp32, pitch ldb) -> Bt (n x k, pitch ldt, a multiple of 4), each element rounded to tf32 (round
-// to nearest, ties away: cvt.rna) so that the tensor core, which would truncate, sees rounded inputs.
-// 32x32 tiles through shared memory (one padding column: no bank conflicts on the transposed read).
-__global__ void transpose_tf32(const float* __restrict__ b, int64_t ldb, float* __restrict__ bt, int64_t ldt,
-                               int k, int n) {
-    __shared__ float tile[32][33];
-    const int k0 = blockIdx.y * 32, n0 = blockIdx.x * 32;
-    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
-        const int kk = k0 + r, nn = n0 + threadIdx.x;
-        float v = 0.0f;
-        if (kk < k && nn < n) v = b[static_cast<int64_t>(kk) * ldb + nn];
-        uint32_t t;
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(v));
-        tile[r][threadIdx.x] = __uint_as_float(t);
-    }
-    __syncthreads();
-    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
-        const int nn = n0 + r, kk = k0 + threadIdx.x;
-        if (nn < n && kk < ldt) bt[static_cast<int64_t>(nn) * ldt + kk] = kk < k ? tile[threadIdx.x][r] : 0.0f;
     }
 }
 
@@ -446,7 +580,7 @@ CUtensorMap make_tensor_map(const void* base, bool fp32, int64_t rows, int64_t c
 }
 
 struct LaunchPlan {
-    void (*kernel)(CUtensorMap, CUtensorMap, WsGemm);
+    void (*kernel)(CUtensorMap, CUtensorMap, CUtensorMap, WsGemm);
     int bn, cluster;
     dim3 grid, block;
     unsigned dynamic_smem;
@@ -469,7 +603,7 @@ public:
                               "slower below: see the README)"
                             : "Warp-specialised persistent wgmma GEMM (bf16 m64nNk16, tf32 m64nNk8): producer warp + 2 "
                               "consumer warpgroups (setmaxnreg), TMA 128B swizzle, 4-8 stages, swizzled tile order; "
-                              "tf32 B transposed first";
+                              "tf32 as C^T = B^T A^T with B^T from registers (no transpose pass)";
         s.backend = KREG_BACKEND_CUDA;
         s.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_BF16) | KREG_DTYPE_BIT(KREG_DTYPE_TF32);
         s.min_compute_capability = 90;  // wgmma, setmaxnreg, TMA multicast: sm_90a, which runs on 9.0 only
@@ -483,21 +617,20 @@ public:
     }
 
     void run_gemm(const kreg_gemm_args& args) override {
-        const WsGemm p = ws_gemm(args);
+        WsGemm p = ws_gemm(args);
         const bool tf32 = args.dtype == KREG_DTYPE_TF32;
         const LaunchPlan plan = make_plan(p, tf32);
         const cudaStream_t stream = static_cast<cudaStream_t>(args.stream);
         const int elems16 = tf32 ? 4 : 8;  // elements per 16 bytes
 
-        // TMA wants a 16-byte aligned base and row pitch; otherwise work from an aligned copy. tf32's B is
-        // always copied (transposed: wgmma's tf32 form reads B only K-major).
+        // TMA wants a 16-byte aligned base and row pitch; otherwise work from an aligned copy.
         const bool a_ok = aligned16(args.a) && args.lda % elems16 == 0;
-        const bool b_ok = !tf32 && aligned16(args.b) && args.ldb % elems16 == 0;
+        const bool b_ok = aligned16(args.b) && args.ldb % elems16 == 0;
         const int64_t lda = a_ok ? args.lda : round_up(args.k, elems16);
-        const int64_t ldb = b_ok ? args.ldb : round_up(tf32 ? args.k : args.n, elems16);  // tf32: Bt's pitch
+        const int64_t ldb = b_ok ? args.ldb : round_up(args.n, elems16);
         const int64_t esize = tf32 ? 4 : 2;
         const size_t a_bytes = a_ok ? 0 : static_cast<size_t>(round_up(args.m * lda * esize, 256));
-        const size_t b_bytes = b_ok ? 0 : static_cast<size_t>(round_up((tf32 ? args.n : args.k) * ldb * esize, 256));
+        const size_t b_bytes = b_ok ? 0 : static_cast<size_t>(round_up(args.k * ldb * esize, 256));
         const void* a = args.a;
         const void* b = args.b;
         if (a_bytes + b_bytes > 0) {
@@ -507,24 +640,22 @@ public:
                 a = scratch;
             }
             if (!b_ok) {
-                if (tf32) {
-                    if (args.k > 65535 * 32)
-                        throw kreg::Error(KREG_STATUS_UNSUPPORTED, "cuda_12_wgmma_ws: tf32 needs k <= 2097120 (the "
-                                                                   "transpose's grid)");
-                    const dim3 grid(static_cast<unsigned>((args.n + 31) / 32), static_cast<unsigned>((args.k + 31) / 32));
-                    transpose_tf32<<<grid, dim3(32, 8), 0, stream>>>(static_cast<const float*>(args.b), args.ldb,
-                                                                     reinterpret_cast<float*>(scratch + a_bytes), ldb,
-                                                                     p.k, p.n);
-                    KREG_CUDA_CHECK_LAUNCH();
-                } else {
-                    repack(args.b, args.ldb, scratch + a_bytes, ldb, args.k, args.n, false, stream);
-                }
+                repack(args.b, args.ldb, scratch + a_bytes, ldb, args.k, args.n, tf32, stream);
                 b = scratch + a_bytes;
             }
         }
-        const CUtensorMap map_a = make_tensor_map(a, tf32, args.m, args.k, lda, 128, "A");
-        const CUtensorMap map_b = tf32 ? make_tensor_map(b, true, args.n, args.k, ldb, 64, "B (transposed)")
+        // The kernel's "A" is the operand whose tile rows are the tile's rows, its "B" the one split in 64-row (tf32)
+        // or 64-column (bf16) chunks across a cluster. bf16: A (boxes of 128 rows x 64 k) and B (64 k x 64 n).
+        // tf32 (C^T = B^T A^T): B, read MN-major in boxes of 32 k x 32 n, and A, K-major in boxes of 64 rows x 32 k.
+        const CUtensorMap map_a = tf32 ? make_tensor_map(b, true, args.k, args.n, ldb, 32, "B")
+                                       : make_tensor_map(a, false, args.m, args.k, lda, 128, "A");
+        const CUtensorMap map_b = tf32 ? make_tensor_map(a, true, args.m, args.k, lda, 64, "A")
                                        : make_tensor_map(b, false, args.k, args.n, ldb, 64, "B");
+        // C is stored by TMA (boxes of 64 rows x 32 columns) when it need not be read and TMA can describe it;
+        // otherwise (beta != 0, odd pitch) the epilogue stores from registers, testing each element's place.
+        CUtensorMap map_c = {};
+        p.c_tma = p.beta == 0.0f && aligned16(args.c) && args.ldc % 4 == 0;
+        if (p.c_tma) map_c = make_tensor_map(args.c, true, args.m, args.n, args.ldc, 64, "C");
 
         cudaLaunchConfig_t config = {};
         config.gridDim = plan.grid;
@@ -538,7 +669,7 @@ public:
         attr[0].val.clusterDim.z = 1;
         config.attrs = attr;
         config.numAttrs = 1;
-        KREG_CUDA_CHECK(cudaLaunchKernelEx(&config, plan.kernel, map_a, map_b, p));
+        KREG_CUDA_CHECK(cudaLaunchKernelEx(&config, plan.kernel, map_a, map_b, map_c, p));
         KREG_CUDA_CHECK_LAUNCH();
     }
 
@@ -579,6 +710,7 @@ private:
         p.ldc = static_cast<int>(args.ldc);
         p.alpha = static_cast<float>(args.alpha);
         p.beta = static_cast<float>(args.beta);
+        p.c_tma = false;  // run_gemm decides, once it has built the map
         return p;
     }
 
@@ -647,7 +779,8 @@ private:
     template <class C>
     LaunchPlan plan_for(const WsGemm& p, Resident& r, int device) {
         const int resident = resident_blocks<C>(r, device);
-        const int64_t tiles_m = kreg_cuda::ceil_div(p.m, C::BM), tiles_n = kreg_cuda::ceil_div(p.n, C::BN);
+        const int rows = C::kIsTf32 ? p.n : p.m, cols = C::kIsTf32 ? p.m : p.n;  // tf32 tiles C^T (see the kernel)
+        const int64_t tiles_m = kreg_cuda::ceil_div(rows, C::BM), tiles_n = kreg_cuda::ceil_div(cols, C::BN);
         const int64_t units = (tiles_m + C::kCluster - 1) / C::kCluster * tiles_n;
         if (units * C::kCluster > INT_MAX)
             throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "cuda_12_wgmma_ws: too many tiles");
@@ -663,8 +796,9 @@ private:
         using Wide = Config<kTf32, 256, kClusterMax>;
         using Mid = Config<kTf32, 128, kClusterMax>;
         using Narrow = Config<kTf32, 64, 1>;
+        const int rows = kTf32 ? p.n : p.m, cols = kTf32 ? p.m : p.n;  // tf32 tiles C^T (see the kernel)
         auto fill = [&](int bn) {
-            const double tiles = static_cast<double>(kreg_cuda::ceil_div(p.m, 128)) * kreg_cuda::ceil_div(p.n, bn);
+            const double tiles = static_cast<double>(kreg_cuda::ceil_div(rows, 128)) * kreg_cuda::ceil_div(cols, bn);
             const double waves = std::ceil(tiles / sms_);
             return tiles / (waves * sms_);
         };
@@ -693,13 +827,15 @@ private:
         return tf32 ? choose<true>(p, device) : choose<false>(p, device);
     }
 
-    // 128x256 tiles: A read ceil(N/256) times, B ceil(M/128) times (halved in L2 by the multicast, not in this
-    // count of device-memory bytes), C written once in fp32. Copies of misaligned inputs and tf32's transpose
-    // of B are not modelled.
+    // Tiles of 128 x 256 (bf16: 128 rows of C x 256 columns; tf32: 128 columns x 256 rows): bf16 reads A
+    // ceil(N/256) times and B ceil(M/128) times, tf32 A ceil(N/128) and B ceil(M/256) times (the multicast
+    // halves one operand's L2 reads, not these device-memory bytes); C written once in fp32. Copies of
+    // misaligned inputs are not modelled.
     static double model_bytes(int64_t m, int64_t n, int64_t k, kreg_dtype dtype) {
-        const double e = dtype == KREG_DTYPE_TF32 ? 4.0 : 2.0;
-        const double reads_of_a = static_cast<double>((n + 255) / 256);
-        const double reads_of_b = static_cast<double>((m + 127) / 128);
+        const bool tf32 = dtype == KREG_DTYPE_TF32;
+        const double e = tf32 ? 4.0 : 2.0;
+        const double reads_of_a = static_cast<double>(tf32 ? (n + 127) / 128 : (n + 255) / 256);
+        const double reads_of_b = static_cast<double>(tf32 ? (m + 255) / 256 : (m + 127) / 128);
         return e * (static_cast<double>(m) * k * reads_of_a + static_cast<double>(k) * n * reads_of_b) +
                4.0 * static_cast<double>(m) * n;
     }
