@@ -163,5 +163,51 @@ TEST(GradeGpu, OnEveryGpuAtOnceTheShardsMergeIntoOneGradebook) {
     }
 }
 
+// The published transpose rubric (configs/grading/transpose.json) with the lab's starting point
+// (plugins/template_cuda/transpose, kernel student_transpose): through the same hardened path as GEMM
+// grading, every correctness run bit-exact, and the last tier judged against the copy bandwidth the
+// grader measured itself before loading the submission.
+TEST(GradeGpu, ThePublishedTransposeRubricGradesTheLabsStartingPoint) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const auto dir = test::fresh_dir("grade-gpu-transpose");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(fs::path(KREG_FIXTURE_DIR) / "fixture_student_transpose.so", dir / "subs" / "starter.so");
+    const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + KREG_SOURCE_DIR +
+                            "/configs/grading/transpose.json --submissions subs --out out --allow-static-libstdcxx";
+    const auto run = test::run_command(cmd, dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::map<std::string, StudentResult> graded;
+    for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
+    ASSERT_EQ(graded.count("starter"), 1u) << run.err;
+    const StudentResult& r = graded["starter"];
+    EXPECT_EQ(r.status, "graded") << r.summary;
+    EXPECT_GE(r.score, 60) << r.summary;  // every correctness point; the naive start earns few tiers
+    // The ceiling came from the grader's own measurement, made before the submission was loaded.
+    ASSERT_TRUE(r.meta.contains("copy_ceiling")) << r.meta.dump();
+    EXPECT_GT(r.meta["copy_ceiling"].value("dram_copy_gbps", 0.0), 0.0) << r.meta.dump();
+    int correctness = 0;
+    for (const auto& check : r.checks) {
+        if (check.kind == "correctness") {
+            ++correctness;
+            EXPECT_TRUE(check.passed) << check.name << ": " << check.summary;
+            for (const auto& row : check.evidence) EXPECT_EQ(row["trusted_check"]["passed"], true) << row.dump();
+        }
+        if (check.kind != "performance") continue;
+        const auto& mine = check.evidence["submission"];
+        EXPECT_EQ(mine["operation"], "transpose") << mine.dump();
+        EXPECT_EQ(mine["roofline"]["faster_than_floor"], false) << mine.dump();
+        EXPECT_GT(mine["roofline"]["fraction_of_copy_bandwidth"].get<double>(), 0.0) << mine.dump();
+        if (check.name == "80% of the device-to-device copy bandwidth") {
+            EXPECT_FALSE(check.evidence.contains("ceiling_unavailable")) << check.evidence.dump();
+            EXPECT_GT(check.evidence["fraction_of_copy"].get<double>(), 0.0) << check.evidence.dump();
+            EXPECT_EQ(check.evidence["ceiling_gbps"], r.meta["copy_ceiling"]["dram_copy_gbps"]) << check.evidence.dump();
+            EXPECT_GE(check.evidence["rounds"].size(), 3u) << check.evidence.dump();
+        } else {
+            EXPECT_GE(check.evidence["rounds"].size(), 3u) << check.name << ": " << check.summary;
+        }
+    }
+    EXPECT_EQ(correctness, 2);
+}
+
 }  // namespace
 }  // namespace kreg

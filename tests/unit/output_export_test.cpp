@@ -1,8 +1,9 @@
 // The grader's trusted re-check of the outputs a worker handed over call by call (check_call_outputs).
 // Right outputs pass; a changed, missing, duplicated, reordered, NaN or truncated one fails naming the
-// call.
+// call. Transposes are checked bit for bit, on inputs that carry NaN payloads, -0, Inf and a subnormal.
 #include "measure/anticheat.hpp"
 #include "ops/output_export.hpp"
+#include "ops/transpose.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/reference_gemm.hpp"
 
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace kreg {
@@ -187,6 +189,101 @@ TEST(CallOutputs, SixteenBitJobsAreCheckedOnTheRoundedInputsTheKernelGets) {
         const TrustedCheck fp32 = check_call_outputs(job, {{0, 5, unrounded.data(), unrounded.size()}}, 1);
         EXPECT_FALSE(fp32.passed) << to_string(dtype) << ": the checker did not round the inputs";
     }
+}
+
+
+// ---- Transposes: exact operations --------------------------------------------------------------------
+
+Job transpose_job(Operation op, Shape shape) {
+    Job job = channel_job();
+    job.operation = op;
+    job.shape = shape;
+    return job;
+}
+
+// What an honest transpose hands over for a call drawn from seed: the exact result.
+std::vector<float> honest_transpose(const Job& job, uint64_t seed) {
+    std::vector<float> a(size_t(job.shape.m * job.shape.n)), out(a.size());
+    fill_call_inputs(job, seed, a.data(), nullptr);
+    if (job.operation == Operation::transpose) reference_transpose(a.data(), out.data(), job.shape.m, job.shape.n);
+    else reference_block_transpose(a.data(), out.data(), job.shape.m, job.shape.n, job.shape.block);
+    return out;
+}
+
+TEST(CallOutputs, ATransposesInputsCarryTheSpecialValuesSoBitsAreChecked) {
+    const Job job = transpose_job(Operation::transpose, {17, 33, 0, 0});
+    std::vector<float> a(17 * 33), again(17 * 33);
+    fill_call_inputs(job, 42, a.data(), nullptr);  // no B: the pointer is never touched
+    fill_call_inputs(job, 42, again.data(), nullptr);
+    EXPECT_EQ(std::memcmp(a.data(), again.data(), a.size() * sizeof(float)), 0) << "the checker draws what the worker drew";
+    // Every special bit pattern is in A (561 elements, 7 patterns), and nothing else is non-finite.
+    std::vector<uint32_t> bits(a.size());
+    std::memcpy(bits.data(), a.data(), a.size() * sizeof(float));
+    for (uint32_t special : transpose_special_bits())
+        EXPECT_NE(std::find(bits.begin(), bits.end(), special), bits.end()) << std::hex << special;
+    // A GEMM's inputs stay plain uniform values (its check is within a tolerance).
+    Job gemm = export_job();
+    std::vector<float> ga(size_t(gemm.shape.m * gemm.shape.k)), gb(size_t(gemm.shape.k * gemm.shape.n));
+    fill_call_inputs(gemm, 42, ga.data(), gb.data());
+    for (float v : ga) EXPECT_TRUE(std::isfinite(v) && v != 0.0f);
+}
+
+TEST(CallOutputs, TransposesAreCheckedBitForBitEveryCall) {
+    for (const auto& [op, shape] : std::vector<std::pair<Operation, Shape>>{{Operation::transpose, {17, 33, 0, 0}},
+                                                                           {Operation::transpose, {1, 300, 0, 0}},
+                                                                           {Operation::block_transpose, {12, 18, 0, 3}}}) {
+        SCOPED_TRACE(to_string(shape));
+        const Job job = transpose_job(op, shape);
+        std::vector<std::vector<float>> c;
+        for (uint64_t call = 0; call < 4; ++call) c.push_back(honest_transpose(job, 1000 + call));
+        auto outputs = [&] {
+            std::vector<CallOutput> out;
+            for (uint64_t call = 0; call < 4; ++call) out.push_back({call, 1000 + call, c[call].data(), c[call].size()});
+            return out;
+        };
+        const TrustedCheck honest = check_call_outputs(job, outputs(), 4);
+        EXPECT_TRUE(honest.passed) << honest.reason;
+        EXPECT_EQ(honest.calls_checked, 4);
+        EXPECT_EQ(honest.max_rel_err, 0.0);
+
+        // One ulp off in the last timed call: within any tolerance, not bit-exact.
+        const float saved = c[3][5];
+        c[3][5] = std::nextafter(c[3][5], INFINITY);
+        TrustedCheck wrong = check_call_outputs(job, outputs(), 4);
+        EXPECT_FALSE(wrong.passed);
+        EXPECT_NE(wrong.reason.find("timed call 2: element"), std::string::npos) << wrong.reason;
+        EXPECT_NE(wrong.reason.find("but the exact result is"), std::string::npos) << wrong.reason;
+        // An element left holding the harness's poison is named as never written.
+        const uint32_t poison = kPoisonBits;
+        std::memcpy(&c[3][5], &poison, sizeof poison);
+        wrong = check_call_outputs(job, outputs(), 4);
+        EXPECT_NE(wrong.reason.find("was never written (it still holds the poison NaN)"), std::string::npos) << wrong.reason;
+        c[3][5] = saved;
+        EXPECT_TRUE(check_call_outputs(job, outputs(), 4).passed);
+    }
+}
+
+TEST(CallOutputs, ATransposeThatQuietsASignallingNaNFails) {
+    // x * 1.0f: every finite value survives, the signalling NaN's payload does not.
+    const Job job = transpose_job(Operation::transpose, {17, 33, 0, 0});
+    std::vector<float> c = honest_transpose(job, 7);
+    size_t changed = 0;
+    for (float& v : c) {
+        uint32_t b;
+        std::memcpy(&b, &v, sizeof b);
+        if (b == 0x7f812345u) {
+            b = 0x7fc12345u;
+            std::memcpy(&v, &b, sizeof b);
+            ++changed;
+        }
+    }
+    ASSERT_EQ(changed, 1u);
+    Job one = job;
+    one.settings.warmup = 0;
+    const TrustedCheck check = check_call_outputs(one, {{0, 7, c.data(), c.size()}}, 1);
+    EXPECT_FALSE(check.passed);
+    EXPECT_NE(check.reason.find("first call: element"), std::string::npos) << check.reason;
+    EXPECT_NE(check.reason.find("(bits 0x7fc12345) but the exact result is nan (bits 0x7f812345)"), std::string::npos) << check.reason;
 }
 
 }  // namespace

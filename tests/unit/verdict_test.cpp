@@ -253,3 +253,112 @@ TEST(PairedRatio, QuantilesAndBadInput) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+// ---- Tiers against the copy ceiling (transposes) ----
+
+PerformanceTier copy_tier(double fraction = 0.8) {
+    PerformanceTier t;
+    t.name = "80% of the copy bandwidth";
+    t.points = 10;
+    t.shape = {8192, 8192, 0, 0};
+    t.min_fraction_of_copy = fraction;
+    return t;
+}
+
+// A CUDA transpose round at 8192^2 taking median_ms, with the roofline the grader gives it against a
+// copy ceiling of ceiling_gbps (0: none measured).
+Record transpose_round(double median_ms, double ceiling_gbps = 4000.0) {
+    Record r = row("student_transpose", median_ms);
+    r.operation = Operation::transpose;
+    r.backend = Backend::cuda;
+    r.shape = {8192, 8192, 0, 0};
+    const nlohmann::json ceilings = ceiling_gbps > 0 ? nlohmann::json{{"dram_copy_gbps", ceiling_gbps}} : nlohmann::json(nullptr);
+    annotate_roofline(r, nlohmann::json::object(), ceilings);
+    return r;
+}
+
+// 8192^2 floats read once and written once: 536.9 MB; at 4000 GB/s a copy takes 0.1342 ms.
+constexpr double kCopyMs = 2.0 * 8192.0 * 8192.0 * 4.0 / 4000e9 * 1e3;
+
+TEST(CopyCeilingTier, AFractionAtOrAboveTheThresholdEarnsThePoints) {
+    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.90), transpose_round(kCopyMs / 0.91), transpose_round(kCopyMs / 0.89)};
+    EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), rounds));
+    const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
+    EXPECT_TRUE(c.passed) << c.summary;
+    EXPECT_EQ(c.points, 10);
+    EXPECT_NEAR(c.evidence["fraction_of_copy"].get<double>(), 0.90, 0.01) << c.evidence.dump();
+    EXPECT_EQ(c.evidence["ceiling_gbps"], 4000.0);
+    EXPECT_EQ(c.evidence["rounds"].size(), 3u);
+    EXPECT_EQ(c.evidence["decision"], "interval above the threshold");
+    EXPECT_NE(c.summary.find("(needs 0.8) of the 4000 GB/s the grader measured, 3 rounds"), std::string::npos) << c.summary;
+}
+
+TEST(CopyCeilingTier, BelowTheThresholdEarnsNothing) {
+    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.40), transpose_round(kCopyMs / 0.41), transpose_round(kCopyMs / 0.39)};
+    const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.points, 0);
+    EXPECT_EQ(c.evidence["decision"], "interval below the threshold");
+}
+
+TEST(CopyCeilingTier, WithoutAMeasuredCeilingTheTierIsNotJudgedAndSaysWhy) {
+    // A fast round that would pass, were there a ceiling: no points, and the summary says so.
+    const std::vector<Record> rounds{transpose_round(kCopyMs, 0), transpose_round(kCopyMs, 0), transpose_round(kCopyMs, 0)};
+    EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), rounds)) << "another round cannot bring a ceiling";
+    const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.points, 0);
+    EXPECT_NE(c.summary.find("not judged, no points: the copy ceiling is unavailable: no measured device-to-device copy bandwidth"),
+              std::string::npos)
+        << c.summary;
+    EXPECT_TRUE(c.evidence.contains("ceiling_unavailable")) << c.evidence.dump();
+    // A CPU row has no GPU ceiling at all.
+    Record cpu = row("student_transpose", 1.0);
+    cpu.operation = Operation::transpose;
+    cpu.backend = Backend::cpu;
+    const CheckResult on_cpu = judge_copy_fraction(copy_tier(), {cpu}, 7);
+    EXPECT_FALSE(on_cpu.passed);
+    EXPECT_NE(on_cpu.summary.find("the graded kernel ran on the CPU"), std::string::npos) << on_cpu.summary;
+}
+
+TEST(CopyCeilingTier, FasterThanTheCopyCeilingIsFlagged) {
+    // 1.2x the copy bandwidth: a transpose moves a copy's bytes and more slowly, never this fast.
+    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.9), transpose_round(kCopyMs / 1.2), transpose_round(kCopyMs / 0.9)};
+    EXPECT_TRUE(rounds[1].extra.roofline->faster_than_floor.value_or(false));
+    EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), rounds));
+    const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.evidence["flag"], "faster_than_floor");
+    EXPECT_NE(c.summary.find("faster than the measured device-to-device copy bandwidth allows"), std::string::npos) << c.summary;
+}
+
+TEST(CopyCeilingTier, AStraddlingIntervalAsksForMoreRoundsAndAFailedRoundDecides) {
+    const std::vector<Record> straddle{transpose_round(kCopyMs / 0.70), transpose_round(kCopyMs / 0.90)};
+    EXPECT_TRUE(copy_tier_needs_more_rounds(copy_tier(), straddle));
+    EXPECT_TRUE(copy_tier_needs_more_rounds(copy_tier(), {}));
+    std::vector<Record> failed = straddle;
+    failed.push_back(row("student_transpose", 1.0, RowStatus::wrong_result));
+    failed.back().reason = "timed call 2: element (0, 0) was never written";
+    EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), failed));
+    const CheckResult c = judge_copy_fraction(copy_tier(), failed, 7);
+    EXPECT_FALSE(c.passed);
+    EXPECT_NE(c.summary.find("submission wrong_result: timed call 2"), std::string::npos) << c.summary;
+}
+
+TEST(PairedRatio, RatioIntervalOfFractionsIsTheGeometricMean) {
+    const RatioInterval one = ratio_interval({0.8});
+    EXPECT_DOUBLE_EQ(one.ratio, 0.8);
+    EXPECT_EQ(decide_tier(one, 0.5), TierDecision::undecided);
+    const RatioInterval three = ratio_interval({0.5, 2.0, 1.0});
+    EXPECT_NEAR(three.ratio, 1.0, 1e-12);
+    EXPECT_LT(three.low, 1.0);
+    EXPECT_GT(three.high, 1.0);
+    EXPECT_THROW(ratio_interval({}), std::invalid_argument);
+    EXPECT_THROW(ratio_interval({1.0, 0.0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kreg

@@ -4,6 +4,7 @@
 #include "grade/paired_ratio.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace kreg {
@@ -172,7 +173,7 @@ CheckResult judge_copy_fraction(const PerformanceTier& tier, const std::vector<R
                                                             : "interval straddles the threshold at the round limit: the point estimate decides";
         check.evidence["decision"] = how;
         check.summary = "fraction of the copy bandwidth " + format3(interval.ratio) + " [" + format3(interval.low) + ", " +
-                        format3(interval.high) + "] (needs " + format3(needed) + ") of the " + format3(ceiling) +
+                        format3(interval.high) + "] (needs " + format3(needed) + ") of the " + std::to_string(std::llround(ceiling)) +
                         " GB/s the grader measured, " + std::to_string(interval.rounds) +
                         (interval.rounds == 1 ? " round: " : " rounds: ") + format3(median_of(mine_ms)) + " ms" +
                         (decision == TierDecision::undecided ? "; undecided at the limit" : "");
