@@ -1,4 +1,4 @@
-// student_transpose: your starting point for the CUDA transpose lab (grading/pending/transpose.json). A correct,
+// student_transpose: your starting point for the CUDA transpose lab (grading/transpose.json). A correct,
 // naive CUDA transpose; make it reach copy speed and keep it correct.
 //
 // B[N x M] = A[M x N]^T: b[j * ldb + i] = a[i * lda + j], row-major fp32, device pointers (see struct
@@ -7,7 +7,7 @@
 // of A, so the reads are coalesced and the writes, ldb floats apart, are not.
 //
 // The lab's steps (plugins/cuda_t1_naive .. cuda_t4_vectorized in the kreg sources; transpose.json
-// scores you against cuda_t1_naive, cuda_t3_padded and the copy ceiling cuda_copy):
+// scores you against cuda_t1_naive, cuda_t3_padded and 80 % of the copy bandwidth the grader measures):
 //   1. A 32x32 tile in shared memory: read rows of A into it, __syncthreads(), write rows of B from its
 //      columns. Both global sides are now coalesced; the column reads are a 32-way bank conflict.
 //   2. Pad the tile to [32][33]: the column then walks all 32 banks. Check with
