@@ -107,6 +107,40 @@ TEST(GradeTranspose, EachSubmissionIsCheckedBitForBitOutsideItsWorker) {
         << gemm.summary;
 }
 
+TEST(GradeTranspose, ABlockTransposeRubricGradesInPlaceKernelsBitForBit) {
+    const auto dir = test::fresh_dir("grade-block-transpose");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(kFixtures / "fixture_block_transpose_good.so", dir / "subs" / "good.so");
+    fs::copy_file(kFixtures / "fixture_block_transpose_off_by_one.so", dir / "subs" / "stops_early.so");
+    // The fixtures take blocks up to 8. Block 1 is the identity: stopping a tile early is invisible there.
+    std::ofstream(dir / "blocks.json") << R"({
+      "operation": "block_transpose",
+      "limits": {"load_s": 10, "call_s": 3, "total_s": 60},
+      "correctness": [
+        {"name": "identity blocks", "points": 20, "shapes": [{"m": 4, "n": 6, "block": 1}], "seeds": [1]},
+        {"name": "odd tiles", "points": 80, "shapes": [{"m": 12, "n": 18, "block": 3}, {"square": 16, "block": [4, 8]}],
+         "seeds": [1, 2], "all_or_nothing": false}
+      ]
+    })";
+    const auto run = test::run_command(kRunner + " grade --rubric blocks.json --submissions subs --out out", dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    auto graded = results(dir / "out");
+    ASSERT_EQ(graded.size(), 2u) << run.err;
+    EXPECT_EQ(graded["good"].status, "graded") << graded["good"].summary;
+    EXPECT_EQ(graded["good"].score, 100) << graded["good"].summary;
+    const CheckResult* odd = check_named(graded["good"], "odd tiles");
+    ASSERT_NE(odd, nullptr);
+    for (const auto& row : odd->evidence) {
+        EXPECT_EQ(row["operation"], "block_transpose") << row.dump();
+        EXPECT_TRUE(row["block"] == 3 || row["block"] == 4 || row["block"] == 8) << row.dump();
+        EXPECT_EQ(row["trusted_check"]["passed"], true) << row.dump();
+    }
+    const StudentResult& early = graded["stops_early"];
+    EXPECT_EQ(early.status, "wrong_result") << early.summary;
+    EXPECT_EQ(early.score, 20) << early.summary;  // the identity case only
+    EXPECT_NE(early.summary.find("but the exact result is"), std::string::npos) << early.summary;
+}
+
 TEST(GradeTranspose, RubricMistakesOfOperationsStopTheGraderNamingFileAndPath) {
     const auto dir = test::fresh_dir("grade-transpose-rubrics");
     fs::copy_file(kFixtures / "fixture_transpose_good.so", dir / "good.so");
