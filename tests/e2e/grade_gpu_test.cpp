@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <vector>
@@ -207,6 +208,43 @@ TEST(GradeGpu, ThePublishedTransposeRubricGradesTheLabsStartingPoint) {
         }
     }
     EXPECT_EQ(correctness, 2);
+}
+
+// The in-place operation on the GPU through the same hardened path: the lecture's BlockTranspose (the
+// trusted plugin, handed in as a submission), every call's C checked bit for bit by the grader, with
+// blocks the kernel takes at odd tile counts, and a tier against the copy ceiling.
+TEST(GradeGpu, ABlockTransposeRubricGradesTheLecturesKernel) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const auto dir = test::fresh_dir("grade-gpu-block-transpose");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(fs::path(KREG_PLUGIN_DIR) / "cuda_block_transpose.so", dir / "subs" / "lecture.so");
+    std::ofstream(dir / "blocks.json") << R"({
+      "operation": "block_transpose", "kernel": "cuda_block_transpose", "backend": "cuda",
+      "limits": {"load_s": 30, "call_s": 20, "total_s": 300},
+      "correctness": [
+        {"name": "blocks", "points": 80, "shapes": [{"m": 60, "n": 45, "block": 15}, {"square": 64, "block": [1, 16]},
+                                                     {"m": 20, "n": 400, "block": 20}], "seeds": [1, 2]}
+      ],
+      "performance": [{"name": "a tenth of the copy bandwidth", "points": 20, "shape": {"square": 4096, "block": 16},
+                       "min_fraction_of_copy": 0.1}],
+      "measure": {"warmup": 1, "repeats": 5}
+    })";
+    const auto run = test::run_command(std::string(KREG_RUNNER) + " grade --rubric blocks.json --submissions subs --out out --allow-static-libstdcxx",
+                                       dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::map<std::string, StudentResult> graded;
+    for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
+    ASSERT_EQ(graded.count("lecture"), 1u) << run.err;
+    const StudentResult& r = graded["lecture"];
+    EXPECT_EQ(r.status, "graded") << r.summary;
+    EXPECT_EQ(r.score, 100) << r.summary;  // at 4096^2 the lecture's kernel is far above a tenth of a copy
+    for (const auto& check : r.checks)
+        if (check.kind == "correctness")
+            for (const auto& row : check.evidence) {
+                EXPECT_EQ(row["operation"], "block_transpose") << row.dump();
+                EXPECT_EQ(row["trusted_check"]["passed"], true) << row.dump();
+                EXPECT_EQ(row["anticheat"]["calls_verified"], 0) << row.dump();
+            }
 }
 
 }  // namespace

@@ -242,6 +242,26 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         return result;
     };
 
+    // The copy ceiling that tiers against it are judged by: measured before this submission is built or
+    // loaded (gpu_facts_and_ceilings says why), and recorded with the result, or why there is none.
+    const bool has_copy_tiers = std::any_of(rubric.performance.begin(), rubric.performance.end(),
+                                            [](const PerformanceTier& t) { return t.against_copy_ceiling(); });
+    if (has_copy_tiers && rubric.backend != Backend::cpu) {
+        const nlohmann::json& gpu = gpu_facts_and_ceilings();
+        nlohmann::json ceiling = nlohmann::json::object();
+        const nlohmann::json none = nullptr;
+        const nlohmann::json& ceilings = gpu.is_object() && gpu.contains("ceilings") ? gpu["ceilings"] : none;
+        if (ceilings.is_object() && ceilings.contains("dram_copy_gbps") && ceilings["dram_copy_gbps"].is_number()) {
+            ceiling["dram_copy_gbps"] = ceilings["dram_copy_gbps"];
+            if (ceilings.contains("plugin")) ceiling["plugin"] = ceilings["plugin"];
+        } else {
+            ceiling["unavailable"] = gpu.contains("error")                ? gpu["error"]
+                                     : gpu.contains("ceilings_unavailable") ? gpu["ceilings_unavailable"]
+                                                                            : nlohmann::json("no measured device-to-device copy bandwidth");
+        }
+        result.meta["copy_ceiling"] = ceiling;
+    }
+
     // 1. Build a source folder, sandboxed and time-limited.
     fs::path plugin = submission.path;
     if (submission.needs_build) {
@@ -261,26 +281,6 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     const AuditResult audit = audit_shared_object(plugin, policy);
     result.checks.push_back({"audit", "static audit of the shared object", 0, 0, audit.passed, audit.summary(), audit.to_json()});
     if (!audit.passed) return finish("rejected_audit", "rejected by the static audit: " + audit.summary());
-
-    // The copy ceiling that tiers against it are judged by: measured before this submission is loaded
-    // (gpu_facts_and_ceilings says why), and recorded with the result, or why there is none.
-    const bool has_copy_tiers = std::any_of(rubric.performance.begin(), rubric.performance.end(),
-                                            [](const PerformanceTier& t) { return t.against_copy_ceiling(); });
-    if (has_copy_tiers && rubric.backend != Backend::cpu) {
-        const nlohmann::json& gpu = gpu_facts_and_ceilings();
-        nlohmann::json ceiling = nlohmann::json::object();
-        const nlohmann::json none = nullptr;
-        const nlohmann::json& ceilings = gpu.is_object() && gpu.contains("ceilings") ? gpu["ceilings"] : none;
-        if (ceilings.is_object() && ceilings.contains("dram_copy_gbps") && ceilings["dram_copy_gbps"].is_number()) {
-            ceiling["dram_copy_gbps"] = ceilings["dram_copy_gbps"];
-            if (ceilings.contains("plugin")) ceiling["plugin"] = ceilings["plugin"];
-        } else {
-            ceiling["unavailable"] = gpu.contains("error")                ? gpu["error"]
-                                     : gpu.contains("ceilings_unavailable") ? gpu["ceilings_unavailable"]
-                                                                            : nlohmann::json("no measured device-to-device copy bandwidth");
-        }
-        result.meta["copy_ceiling"] = ceiling;
-    }
 
     // 3. Load it in a hardened worker and pick the kernel to grade.
     ExecutorOptions untrusted;

@@ -65,7 +65,7 @@ private:
     // This GPU's facts and measured ceilings (Executor::device_info), measured once per run in a fresh
     // trusted worker that loads no submission: the copy ceiling a tier is judged against must not be
     // measurable while a submission's worker (and anything it left running) is alive, so a rubric with
-    // copy-ceiling tiers measures it before the first submission is loaded.
+    // copy-ceiling tiers measures it before the first submission is built or loaded.
     const nlohmann::json& gpu_facts_and_ceilings();
     nlohmann::json run_meta() const;
 
