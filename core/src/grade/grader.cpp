@@ -325,10 +325,12 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         result.checks.push_back({"load", "backend", 0, 0, false, why, {}});
         return finish("load_failed", why);
     }
-    if (meta->operation != to_string(rubric.operation)) {
+    // The worker's word for the operation is a claim: named back only when it is one this runner knows.
+    if (const auto claimed = parse_operation(meta->operation); !claimed || *claimed != rubric.operation) {
         const std::string file = rubric.sources.empty() ? "the rubric" : rubric.sources.front();
-        const std::string why = "kernel '" + kernel + "' is a " + meta->operation + " kernel; the rubric (" + file +
-                                ": /operation) grades " + std::string(to_string(rubric.operation)) + " kernels";
+        const std::string what = claimed ? "a " + meta->operation + " kernel" : "a kernel of an operation this runner does not know";
+        const std::string why = "kernel '" + kernel + "' is " + what + "; the rubric (" + file + ": /operation) grades " +
+                                std::string(to_string(rubric.operation)) + " kernels";
         result.checks.push_back({"load", "operation", 0, 0, false, why, {}});
         return finish("load_failed", why);
     }
