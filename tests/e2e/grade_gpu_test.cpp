@@ -198,7 +198,7 @@ TEST(GradeGpu, ThePublishedTransposeRubricGradesTheLabsStartingPoint) {
         EXPECT_EQ(mine["operation"], "transpose") << mine.dump();
         EXPECT_EQ(mine["roofline"]["faster_than_floor"], false) << mine.dump();
         EXPECT_GT(mine["roofline"]["fraction_of_copy_bandwidth"].get<double>(), 0.0) << mine.dump();
-        if (check.name == "80% of the device-to-device copy bandwidth") {
+        if (check.name == "85% of the device-to-device copy bandwidth") {
             EXPECT_FALSE(check.evidence.contains("ceiling_unavailable")) << check.evidence.dump();
             EXPECT_GT(check.evidence["fraction_of_copy"].get<double>(), 0.0) << check.evidence.dump();
             EXPECT_EQ(check.evidence["ceiling_gbps"], r.meta["copy_ceiling"]["dram_copy_gbps"]) << check.evidence.dump();

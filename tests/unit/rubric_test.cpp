@@ -598,11 +598,11 @@ TEST(ShippedRubrics, TheTransposeLabIsBitExactThenJudgedAgainstTheCopyCeiling) {
     EXPECT_EQ(r.performance[0].reference, "cuda_t1_naive");
     EXPECT_EQ(r.performance[0].shape, (Shape{4096, 4096, 0, 0}));
     EXPECT_EQ(r.performance[1].reference, "cuda_t3_padded");
-    EXPECT_EQ(r.performance[1].min_ratio, 0.95);
+    EXPECT_EQ(r.performance[1].min_ratio, 0.8);
     // cuda_copy is no transpose (a verified run calls it wrong_result): the last tier is judged against the
     // copy bandwidth the grader measures itself.
     EXPECT_TRUE(r.performance[2].against_copy_ceiling());
-    EXPECT_EQ(r.performance[2].min_fraction_of_copy, 0.8);
+    EXPECT_EQ(r.performance[2].min_fraction_of_copy, 0.85);
     EXPECT_EQ(r.performance[2].shape, (Shape{8192, 8192, 0, 0}));
     for (const auto& t : r.performance) EXPECT_NE(t.reference, "cuda_copy");
     EXPECT_EQ(r.max_points(), 100);
