@@ -5,6 +5,7 @@
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
 # Steps can be skipped with KREG_SKIP="confine tests sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
+# KREG_PROFILE_BLOCKS="7 9": the blocks the transpose step profiles with ncu (default 1..20).
 # "Running on a GPU machine") is used when the machine has none.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -138,7 +139,7 @@ if [[ $skip != *" transpose "* ]]; then
         --csv "$LOG/block-transpose.csv" >"$LOG/block-transpose.out" 2>"$LOG/block-transpose.err"
     echo "runner (block transpose) exit $? after $(( $(date +%s) - start )) s"; grep -cE " ok " "$LOG/block-transpose.out"; tail -3 "$LOG/block-transpose.err"
     # ncu needs a shape that is a multiple of the block: each block at the largest square multiple <= 4096.
-    for b in $(seq 1 20); do
+    for b in ${KREG_PROFILE_BLOCKS:-$(seq 1 20)}; do
         s=$(( 4096 / b * b ))
         timeout 60 "$build/bin/runner" --profile --kernels 'cuda_block_transpose*' --blocks "$b" --shape "${s}x${s}" 2>&1 \
             | grep -E "^cuda_block_transpose" >>"$LOG/profile-blocks.out"
