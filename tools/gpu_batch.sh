@@ -5,8 +5,8 @@
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
 # Steps can be skipped with KREG_SKIP="confine tests sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
-# KREG_PROFILE_BLOCKS="7 9": the blocks the transpose step profiles with ncu (default 1..20).
 # "Running on a GPU machine") is used when the machine has none.
+# KREG_PROFILE_BLOCKS="7 9": the blocks the transpose step profiles with ncu (default 1..20).
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
 mkdir -p "$OUT/logs"
