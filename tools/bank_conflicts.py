@@ -10,7 +10,7 @@ warps (what ncu reports as wavefronts / requests).
 
     tools/bank_conflicts.py            # the table, B = 1..20
     tools/bank_conflicts.py --max 32   # further
-    tools/bank_conflicts.py --measured profile.txt   # with ncu's columns from `runner --profile` output
+    tools/bank_conflicts.py --measured a.txt b.txt   # with ncu's columns from `runner --profile` outputs
 
 --measured reads the lines `runner --profile --kernels 'cuda_block_transpose*'` prints (kernel, block,
 shape, time, then ld requests, wavefronts, conflicts, ld_way, st requests, wavefronts, conflicts, st_way);
@@ -37,11 +37,13 @@ def cell(b, stride, load):
     return f"{max(w)} / {sum(w) / len(w):.2f}"
 
 
-def read_measured(path):
-    """{(kernel, block): (ld_way, st_way)} from runner --profile output; the last measured line wins."""
+def read_measured(paths):
+    """{(kernel, block): (ld_way, st_way)} from runner --profile outputs; the last measured line wins."""
     out = {}
-    with open(path) as f:
-        for line in f:
+    for path in paths:
+        with open(path) as f:
+            lines = f.readlines()
+        for line in lines:
             cols = line.split()
             if len(cols) != 12 or not cols[0].startswith("cuda_block_transpose") or not cols[1].isdigit():
                 continue
@@ -52,7 +54,8 @@ def read_measured(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=20, help="largest BLOCK_SIZE (default 20)")
-    parser.add_argument("--measured", help="runner --profile output to fill the measured columns from")
+    parser.add_argument("--measured", nargs="+", metavar="FILE",
+                        help="runner --profile outputs to fill the measured columns from (later files win)")
     args = parser.parse_args()
     measured = read_measured(args.measured) if args.measured else {}
 
