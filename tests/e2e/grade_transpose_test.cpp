@@ -141,6 +141,29 @@ TEST(GradeTranspose, ABlockTransposeRubricGradesInPlaceKernelsBitForBit) {
     EXPECT_NE(early.summary.find("but the exact result is"), std::string::npos) << early.summary;
 }
 
+// The copy ceiling a tier is judged by is taken before a submission is built or audited: a build runs
+// student code too, and a kernel still busy on the GPU while the ceiling is measured would lower it and
+// so raise every fraction of it. So even a submission that never gets past its build or the audit carries
+// the ceiling in its result (on a machine without a GPU: why there is none).
+TEST(GradeTranspose, TheCopyCeilingIsTakenBeforeASubmissionIsBuiltOrAudited) {
+    const auto dir = test::fresh_dir("grade-transpose-ceiling-first");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(kFixtures / "cheat_socket.so", dir / "subs" / "socket.so");
+    fs::copy(fs::path(KREG_SOURCE_DIR) / "plugins" / "template", dir / "subs" / "broken", fs::copy_options::recursive);
+    std::ofstream(dir / "subs" / "broken" / "my_gemm.cpp", std::ios::app) << "\nthis is not C++;\n";
+    const auto run = test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    auto graded = results(dir / "out");
+    ASSERT_EQ(graded.size(), 2u) << run.err;
+    EXPECT_EQ(graded["socket"].status, "rejected_audit") << graded["socket"].summary;
+    EXPECT_EQ(graded["broken"].status, "build_failed") << graded["broken"].summary;
+    for (const auto& [student, r] : graded) {
+        ASSERT_TRUE(r.meta.contains("copy_ceiling")) << student << ": " << r.meta.dump();
+        const auto& ceiling = r.meta["copy_ceiling"];
+        EXPECT_TRUE(ceiling.contains("dram_copy_gbps") || ceiling.contains("unavailable")) << student << ": " << ceiling.dump();
+    }
+}
+
 TEST(GradeTranspose, RubricMistakesOfOperationsStopTheGraderNamingFileAndPath) {
     const auto dir = test::fresh_dir("grade-transpose-rubrics");
     fs::copy_file(kFixtures / "fixture_transpose_good.so", dir / "good.so");
