@@ -47,16 +47,15 @@
 // cudaGetDriverEntryPointByVersion so that it does not link libcuda (it still imports that runtime
 // function, which the grading audit refuses for student submissions: this is an in-tree plugin).
 #include "../cuda_common/gemm_common.cuh"
-#include "wgmma_bf16.cuh"
-
-#include <cuda.h>          // CUtensorMap and its enums: types only, nothing here links libcuda
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
+#include "../cuda_common/sm90.cuh"
+#include "../cuda_common/wgmma_ops.cuh"
 
 #include <climits>
 #include <cstdint>
-#include <mutex>
 
 namespace {
+
+using namespace kreg_cuda::sm90;
 
 // Kernel parameters besides the two tensor maps (which hold A's and B's addresses, sizes and strides).
 struct WgmmaGemm {
@@ -86,71 +85,7 @@ struct Config {
 };
 
 // ---------------------------------------------------------------------------------------------------
-// Device helpers (PTX for sm_90a)
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-// Arrives once and announces `bytes` more bytes of transactions (the TMA copies) before the phase completes.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-// Waits until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT_AGAIN:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT_AGAIN;\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-
-// TMA: the box of `map` at (c0 innermost, c1) into shared memory at dst; completes bytes on bar.
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-            dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
-        : "memory");
-}
-
-// Shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and stride byte
-// offsets, all in 16-byte units (bits 0-13, 16-29, 32-45), layout type 1 = SWIZZLE_128B in bits 62-63.
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-    uint64_t d = static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
-    d |= static_cast<uint64_t>((lbo_bytes >> 4) & 0x3FFF) << 16;
-    d |= static_cast<uint64_t>((sbo_bytes >> 4) & 0x3FFF) << 32;
-    d |= uint64_t{1} << 62;
-    return d;
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-
-// Keeps the compiler from moving reads or writes of the accumulators across the asynchronous wgmma
-// instructions that own them between the issue and the wait.
-template <int N>
-__device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
-}
+// Device helpers of this step (the mbarrier, TMA and wgmma primitives are in ../cuda_common/sm90.cuh)
 
 template <int N>
 __device__ __forceinline__ void wgmma_bf16(float (&acc)[N / 2], uint64_t desc_a, uint64_t desc_b) {
@@ -325,25 +260,6 @@ WgmmaGemm wgmma_gemm(const kreg_gemm_args& args) {
     return p;
 }
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static std::once_flag once;
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-    static std::string error;
-    std::call_once(once, [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-        const cudaError_t e =
-            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
-        if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || f == nullptr)
-            error = std::string("cuda_11_wgmma: the driver has no cuTensorMapEncodeTiled (CUDA 12.0+): ") +
-                    (e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
-        else
-            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-    });
-    if (fn == nullptr) throw kreg::Error(KREG_STATUS_UNSUPPORTED, error);
-    return fn;
-}
-
 // A row-major bf16 matrix of `rows` x `cols` with pitch `ld` elements, read in boxes of box_cols x box_rows
 // with the 128-byte swizzle; TMA fills the parts of a box outside the matrix with zeros.
 CUtensorMap make_tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld, uint32_t box_cols,
@@ -353,10 +269,10 @@ CUtensorMap make_tensor_map(const void* base, int64_t rows, int64_t cols, int64_
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};  // bytes, dimension 1 only
     const cuuint32_t box[2] = {box_cols, box_rows};
     const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims,
-                                            strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUresult r = tensor_map_encoder("cuda_11_wgmma")(
+        &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         throw kreg::Error(KREG_STATUS_RUNTIME_ERROR, std::string("cuda_11_wgmma: cuTensorMapEncodeTiled failed for ") +
                                                       which + " (CUresult " + std::to_string(static_cast<int>(r)) + ")");

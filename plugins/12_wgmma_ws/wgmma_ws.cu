@@ -58,18 +58,17 @@
 // a multiple of 16 bytes: odd K for A, odd N for B, odd leading dimensions) is first copied to padded rows.
 // The copies are part of the measured time.
 #include "../cuda_common/gemm_common.cuh"
-#include "wgmma_ops.cuh"
-
-#include <cuda.h>          // CUtensorMap and its enums: types only, nothing here links libcuda
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
+#include "../cuda_common/sm90.cuh"
+#include "../cuda_common/wgmma_ops.cuh"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <mutex>
 #include <string>
 
 namespace {
+
+using namespace kreg_cuda::sm90;
 
 struct WsGemm {
     float* c;
@@ -106,108 +105,7 @@ struct Config {
 };
 
 // ---------------------------------------------------------------------------------------------------
-// Device helpers (PTX for sm_90a)
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Arrives on the barrier at the same shared-memory offset in block `rank` of the cluster. Plain arrive (CTA-scope
-// release, as CUTLASS's ClusterBarrier does): what it orders, the wgmma reads of the stage, is finished by
-// wgmma.wait_group already; a .release.cluster arrive costs a cluster-wide fence per k tile per warp.
-__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(rank)
-        : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT_AGAIN:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT_AGAIN;\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-            dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
-        : "memory");
-}
-// The same box into shared memory at offset dst of every block in cta_mask, each completing bytes on its own
-// barrier at offset bar.
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0,
-                                                      int c1, uint16_t cta_mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
-        "%4}], [%2], %5;\n" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
-        : "memory");
-}
-// Shared -> global, the box at (c0, c1) of the map; TMA clips it at the matrix's edges. Tracked per thread in
-// bulk groups: commit after issuing, wait (.read: until the shared memory may be reused) before rewriting it.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c0), "r"(c1)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-// Makes this thread's ordinary shared-memory stores visible to the async proxy (TMA) once a barrier follows.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ __forceinline__ void named_barrier(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void st_shared_f32(uint32_t addr, float x) {
-    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(x) : "memory");
-}
-__device__ __forceinline__ void st_shared_v2(uint32_t addr, float x, float y) {
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
-}
-
-__device__ __forceinline__ uint32_t cluster_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-    uint64_t d = static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
-    d |= static_cast<uint64_t>((lbo_bytes >> 4) & 0x3FFF) << 16;
-    d |= static_cast<uint64_t>((sbo_bytes >> 4) & 0x3FFF) << 32;
-    d |= uint64_t{1} << 62;  // SWIZZLE_128B
-    return d;
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-template <int N>
-__device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
-}
+// Device helpers of this step (the mbarrier, TMA and wgmma primitives are in ../cuda_common/sm90.cuh)
 
 template <class C>
 __device__ __forceinline__ void wgmma_bf16(float (&acc)[C::kAcc], uint64_t da, uint64_t db, int scale_d) {
@@ -540,25 +438,6 @@ __global__ void repack_f32(const float* __restrict__ src, int64_t ld_src, float*
 // ---------------------------------------------------------------------------------------------------
 // Host side
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static std::once_flag once;
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-    static std::string error;
-    std::call_once(once, [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-        const cudaError_t e =
-            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
-        if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || f == nullptr)
-            error = std::string("cuda_12_wgmma_ws: the driver has no cuTensorMapEncodeTiled (CUDA 12.0+): ") +
-                    (e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
-        else
-            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-    });
-    if (fn == nullptr) throw kreg::Error(KREG_STATUS_UNSUPPORTED, error);
-    return fn;
-}
-
 // Row-major rows x cols of bf16 or fp32 with pitch ld elements, boxes of 128 bytes x box_rows, 128-byte swizzle,
 // zero fill outside the matrix.
 CUtensorMap make_tensor_map(const void* base, bool fp32, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows,
@@ -569,7 +448,7 @@ CUtensorMap make_tensor_map(const void* base, bool fp32, int64_t rows, int64_t c
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem};
     const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem), box_rows};
     const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult r = tensor_map_encoder()(
+    const CUresult r = tensor_map_encoder("cuda_12_wgmma_ws")(
         &map, fp32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base),
         dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes wgmma_ops.cuh: the inline-PTX wrappers of wgmma.mma_async with fp32 accumulation, for the N this
-plugin uses: bf16 m64nNk16 with both operands in shared memory (A K-major, B MN-major: imm-trans-b = 1), and
-tf32 m64nNk8 with A from registers (four tf32 values per thread) and B K-major in shared memory (tf32 has no
-transpose). One wgmma names every accumulator register of the thread (N/2 of them), too long to write by
-hand; run `python3 gen_wgmma.py > wgmma_ops.cuh` after changing NS."""
+"""Writes wgmma_ops.cuh: the inline-PTX wrappers of wgmma.mma_async with fp32 accumulation, for the N the
+plugins 11_wgmma and 12_wgmma_ws use: bf16 m64nNk16 with both operands in shared memory (A K-major, B MN-major:
+imm-trans-b = 1), and tf32 m64nNk8 with A from registers (four tf32 values per thread) and B K-major in shared
+memory (tf32 has no transpose). One wgmma names every accumulator register of the thread (N/2 of them), too
+long to write by hand; run `python3 gen_wgmma.py > wgmma_ops.cuh` here after changing NS."""
 NS = (64, 128, 256)
 # (name, k, types, immediates after scale-d, A from registers)
 KINDS = (("bf16", 16, "f32.bf16.bf16", ", 1, 1, 0, 1", False), ("tf32_rs", 8, "f32.tf32.tf32", ", 1, 1", True))
