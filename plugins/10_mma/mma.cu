@@ -54,6 +54,8 @@
 
 namespace {
 
+using kreg_cuda::store_pair;  // the alpha/beta epilogue of steps 10-12 (gemm_common.cuh)
+
 // Kernel parameters (by value). a and b are bf16 bits (uint16_t) or fp32 according to the instantiation.
 struct MmaGemm {
     const void* a;
@@ -385,25 +387,7 @@ __device__ __forceinline__ void mma_all(float (&acc)[C::kMTiles][C::kNTiles][4],
         }
 }
 
-__device__ __forceinline__ float epilogue(const MmaGemm& p, const float* out, float acc) {
-    const float v = p.alpha * acc;
-    return p.beta != 0.0f ? fmaf(p.beta, *out, v) : v;
-}
 
-// Stores (row, col) and (row, col + 1) of C, the parts inside C only.
-__device__ __forceinline__ void store_pair(const MmaGemm& p, int row, int col, float v0, float v1) {
-    if (row >= p.m || col >= p.n) return;
-    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
-    if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(out) & 7u) == 0) {
-        float2 v;
-        v.x = epilogue(p, out, v0);
-        v.y = epilogue(p, out + 1, v1);
-        *reinterpret_cast<float2*>(out) = v;
-        return;
-    }
-    out[0] = epilogue(p, out, v0);
-    if (col + 1 < p.n) out[1] = epilogue(p, out + 1, v1);
-}
 
 // The k loop: acc += A(row0.., :) * B(:, col0..). kChecked = false is the fast path, for blocks whose
 // every stage lies inside both matrices with 16-byte aligned rows (then each chunk is one cp.async and

@@ -56,6 +56,7 @@
 namespace {
 
 using namespace kreg_cuda::sm90;
+using kreg_cuda::store_pair;  // the alpha/beta epilogue of steps 10-12 (gemm_common.cuh)
 
 // Kernel parameters besides the two tensor maps (which hold A's and B's addresses, sizes and strides).
 struct WgmmaGemm {
@@ -95,25 +96,7 @@ __device__ __forceinline__ void wgmma_bf16(float (&acc)[N / 2], uint64_t desc_a,
         wgmma_m64n128k16_bf16(acc, desc_a, desc_b, 1);
 }
 
-__device__ __forceinline__ float epilogue(const WgmmaGemm& p, const float* out, float acc) {
-    const float v = p.alpha * acc;
-    return p.beta != 0.0f ? fmaf(p.beta, *out, v) : v;
-}
 
-// Stores (row, col) and (row, col + 1) of C, the parts inside C only.
-__device__ __forceinline__ void store_pair(const WgmmaGemm& p, int row, int col, float v0, float v1) {
-    if (row >= p.m || col >= p.n) return;
-    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
-    if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(out) & 7u) == 0) {
-        float2 v;
-        v.x = epilogue(p, out, v0);
-        v.y = epilogue(p, out + 1, v1);
-        *reinterpret_cast<float2*>(out) = v;
-        return;
-    }
-    out[0] = epilogue(p, out, v0);
-    if (col + 1 < p.n) out[1] = epilogue(p, out + 1, v1);
-}
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)

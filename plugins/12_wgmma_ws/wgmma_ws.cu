@@ -69,6 +69,8 @@
 namespace {
 
 using namespace kreg_cuda::sm90;
+using kreg_cuda::store_one;  // the alpha/beta epilogue of steps 10-12 (gemm_common.cuh)
+using kreg_cuda::store_pair;
 
 struct WsGemm {
     float* c;
@@ -144,29 +146,7 @@ __device__ __forceinline__ void load_tf32_fragments(uint32_t (&f)[C::kKSteps][4]
     }
 }
 
-__device__ __forceinline__ float epilogue(const WsGemm& p, const float* out, float acc) {
-    const float v = p.alpha * acc;
-    return p.beta != 0.0f ? fmaf(p.beta, *out, v) : v;
-}
-__device__ __forceinline__ void store_pair(const WsGemm& p, int row, int col, float v0, float v1) {
-    if (row >= p.m || col >= p.n) return;
-    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
-    if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(out) & 7u) == 0) {
-        float2 v;
-        v.x = epilogue(p, out, v0);
-        v.y = epilogue(p, out + 1, v1);
-        *reinterpret_cast<float2*>(out) = v;
-        return;
-    }
-    out[0] = epilogue(p, out, v0);
-    if (col + 1 < p.n) out[1] = epilogue(p, out + 1, v1);
-}
 
-__device__ __forceinline__ void store_one(const WsGemm& p, int row, int col, float v) {
-    if (row >= p.m || col >= p.n) return;
-    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
-    *out = epilogue(p, out, v);
-}
 
 // A consumer warp is done with a stage: it arrives on the stage's "empty" barrier in every block of the cluster
 // (each block's producer refills the stage only when all consumers that read its multicast copies are done).

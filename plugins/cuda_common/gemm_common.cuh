@@ -202,6 +202,40 @@ __device__ __forceinline__ void store_output4(const Fp32Gemm& p, int row, int co
     store_output(p, row, col + 3, acc.w);
 }
 
+// The epilogue of the tensor-core steps (10_mma, 11_wgmma, 12_wgmma_ws), whose kernel parameters differ in
+// type but all carry c, m, n, ldc, alpha and beta: alpha * acc + beta * C for the element at out, C read only
+// if beta != 0 (it may hold NaN).
+template <class P>
+__device__ __forceinline__ float alpha_beta(const P& p, const float* out, float acc) {
+    const float v = p.alpha * acc;
+    return p.beta != 0.0f ? fmaf(p.beta, *out, v) : v;
+}
+
+// Stores (row, col) and (row, col + 1) of C, the parts inside C only; one 8-byte store where both are inside
+// and aligned.
+template <class P>
+__device__ __forceinline__ void store_pair(const P& p, int row, int col, float v0, float v1) {
+    if (row >= p.m || col >= p.n) return;
+    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
+    if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(out) & 7u) == 0) {
+        float2 v;
+        v.x = alpha_beta(p, out, v0);
+        v.y = alpha_beta(p, out + 1, v1);
+        *reinterpret_cast<float2*>(out) = v;
+        return;
+    }
+    out[0] = alpha_beta(p, out, v0);
+    if (col + 1 < p.n) out[1] = alpha_beta(p, out + 1, v1);
+}
+
+// Stores (row, col) of C if it is inside C.
+template <class P>
+__device__ __forceinline__ void store_one(const P& p, int row, int col, float v) {
+    if (row >= p.m || col >= p.n) return;
+    float* out = p.c + static_cast<size_t>(row) * p.ldc + col;
+    *out = alpha_beta(p, out, v);
+}
+
 // Element (row, col) of a rows x cols row-major matrix, or 0 outside it.
 __device__ __forceinline__ float load_or_zero(const float* base, int ld, int row, int col, int rows, int cols) {
     return (row < rows && col < cols) ? base[static_cast<size_t>(row) * ld + col] : 0.0f;
