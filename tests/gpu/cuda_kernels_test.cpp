@@ -9,6 +9,7 @@
 //     |c - ref| <= tol * (|alpha| * sum_k |a_ik||b_kj| + |beta| * |c0|)
 // where the sum is itself a cuBLAS SGEMM on |A| and |B|. NaN and Inf never pass.
 // Without a CUDA device every test is skipped with the reason, never passed.
+#include "cuda_test.hpp"
 #include "plugin_scan.hpp"
 
 #include <kreg/abi.h>
@@ -35,6 +36,8 @@ namespace {
 // Plugin discovery
 
 using LoadedKernel = kreg::test::ScannedKernel;
+using kreg::test::DeviceBuffer;
+using kreg::test::no_device_reason;
 
 struct Registry {
     std::vector<LoadedKernel> cuda_kernels;
@@ -148,40 +151,11 @@ float from_bf16(uint16_t h) {
     return f;
 }
 
-struct DeviceBuffer {
-    void* ptr = nullptr;
-    explicit DeviceBuffer(size_t bytes) {
-        const cudaError_t e = cudaMalloc(&ptr, std::max<size_t>(bytes, 16));
-        if (e != cudaSuccess) {
-            ptr = nullptr;
-            ADD_FAILURE() << "cudaMalloc(" << bytes << ") failed: " << cudaGetErrorString(e);
-        }
-    }
-    ~DeviceBuffer() { cudaFree(ptr); }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    float* f() const { return static_cast<float*>(ptr); }
-};
-
-#define CUDA_ASSERT(call)                                                                         \
-    do {                                                                                          \
-        const cudaError_t e_ = (call);                                                            \
-        ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorName(e_) << " " << cudaGetErrorString(e_); \
-    } while (0)
 #define CUBLAS_ASSERT(call)                                                           \
     do {                                                                              \
         const cublasStatus_t s_ = (call);                                             \
         ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call << ": " << cublasGetStatusName(s_); \
     } while (0)
-
-// Returns an empty string when a device is usable, else why not.
-std::string no_device_reason() {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
-    if (count == 0) return "no CUDA device: cudaGetDeviceCount reported 0 devices";
-    return "";
-}
 
 // Row-major C (m x n, ldc) = alpha * A (m x k, lda) * B (k x n, ldb) + beta * C, in fp32 without tensor cores.
 cublasStatus_t reference_sgemm(cublasHandle_t h, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -12,6 +12,7 @@
 //
 // cuda_copy is the ceiling reference: its output is A's elements in A's order, not a transpose; it gets
 // a test of its own semantics.
+#include "cuda_test.hpp"
 #include "plugin_scan.hpp"
 
 #include <kreg/abi.h>
@@ -32,6 +33,8 @@
 namespace {
 
 using LoadedKernel = kreg::test::ScannedKernel;
+using kreg::test::DeviceBuffer;
+using kreg::test::no_device_reason;
 
 struct Registry {
     std::vector<LoadedKernel> transposes, block_transposes;
@@ -71,34 +74,6 @@ struct Rng {  // splitmix64
 
 constexpr uint32_t kPoison = 0x7fa11a5eu;    // NaN with a payload: B before the call
 constexpr uint32_t kSentinel = 0x4640e400u;  // 12345.0f: padding columns, must survive
-
-std::string no_device_reason() {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
-    if (count == 0) return "no CUDA device: cudaGetDeviceCount reported 0 devices";
-    return "";
-}
-
-struct DeviceBuffer {
-    void* ptr = nullptr;
-    explicit DeviceBuffer(size_t bytes) {
-        const cudaError_t e = cudaMalloc(&ptr, std::max<size_t>(bytes, 16));
-        if (e != cudaSuccess) {
-            ptr = nullptr;
-            ADD_FAILURE() << "cudaMalloc(" << bytes << ") failed: " << cudaGetErrorString(e);
-        }
-    }
-    ~DeviceBuffer() { cudaFree(ptr); }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-#define CUDA_ASSERT(call)                                                                                     \
-    do {                                                                                                      \
-        const cudaError_t e_ = (call);                                                                        \
-        ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorName(e_) << " " << cudaGetErrorString(e_); \
-    } while (0)
 
 // rows x ld matrix: random bits in the first cols of each row, the sentinel in the rest.
 std::vector<uint32_t> random_matrix(int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
