@@ -525,14 +525,7 @@ public:
 
     bool describe_launch(const kreg_gemm_args& args, kreg_launch_info& info) override {
         const LaunchPlan plan = make_plan(mma_gemm(args), args.dtype);
-        info.device_function = reinterpret_cast<const void*>(plan.kernel);
-        info.grid[0] = plan.grid.x;
-        info.grid[1] = plan.grid.y;
-        info.grid[2] = plan.grid.z;
-        info.block[0] = plan.block.x;
-        info.block[1] = plan.block.y;
-        info.block[2] = plan.block.z;
-        info.dynamic_shared_bytes = plan.dynamic_smem;
+        kreg_cuda::fill_launch_info(plan, info);
         return true;
     }
 

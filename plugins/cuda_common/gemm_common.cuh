@@ -8,13 +8,14 @@
 // Sizes travel to the device as int (checked on the host); row offsets are formed in size_t.
 #pragma once
 
-#include <algorithm>
+#include "launch_info.cuh"
 
 #include <kreg/cuda_check.hpp>
 #include <kreg/kernel.hpp>
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -127,14 +128,7 @@ public:
 
     bool describe_launch(const kreg_gemm_args& args, kreg_launch_info& info) override {
         const LaunchPlan plan = static_cast<Derived*>(this)->plan(fp32_gemm(args));
-        info.device_function = reinterpret_cast<const void*>(plan.kernel);
-        info.grid[0] = plan.grid.x;
-        info.grid[1] = plan.grid.y;
-        info.grid[2] = plan.grid.z;
-        info.block[0] = plan.block.x;
-        info.block[1] = plan.block.y;
-        info.block[2] = plan.block.z;
-        info.dynamic_shared_bytes = plan.dynamic_smem;
+        fill_launch_info(plan, info);
         return true;
     }
 };

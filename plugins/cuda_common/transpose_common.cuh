@@ -11,6 +11,8 @@
 // <= 2^30); offsets are formed in size_t.
 #pragma once
 
+#include "launch_info.cuh"
+
 #include <kreg/cuda_check.hpp>
 #include <kreg/kernel.hpp>
 
@@ -109,19 +111,6 @@ void launch(const LaunchPlanOf<Params>& plan, const Params& params, cudaStream_t
     KREG_CUDA_CHECK_LAUNCH();
 }
 
-// Fills the ABI's launch record from a plan, so the report shows exactly what ran.
-template <class Params>
-void fill_launch_info(const LaunchPlanOf<Params>& plan, kreg_launch_info& info) {
-    info.device_function = reinterpret_cast<const void*>(plan.kernel);
-    info.grid[0] = plan.grid.x;
-    info.grid[1] = plan.grid.y;
-    info.grid[2] = plan.grid.z;
-    info.block[0] = plan.block.x;
-    info.block[1] = plan.block.y;
-    info.block[2] = plan.block.z;
-    info.dynamic_shared_bytes = plan.dynamic_smem;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // The ABI side (kreg_transpose_args, kreg_block_transpose_args; ABI 1.1)
 
@@ -166,7 +155,7 @@ public:
         launch(static_cast<Derived*>(this)->plan(p), p, static_cast<cudaStream_t>(args.stream));
     }
     bool describe_launch(const kreg_transpose_args& args, kreg_launch_info& info) override {
-        fill_launch_info(static_cast<Derived*>(this)->plan(fp32_transpose(args)), info);
+        kreg_cuda::fill_launch_info(static_cast<Derived*>(this)->plan(fp32_transpose(args)), info);
         return true;
     }
 };
@@ -183,7 +172,7 @@ public:
     }
     bool describe_launch(const kreg_block_transpose_args& args, kreg_launch_info& info) override {
         const Fp32BlockTranspose p = fp32_block_transpose(args, Derived::kMaxBlock);
-        fill_launch_info(static_cast<Derived*>(this)->plan(p, static_cast<int>(args.block)), info);
+        kreg_cuda::fill_launch_info(static_cast<Derived*>(this)->plan(p, static_cast<int>(args.block)), info);
         return true;
     }
 };
