@@ -220,7 +220,7 @@ TEST_P(CudaGemmTest, MatchesCublasReference) {
     const size_t a_bytes = a.size() * 4, b_bytes = b.size() * 4, c_bytes = c0.size() * 4;
     DeviceBuffer d_a(a_bytes), d_b(b_bytes), d_abs_a(a_bytes), d_abs_b(b_bytes);
     DeviceBuffer d_c(c_bytes), d_ref(c_bytes), d_abs(static_cast<size_t>(m * n) * 4);
-    DeviceBuffer d_a16(a.size() * 2), d_b16(b.size() * 2);
+    DeviceBuffer d_a16(a.size() * 2), d_b16(b.size() * 2), d_abs_a16(a.size() * 2), d_abs_b16(b.size() * 2);
     ASSERT_FALSE(HasFailure());
     CUDA_ASSERT(cudaMemcpy(d_a.ptr, a.data(), a_bytes, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemcpy(d_b.ptr, b.data(), b_bytes, cudaMemcpyHostToDevice));
@@ -234,8 +234,15 @@ TEST_P(CudaGemmTest, MatchesCublasReference) {
         std::transform(b.begin(), b.end(), b16.begin(), to_bf16);
         CUDA_ASSERT(cudaMemcpy(d_a16.ptr, a16.data(), a16.size() * 2, cudaMemcpyHostToDevice));
         CUDA_ASSERT(cudaMemcpy(d_b16.ptr, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice));
+        std::transform(abs_a.begin(), abs_a.end(), a16.begin(), to_bf16);
+        std::transform(abs_b.begin(), abs_b.end(), b16.begin(), to_bf16);
+        CUDA_ASSERT(cudaMemcpy(d_abs_a16.ptr, a16.data(), a16.size() * 2, cudaMemcpyHostToDevice));
+        CUDA_ASSERT(cudaMemcpy(d_abs_b16.ptr, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice));
     }
 
+    // A copy from pageable memory may still be landing when cudaMemcpy returns, and the kernel runs on a
+    // non-blocking stream, which does not wait for it: wait here.
+    CUDA_ASSERT(cudaDeviceSynchronize());
     cudaStream_t stream = nullptr;
     CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     struct StreamGuard {
@@ -282,6 +289,20 @@ TEST_P(CudaGemmTest, MatchesCublasReference) {
                 << "described block is larger than the kernel allows";
         }
     }
+
+    // A first call on other inputs (|A| and |B|), by the same instance into the same C, which is then poisoned
+    // again: whatever a kernel keeps between calls (scratch copies of misaligned inputs, cached plans, workspaces)
+    // must not leak into the result of the call that is checked.
+    const bool bf16 = tc.dtype == KREG_DTYPE_BF16;
+    args.a = bf16 ? d_abs_a16.ptr : d_abs_a.ptr;
+    args.b = bf16 ? d_abs_b16.ptr : d_abs_b.ptr;
+    const kreg_status decoy = info.run_gemm(instance, &args, error, sizeof error);
+    ASSERT_EQ(decoy, KREG_STATUS_OK) << info.name << ": run_gemm (first call, on |A| and |B|) failed: " << error;
+    CUDA_ASSERT(cudaStreamSynchronize(stream));
+    CUDA_ASSERT(cudaMemcpy(d_c.ptr, c0.data(), c_bytes, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaDeviceSynchronize());  // (see above) before the checked call may write C
+    args.a = bf16 ? d_a16.ptr : d_a.ptr;
+    args.b = bf16 ? d_b16.ptr : d_b.ptr;
 
     const kreg_status ran = info.run_gemm(instance, &args, error, sizeof error);
     ASSERT_EQ(ran, KREG_STATUS_OK) << info.name << ": run_gemm failed: " << error;

@@ -206,6 +206,9 @@ void run_transpose(const kreg_kernel_info& info, int64_t m, int64_t n, int64_t l
     ASSERT_FALSE(testing::Test::HasFailure());
     CUDA_ASSERT(cudaMemcpy(d_a.ptr, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemcpy(d_b.ptr, b0.data(), b0.size() * 4, cudaMemcpyHostToDevice));
+    // A copy from pageable memory may still be landing when cudaMemcpy returns, and the kernel runs on a
+    // non-blocking stream, which does not wait for it: wait here.
+    CUDA_ASSERT(cudaDeviceSynchronize());
     Stream stream;
     Instance instance(info);
     ASSERT_NE(instance.ptr, nullptr) << info.name << ": create failed: " << instance.error;
@@ -344,6 +347,7 @@ TEST_P(CudaBlockTransposeTest, BitExact) {
     DeviceBuffer d_a(a.size() * 4);
     ASSERT_FALSE(HasFailure());
     CUDA_ASSERT(cudaMemcpy(d_a.ptr, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_ASSERT(cudaDeviceSynchronize());  // as in run_transpose: the copy may still be landing
     Stream stream;
     Instance instance(info);
     ASSERT_NE(instance.ptr, nullptr) << info.name << ": create failed: " << instance.error;
