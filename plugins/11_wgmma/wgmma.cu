@@ -39,7 +39,7 @@
 // Any M, N, K >= 1, any lda, ldb, ldc: TMA needs a 16-byte aligned base and row pitch (lda, ldb multiples
 // of 8 elements). When A or B is not so (odd K as in 517^3, 1000x3000x257, 4097x1025x2049; a padded odd
 // ld), the plugin first copies it, on the same stream, into a buffer of its own whose rows are padded to a
-// multiple of 8 elements (repack_bf16 below), and the tensor map describes that copy. The copy's cost is
+// multiple of 8 elements (../cuda_common/tma_operands.cuh), and the tensor map describes that copy. The copy's cost is
 // in the measured time. The epilogue writes alpha * acc + beta * C (C read only if beta != 0) as float2
 // where aligned and in range, single elements otherwise, nothing outside C.
 //
@@ -48,6 +48,7 @@
 // function, which the grading audit refuses for student submissions: this is an in-tree plugin).
 #include "../cuda_common/gemm_common.cuh"
 #include "../cuda_common/sm90.cuh"
+#include "../cuda_common/tma_operands.cuh"
 #include "../cuda_common/wgmma_ops.cuh"
 
 #include <climits>
@@ -198,23 +199,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #endif
 }
 
-// Copies a rows x cols bf16 matrix (pitch ld_src elements, any alignment) to dst with pitch ld_dst, a
-// multiple of 8, 16-byte aligned: 8 elements per thread, one 16-byte store. Columns cols..ld_dst-1 get zeros
-// (TMA never reads them: its tensor map says the matrix is cols wide).
-__global__ void repack_bf16(const uint16_t* __restrict__ src, int64_t ld_src, uint16_t* __restrict__ dst,
-                            int64_t ld_dst, int64_t rows, int64_t cols) {
-    const int64_t chunks_per_row = ld_dst / 8, total = rows * chunks_per_row;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-         i += int64_t{gridDim.x} * blockDim.x) {
-        const int64_t r = i / chunks_per_row, c = (i % chunks_per_row) * 8;
-        const uint16_t* s = src + r * ld_src + c;
-        alignas(16) uint16_t v[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v[e] = c + e < cols ? s[e] : uint16_t{0};
-        *reinterpret_cast<uint4*>(dst + r * ld_dst + c) = *reinterpret_cast<const uint4*>(v);
-    }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Host side
 
@@ -288,34 +272,16 @@ public:
         return s;
     }
 
-    ~Wgmma() override {
-        if (scratch_ != nullptr) cudaFree(scratch_);
-    }
-
     void run_gemm(const kreg_gemm_args& args) override {
         const WgmmaGemm p = wgmma_gemm(args);
         const LaunchPlan plan = make_plan(p);
         const cudaStream_t stream = static_cast<cudaStream_t>(args.stream);
 
-        // TMA wants a 16-byte aligned base and row pitch; otherwise work from an aligned copy (see the top).
-        const bool a_ok = kreg_cuda_aligned(args.a) && args.lda % 8 == 0;
-        const bool b_ok = kreg_cuda_aligned(args.b) && args.ldb % 8 == 0;
-        const int64_t lda = a_ok ? args.lda : round8(args.k), ldb = b_ok ? args.ldb : round8(args.n);
-        const size_t a_bytes = a_ok ? 0 : round256(static_cast<size_t>(args.m) * lda * 2);
-        const size_t b_bytes = b_ok ? 0 : round256(static_cast<size_t>(args.k) * ldb * 2);
-        const void* a = args.a;
-        const void* b = args.b;
-        if (a_bytes + b_bytes > 0) {
-            uint8_t* scratch = static_cast<uint8_t*>(scratch_for(a_bytes + b_bytes));
-            if (!a_ok) {
-                repack(args.a, args.lda, scratch, lda, args.m, args.k, stream);
-                a = scratch;
-            }
-            if (!b_ok) {
-                repack(args.b, args.ldb, scratch + a_bytes, ldb, args.k, args.n, stream);
-                b = scratch + a_bytes;
-            }
-        }
+        // TMA wants a 16-byte aligned base and row pitch; otherwise work from padded copies (see the top).
+        const kreg_cuda::TmaOperands ops = padded_.prepare(args, 2, stream);
+        const void* a = ops.a;
+        const void* b = ops.b;
+        const int64_t lda = ops.lda, ldb = ops.ldb;
         const CUtensorMap map_a = make_tensor_map(a, args.m, args.k, lda, 64, 128, "A");
         const CUtensorMap map_b = make_tensor_map(b, args.k, args.n, ldb, 64, 64, "B");
         plan.kernel<<<plan.grid, plan.block, plan.dynamic_smem, stream>>>(map_a, map_b, p);
@@ -329,34 +295,6 @@ public:
     }
 
 private:
-    static bool kreg_cuda_aligned(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
-    static int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
-    static size_t round256(size_t x) { return (x + 255) / 256 * 256; }
-
-    void* scratch_for(size_t bytes) {
-        int device = 0;
-        KREG_CUDA_CHECK(cudaGetDevice(&device));
-        if (scratch_ != nullptr && scratch_bytes_ >= bytes && scratch_device_ == device) return scratch_;
-        if (scratch_ != nullptr) {
-            // cudaFree waits for the device, so no earlier call still reads the old buffer.
-            KREG_CUDA_CHECK(cudaFree(scratch_));
-            scratch_ = nullptr;
-        }
-        KREG_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
-        scratch_bytes_ = bytes;
-        scratch_device_ = device;
-        return scratch_;
-    }
-
-    static void repack(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows, int64_t cols,
-                       cudaStream_t stream) {
-        const int64_t chunks = rows * (ld_dst / 8);
-        const int64_t blocks = std::min<int64_t>((chunks + 255) / 256, 132 * 32);
-        repack_bf16<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(static_cast<const uint16_t*>(src), ld_src,
-                                                                        static_cast<uint16_t*>(dst), ld_dst, rows, cols);
-        KREG_CUDA_CHECK_LAUNCH();
-    }
-
     template <class C>
     LaunchPlan plan_for(const WgmmaGemm& p, int& configured_device) {
         kreg_cuda::allow_dynamic_smem(reinterpret_cast<const void*>(&wgmma_gemm_kernel<C>), C::kSmemBytes,
@@ -401,9 +339,7 @@ private:
                4.0 * static_cast<double>(m) * n;
     }
 
-    void* scratch_ = nullptr;
-    size_t scratch_bytes_ = 0;
-    int scratch_device_ = -1;
+    kreg_cuda::PaddedOperands padded_;  // copies of A and B that TMA cannot read as they are
     int sm_device_ = -1;
     int sms_ = 0;
     int wide_device_ = -1;

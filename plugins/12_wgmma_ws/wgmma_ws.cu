@@ -59,6 +59,7 @@
 // The copies are part of the measured time.
 #include "../cuda_common/gemm_common.cuh"
 #include "../cuda_common/sm90.cuh"
+#include "../cuda_common/tma_operands.cuh"
 #include "../cuda_common/wgmma_ops.cuh"
 
 #include <algorithm>
@@ -383,38 +384,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #endif
 }
 
-// bf16 rows x cols (pitch ld_src, any alignment) -> dst with pitch ld_dst (a multiple of 8, 16-byte aligned).
-__global__ void repack_bf16(const uint16_t* __restrict__ src, int64_t ld_src, uint16_t* __restrict__ dst,
-                            int64_t ld_dst, int64_t rows, int64_t cols) {
-    const int64_t chunks_per_row = ld_dst / 8, total = rows * chunks_per_row;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-         i += int64_t{gridDim.x} * blockDim.x) {
-        const int64_t r = i / chunks_per_row, c = (i % chunks_per_row) * 8;
-        const uint16_t* s = src + r * ld_src + c;
-        alignas(16) uint16_t v[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v[e] = c + e < cols ? s[e] : uint16_t{0};
-        *reinterpret_cast<uint4*>(dst + r * ld_dst + c) = *reinterpret_cast<const uint4*>(v);
-    }
-}
-
-// fp32 rows x cols (pitch ld_src, any alignment) -> dst with pitch ld_dst (a multiple of 4, 16-byte aligned).
-__global__ void repack_f32(const float* __restrict__ src, int64_t ld_src, float* __restrict__ dst, int64_t ld_dst,
-                           int64_t rows, int64_t cols) {
-    const int64_t chunks_per_row = ld_dst / 4, total = rows * chunks_per_row;
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-         i += int64_t{gridDim.x} * blockDim.x) {
-        const int64_t r = i / chunks_per_row, c = (i % chunks_per_row) * 4;
-        const float* s = src + r * ld_src + c;
-        float4 v;
-        v.x = c < cols ? s[0] : 0.0f;
-        v.y = c + 1 < cols ? s[1] : 0.0f;
-        v.z = c + 2 < cols ? s[2] : 0.0f;
-        v.w = c + 3 < cols ? s[3] : 0.0f;
-        *reinterpret_cast<float4*>(dst + r * ld_dst + c) = v;
-    }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Host side
 
@@ -471,38 +440,16 @@ public:
         return s;
     }
 
-    ~WsKernel() override {
-        if (scratch_ != nullptr) cudaFree(scratch_);
-    }
-
     void run_gemm(const kreg_gemm_args& args) override {
         WsGemm p = ws_gemm(args);
         const bool tf32 = args.dtype == KREG_DTYPE_TF32;
         const LaunchPlan plan = make_plan(p, tf32);
         const cudaStream_t stream = static_cast<cudaStream_t>(args.stream);
-        const int elems16 = tf32 ? 4 : 8;  // elements per 16 bytes
-
-        // TMA wants a 16-byte aligned base and row pitch; otherwise work from an aligned copy.
-        const bool a_ok = aligned16(args.a) && args.lda % elems16 == 0;
-        const bool b_ok = aligned16(args.b) && args.ldb % elems16 == 0;
-        const int64_t lda = a_ok ? args.lda : round_up(args.k, elems16);
-        const int64_t ldb = b_ok ? args.ldb : round_up(args.n, elems16);
-        const int64_t esize = tf32 ? 4 : 2;
-        const size_t a_bytes = a_ok ? 0 : static_cast<size_t>(round_up(args.m * lda * esize, 256));
-        const size_t b_bytes = b_ok ? 0 : static_cast<size_t>(round_up(args.k * ldb * esize, 256));
-        const void* a = args.a;
-        const void* b = args.b;
-        if (a_bytes + b_bytes > 0) {
-            uint8_t* scratch = static_cast<uint8_t*>(scratch_for(a_bytes + b_bytes));
-            if (!a_ok) {
-                repack(args.a, args.lda, scratch, lda, args.m, args.k, tf32, stream);
-                a = scratch;
-            }
-            if (!b_ok) {
-                repack(args.b, args.ldb, scratch + a_bytes, ldb, args.k, args.n, tf32, stream);
-                b = scratch + a_bytes;
-            }
-        }
+        // TMA wants a 16-byte aligned base and row pitch; otherwise work from padded copies (tma_operands.cuh).
+        const kreg_cuda::TmaOperands ops = padded_.prepare(args, tf32 ? 4 : 2, stream);
+        const void* a = ops.a;
+        const void* b = ops.b;
+        const int64_t lda = ops.lda, ldb = ops.ldb;
         // The kernel's "A" is the operand whose tile rows are the tile's rows, its "B" the one split in 64-row (tf32)
         // or 64-column (bf16) chunks across a cluster. bf16: A (boxes of 128 rows x 64 k) and B (64 k x 64 n).
         // tf32 (C^T = B^T A^T): B, read MN-major in boxes of 32 k x 32 n, and A, K-major in boxes of 64 rows x 32 k.
@@ -513,7 +460,7 @@ public:
         // C is stored by TMA (boxes of 64 rows x 32 columns) when it need not be read and TMA can describe it;
         // otherwise (beta != 0, odd pitch) the epilogue stores from registers, testing each element's place.
         CUtensorMap map_c = {};
-        p.c_tma = p.beta == 0.0f && aligned16(args.c) && args.ldc % 4 == 0;
+        p.c_tma = p.beta == 0.0f && kreg_cuda::PaddedOperands::aligned16(args.c) && args.ldc % 4 == 0;
         if (p.c_tma) map_c = make_tensor_map(args.c, true, args.m, args.n, args.ldc, 64, "C");
 
         cudaLaunchConfig_t config = {};
@@ -564,36 +511,6 @@ private:
         p.beta = static_cast<float>(args.beta);
         p.c_tma = false;  // run_gemm decides, once it has built the map
         return p;
-    }
-
-    static bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
-    static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-
-    void* scratch_for(size_t bytes) {
-        int device = 0;
-        KREG_CUDA_CHECK(cudaGetDevice(&device));
-        if (scratch_ != nullptr && scratch_bytes_ >= bytes && scratch_device_ == device) return scratch_;
-        if (scratch_ != nullptr) {
-            KREG_CUDA_CHECK(cudaFree(scratch_));  // waits for the device: no earlier call still reads it
-            scratch_ = nullptr;
-        }
-        KREG_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
-        scratch_bytes_ = bytes;
-        scratch_device_ = device;
-        return scratch_;
-    }
-
-    static void repack(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows, int64_t cols,
-                       bool fp32, cudaStream_t stream) {
-        const int64_t chunks = rows * (ld_dst / (fp32 ? 4 : 8));
-        const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((chunks + 255) / 256, 132 * 32));
-        if (fp32)
-            repack_f32<<<blocks, 256, 0, stream>>>(static_cast<const float*>(src), ld_src, static_cast<float*>(dst),
-                                                   ld_dst, rows, cols);
-        else
-            repack_bf16<<<blocks, 256, 0, stream>>>(static_cast<const uint16_t*>(src), ld_src,
-                                                    static_cast<uint16_t*>(dst), ld_dst, rows, cols);
-        KREG_CUDA_CHECK_LAUNCH();
     }
 
     // Raises the configuration's shared-memory limit and counts how many of its blocks (in clusters) fit at once.
@@ -692,9 +609,7 @@ private:
                4.0 * static_cast<double>(m) * n;
     }
 
-    void* scratch_ = nullptr;
-    size_t scratch_bytes_ = 0;
-    int scratch_device_ = -1;
+    kreg_cuda::PaddedOperands padded_;  // copies of A and B that TMA cannot read as they are
     int sm_device_ = -1;
     int sms_ = 0;
     Resident resident_bf16_[3];
