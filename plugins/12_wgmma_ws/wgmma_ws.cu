@@ -6,8 +6,8 @@
 // with fp32 accumulation in the tensor core; Hopper-only (sm_90a), so the spec declares compute capability
 // 9.0 and CMakeLists.txt compiles this folder for sm_90a alone:
 //   cuda_12_wgmma_ws     no clusters (the faster one up to 2048^3 on the H200)
-//   cuda_12_wgmma_ws_c2  the same with clusters of 2 blocks along M sharing B by TMA multicast (the faster
-//                        one from 4096^3 up: README.md has the numbers)
+//   cuda_12_wgmma_ws_c2  the same with clusters of 2 blocks sharing an operand by TMA multicast (the faster
+//                        one from 4096^3 up and on the odd shapes: README.md has the numbers)
 //
 // What is new against step 11 (one warpgroup pair, thread 0 both loader and consumer, one tile per block):
 //   - Warp specialisation. 384 threads: warpgroup 0 is the producer (one thread issues every TMA copy; the
@@ -29,7 +29,9 @@
 //     below). Each loads half of it (every other 64-column chunk) with .multicast::cluster, which writes the
 //     chunk into both blocks' shared memory and signals both blocks' "full" barriers: its L2 reads halve. A stage may then be refilled only
 //     when the consumers of both blocks are done with it: each consumer warp arrives on its own block's
-//     "empty" barrier and, through mapa, on the peer's.
+//     "empty" barrier and, through mapa, on the peer's. 128x64 tiles have a single B chunk, so there the two
+//     blocks take horizontally adjacent tiles and share A instead (each loads 64 of its 128 rows; tf32: 2 of
+//     the 4 B^T boxes), where the tiles make more than one wave (choose()).
 //
 // Tiles: BM = 128 rows (each consumer warpgroup 64 rows: one wgmma m64nBN per k step), BN = 256, 128 or 64
 // (chosen per shape so that the tiles fill the GPU's SMs), BK = 128 bytes of k (64 bf16 or 32 tf32: one
@@ -81,10 +83,13 @@ struct WsGemm {
     bool c_tma;  // beta == 0 and C describable by TMA: the epilogue stores through map_c
 };
 
-template <bool kTf32, int BN_, int kCluster_>
+// kCluster blocks on vertically adjacent tiles share B (the kernel's B: tf32's A rows) by multicast; kClusterN
+// blocks on horizontally adjacent tiles share A (tf32: the B^T boxes). At most one of them is above 1.
+template <bool kTf32, int BN_, int kCluster_, int kClusterN_ = 1>
 struct Config {
     static constexpr bool kIsTf32 = kTf32;
-    static constexpr int BM = 128, BN = BN_, kCluster = kCluster_;
+    static constexpr int BM = 128, BN = BN_, kCluster = kCluster_, kClusterN = kClusterN_;
+    static constexpr int kCTAs = kCluster * kClusterN;           // blocks per cluster
     static constexpr int kElem = kTf32 ? 4 : 2;
     static constexpr int BK = 128 / kElem;                       // one 128-byte swizzle row of k
     static constexpr int kInstrK = kTf32 ? 8 : 16;               // k of one wgmma
@@ -104,6 +109,9 @@ struct Config {
     static constexpr int kKSteps = BK / kInstrK;                 // wgmma per k tile (4 in both dtypes)
     static constexpr int kGroupRows = 16 / kCluster;             // cluster rows (of kCluster tiles) per group
     static_assert(kCluster == 1 || kBChunks % kCluster == 0, "each block of a cluster loads whole B chunks");
+    static_assert(kCluster == 1 || kClusterN == 1, "clusters along one axis only");
+    static_assert(kClusterN == 1 || kClusterN == 2, "A (bf16: 2 boxes of 64 rows; tf32: 4 of 32) splits in 2");
+    static constexpr int kABoxRows = kTf32 ? 32 : BM / kClusterN;  // rows of one TMA box of the kernel's A
     static_assert(kStages >= 2, "the pipeline needs two stages");
 };
 
@@ -153,24 +161,25 @@ __device__ __forceinline__ void load_tf32_fragments(uint32_t (&f)[C::kKSteps][4]
 // (each block's producer refills the stage only when all consumers that read its multicast copies are done).
 template <class C>
 __device__ __forceinline__ void release(uint32_t empty_bar) {
-    if constexpr (C::kCluster > 1) {
+    if constexpr (C::kCTAs > 1) {
 #pragma unroll
-        for (int r = 0; r < C::kCluster; ++r) mbar_arrive_cluster(empty_bar, r);
+        for (int r = 0; r < C::kCTAs; ++r) mbar_arrive_cluster(empty_bar, r);
     } else {
         mbar_arrive(empty_bar);
     }
 }
 
-// Work unit u (a cluster's kCluster vertically adjacent tiles) -> the first tile row and the tile column, in
-// groups of kGroupRows unit rows walked column by column (consecutive units share B columns and A rows).
+// Work unit u (a cluster's tiles: kCluster vertically or kClusterN horizontally adjacent ones) -> its first tile
+// row and column, in groups of kGroupRows unit rows walked column by column (consecutive units share B columns
+// and A rows).
 template <class C>
-__device__ __forceinline__ void unit_origin(int u, int unit_rows, int tiles_n, int& tile_m, int& tile_n) {
-    const int per_group = C::kGroupRows * tiles_n;
+__device__ __forceinline__ void unit_origin(int u, int unit_rows, int unit_cols, int& tile_m, int& tile_n) {
+    const int per_group = C::kGroupRows * unit_cols;
     const int group = u / per_group, first = group * C::kGroupRows;
     const int rows = min(unit_rows - first, C::kGroupRows);
     const int in_group = u % per_group;
     tile_m = (first + in_group % rows) * C::kCluster;
-    tile_n = in_group / rows;
+    tile_n = in_group / rows * C::kClusterN;
 }
 
 template <class C>
@@ -190,25 +199,27 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     auto stage_b = [&](int s) { return stage_a(s) + C::kABytes; };
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const uint32_t rank = C::kCluster > 1 ? cluster_rank() : 0;
+    const uint32_t rank = C::kCTAs > 1 ? cluster_rank() : 0;
+    // This block's tile within its unit: the rank-th row (kCluster > 1) or column (kClusterN > 1) of it.
+    const int rank_m = C::kCluster > 1 ? static_cast<int>(rank) : 0, rank_n = C::kClusterN > 1 ? static_cast<int>(rank) : 0;
 
     // tf32 computes C^T = B^T A^T (see the top of the file): a tile's rows are columns of C and its columns rows.
     const int rows = C::kIsTf32 ? p.n : p.m, cols = C::kIsTf32 ? p.m : p.n;
     const int tiles_m = (rows + C::BM - 1) / C::BM, tiles_n = (cols + C::BN - 1) / C::BN;
-    const int unit_rows = (tiles_m + C::kCluster - 1) / C::kCluster;
-    const int units = unit_rows * tiles_n;
-    const int first_unit = blockIdx.x / C::kCluster, unit_stride = gridDim.x / C::kCluster;
+    const int unit_rows = (tiles_m + C::kCluster - 1) / C::kCluster, unit_cols = (tiles_n + C::kClusterN - 1) / C::kClusterN;
+    const int units = unit_rows * unit_cols;
+    const int first_unit = blockIdx.x / C::kCTAs, unit_stride = gridDim.x / C::kCTAs;
     const int k_tiles = (p.k + C::BK - 1) / C::BK;
 
     if (tid == 0) {
         for (int s = 0; s < C::kStages; ++s) {
             mbar_init(full(s), 1);                                // the producer's arrive.expect_tx + bytes
-            mbar_init(empty(s), C::kConsumerWarps * C::kCluster);  // every consumer warp of the cluster
+            mbar_init(empty(s), C::kConsumerWarps * C::kCTAs);  // every consumer warp of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     // The peer's TMA and consumers signal this block's barriers: all must be initialised cluster-wide first.
-    if constexpr (C::kCluster > 1)
+    if constexpr (C::kCTAs > 1)
         cluster_sync();
     else
         __syncthreads();
@@ -222,18 +233,31 @@ __global__ void __launch_bounds__(C::kThreads, 1)
             int it = 0;  // k tiles issued by this block so far, over all its tiles
             for (int u = first_unit; u < units; u += unit_stride) {
                 int tile_m, tile_n;
-                unit_origin<C>(u, unit_rows, tiles_n, tile_m, tile_n);
-                const int row0 = (tile_m + static_cast<int>(rank)) * C::BM, col0 = tile_n * C::BN;
+                unit_origin<C>(u, unit_rows, unit_cols, tile_m, tile_n);
+                const int row0 = (tile_m + rank_m) * C::BM, col0 = (tile_n + rank_n) * C::BN;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     const int s = it % C::kStages;
                     // Phase parity of the stage's previous use; a fresh barrier counts as released (parity 1).
                     mbar_wait(empty(s), ((it / C::kStages) & 1) ^ 1);
                     mbar_arrive_expect_tx(full(s), C::kStageBytes);
+                    constexpr uint16_t kAll = static_cast<uint16_t>((1u << C::kCTAs) - 1);  // multicast to every block
                     if constexpr (C::kIsTf32) {
-                        // B^T's 128 rows are 128 columns of B (K x N, N contiguous): 4 boxes of 32 k x 32 n.
+                        // B^T's 128 rows are 128 columns of B (K x N, N contiguous): 4 boxes of 32 k x 32 n. With
+                        // kClusterN blocks sharing them, each loads 4 / kClusterN boxes for all of them.
 #pragma unroll
-                        for (int q = 0; q < 4; ++q)
-                            tma_load_2d(stage_a(s) + q * 4096u, &map_a, full(s), row0 + 32 * q, kt * C::BK);
+                        for (int q = 0; q < 4; ++q) {
+                            if constexpr (C::kClusterN > 1) {
+                                if (q / (4 / C::kClusterN) == rank_n)
+                                    tma_load_2d_multicast(stage_a(s) + q * 4096u, &map_a, full(s), row0 + 32 * q,
+                                                          kt * C::BK, kAll);
+                            } else {
+                                tma_load_2d(stage_a(s) + q * 4096u, &map_a, full(s), row0 + 32 * q, kt * C::BK);
+                            }
+                        }
+                    } else if constexpr (C::kClusterN > 1) {
+                        // The blocks share A's 128 rows: each loads its kABoxRows of them for all.
+                        const int r = rank_n * C::kABoxRows;
+                        tma_load_2d_multicast(stage_a(s) + r * 128u, &map_a, full(s), kt * C::BK, row0 + r, kAll);
                     } else {
                         tma_load_2d(stage_a(s), &map_a, full(s), kt * C::BK, row0);
                     }
@@ -245,8 +269,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
                         const int c1 = C::kIsTf32 ? col0 + 64 * j : kt * C::BK;
                         if constexpr (C::kCluster > 1) {
                             if (j % C::kCluster == static_cast<int>(rank))
-                                tma_load_2d_multicast(dst, &map_b, full(s), c0, c1,
-                                                      static_cast<uint16_t>((1u << C::kCluster) - 1));
+                                tma_load_2d_multicast(dst, &map_b, full(s), c0, c1, kAll);
                         } else {
                             tma_load_2d(dst, &map_b, full(s), c0, c1);
                         }
@@ -269,8 +292,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         int it = 0;
         for (int u = first_unit; u < units; u += unit_stride) {
             int tile_m, tile_n;
-            unit_origin<C>(u, unit_rows, tiles_n, tile_m, tile_n);
-            const int row0 = (tile_m + static_cast<int>(rank)) * C::BM, col0 = tile_n * C::BN;
+            unit_origin<C>(u, unit_rows, unit_cols, tile_m, tile_n);
+            const int row0 = (tile_m + rank_m) * C::BM, col0 = (tile_n + rank_n) * C::BN;
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % C::kStages;
                 mbar_wait(full(s), (it / C::kStages) & 1);
@@ -378,7 +401,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         if (p.c_tma && tid % 128 == 0) bulk_wait_all();
     }
     // No block may leave while its peer can still multicast into its shared memory or arrive on its barriers.
-    if constexpr (C::kCluster > 1) cluster_sync();
+    if constexpr (C::kCTAs > 1) cluster_sync();
 #else
     __trap();  // built for sm_90a only (CMakeLists.txt); never reached elsewhere
 #endif
@@ -409,7 +432,8 @@ CUtensorMap make_tensor_map(const void* base, bool fp32, int64_t rows, int64_t c
 
 struct LaunchPlan {
     void (*kernel)(CUtensorMap, CUtensorMap, CUtensorMap, WsGemm);
-    int bn, cluster;
+    int bn, cluster;  // cluster: blocks per cluster
+    uint32_t a_box_rows;  // rows of the kernel's A per TMA box (bf16 with clusters sharing A: 64, not 128)
     dim3 grid, block;
     unsigned dynamic_smem;
 };
@@ -427,8 +451,8 @@ public:
         kreg::KernelSpec s;
         s.name = kClusterMax > 1 ? "cuda_12_wgmma_ws_c2" : "cuda_12_wgmma_ws";
         s.description = kClusterMax > 1
-                            ? "cuda_12_wgmma_ws with clusters of 2 sharing B by TMA multicast (faster from 4096^3 up, "
-                              "slower below: see the README)"
+                            ? "cuda_12_wgmma_ws with clusters of 2 sharing B (128x64 tiles: A) by TMA multicast (faster "
+                              "from 4096^3 up and on odd shapes, slower at 1024-2048^3: see the README)"
                             : "Warp-specialised persistent wgmma GEMM (bf16 m64nNk16, tf32 m64nNk8): producer warp + 2 "
                               "consumer warpgroups (setmaxnreg), TMA 128B swizzle, 4-8 stages, swizzled tile order; "
                               "tf32 as C^T = B^T A^T with B^T from registers (no transpose pass)";
@@ -454,7 +478,7 @@ public:
         // or 64-column (bf16) chunks across a cluster. bf16: A (boxes of 128 rows x 64 k) and B (64 k x 64 n).
         // tf32 (C^T = B^T A^T): B, read MN-major in boxes of 32 k x 32 n, and A, K-major in boxes of 64 rows x 32 k.
         const CUtensorMap map_a = tf32 ? make_tensor_map(b, true, args.k, args.n, ldb, 32, "B")
-                                       : make_tensor_map(a, false, args.m, args.k, lda, 128, "A");
+                                       : make_tensor_map(a, false, args.m, args.k, lda, plan.a_box_rows, "A");
         const CUtensorMap map_b = tf32 ? make_tensor_map(a, true, args.m, args.k, lda, 64, "A")
                                        : make_tensor_map(b, false, args.k, args.n, ldb, 64, "B");
         // C is stored by TMA (boxes of 64 rows x 32 columns) when it need not be read and TMA can describe it;
@@ -521,14 +545,14 @@ private:
         int configured = -1;
         kreg_cuda::allow_dynamic_smem(fn, C::kSmemBytes, "cuda_12_wgmma_ws", configured);
         int blocks = sms_;
-        if constexpr (C::kCluster > 1) {
+        if constexpr (C::kCTAs > 1) {
             cudaLaunchConfig_t config = {};
-            config.gridDim = dim3(static_cast<unsigned>(sms_ / C::kCluster * C::kCluster));
+            config.gridDim = dim3(static_cast<unsigned>(sms_ / C::kCTAs * C::kCTAs));
             config.blockDim = dim3(C::kThreads);
             config.dynamicSmemBytes = C::kSmemBytes;
             cudaLaunchAttribute attr[1];
             attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim.x = C::kCluster;
+            attr[0].val.clusterDim.x = C::kCTAs;
             attr[0].val.clusterDim.y = 1;
             attr[0].val.clusterDim.z = 1;
             config.attrs = attr;
@@ -537,8 +561,8 @@ private:
             KREG_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, fn, &config));
             if (clusters < 1)
                 throw kreg::Error(KREG_STATUS_UNSUPPORTED, "cuda_12_wgmma_ws: no cluster of " +
-                                                               std::to_string(C::kCluster) + " blocks fits on this GPU");
-            blocks = clusters * C::kCluster;
+                                                               std::to_string(C::kCTAs) + " blocks fits on this GPU");
+            blocks = clusters * C::kCTAs;
         }
         r.device = device;
         r.blocks = blocks;
@@ -550,12 +574,12 @@ private:
         const int resident = resident_blocks<C>(r, device);
         const int rows = C::kIsTf32 ? p.n : p.m, cols = C::kIsTf32 ? p.m : p.n;  // tf32 tiles C^T (see the kernel)
         const int64_t tiles_m = kreg_cuda::ceil_div(rows, C::BM), tiles_n = kreg_cuda::ceil_div(cols, C::BN);
-        const int64_t units = (tiles_m + C::kCluster - 1) / C::kCluster * tiles_n;
-        if (units * C::kCluster > INT_MAX)
+        const int64_t units = (tiles_m + C::kCluster - 1) / C::kCluster * ((tiles_n + C::kClusterN - 1) / C::kClusterN);
+        if (units * C::kCTAs > INT_MAX)
             throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "cuda_12_wgmma_ws: too many tiles");
-        const int64_t blocks = std::min<int64_t>(units * C::kCluster, resident / C::kCluster * C::kCluster);
-        return {&ws_gemm_kernel<C>, C::BN, C::kCluster, dim3(static_cast<unsigned>(blocks)), dim3(C::kThreads),
-                static_cast<unsigned>(C::kSmemBytes)};
+        const int64_t blocks = std::min<int64_t>(units * C::kCTAs, resident / C::kCTAs * C::kCTAs);
+        return {&ws_gemm_kernel<C>, C::BN, C::kCTAs, static_cast<uint32_t>(C::kABoxRows),
+                dim3(static_cast<unsigned>(blocks)), dim3(C::kThreads), static_cast<unsigned>(C::kSmemBytes)};
     }
 
     // The widest tile whose count fills the SMs' waves well (>= 80 %: 1024^3 gets 128x64 tiles, one per SM;
@@ -564,7 +588,12 @@ private:
     LaunchPlan choose(const WsGemm& p, int device) {
         using Wide = Config<kTf32, 256, kClusterMax>;
         using Mid = Config<kTf32, 128, kClusterMax>;
+        // 128x64 tiles have one B chunk to share; a cluster of two shares A instead (as cuBLAS's
+        // nvjet_sm90_tss_128x64_64x8_1x2 does at 1024^3), but only where the tiles make more than one wave: on the
+        // H200 that made 4097x1025x2049 1.3x (bf16) and 1.2x (tf32) faster, while one wave or less (1024^3, 517^3)
+        // ran 3-6 % slower in clusters (README.md, "128x64 tiles in clusters").
         using Narrow = Config<kTf32, 64, 1>;
+        using NarrowShared = Config<kTf32, 64, 1, kClusterMax>;
         const int rows = kTf32 ? p.n : p.m, cols = kTf32 ? p.m : p.n;  // tf32 tiles C^T (see the kernel)
         auto fill = [&](int bn) {
             const double tiles = static_cast<double>(kreg_cuda::ceil_div(rows, 128)) * kreg_cuda::ceil_div(cols, bn);
@@ -575,6 +604,8 @@ private:
         Resident* r = kTf32 ? resident_tf32_ : resident_bf16_;
         if (f256 >= 0.8 || (f256 >= f128 && f256 >= f64)) return plan_for<Wide>(p, r[0], device);
         if (f128 >= 0.8 || f128 >= f64) return plan_for<Mid>(p, r[1], device);
+        const int64_t narrow_tiles = static_cast<int64_t>(kreg_cuda::ceil_div(rows, 128)) * kreg_cuda::ceil_div(cols, 64);
+        if (kClusterMax > 1 && narrow_tiles > sms_) return plan_for<NarrowShared>(p, r[3], device);
         return plan_for<Narrow>(p, r[2], device);
     }
 
@@ -612,8 +643,8 @@ private:
     kreg_cuda::PaddedOperands padded_;  // copies of A and B that TMA cannot read as they are
     int sm_device_ = -1;
     int sms_ = 0;
-    Resident resident_bf16_[3];
-    Resident resident_tf32_[3];
+    Resident resident_bf16_[4];  // per configuration of choose(): Wide, Mid, Narrow, NarrowShared
+    Resident resident_tf32_[4];
 };
 
 }  // namespace
