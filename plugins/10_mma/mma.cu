@@ -67,20 +67,8 @@ struct MmaGemm {
 };
 
 MmaGemm mma_gemm(const kreg_gemm_args& args) {
-    if (args.struct_size < sizeof(kreg_gemm_args))
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_gemm_args.struct_size is smaller than this plugin's ABI");
-    if (args.dtype != KREG_DTYPE_BF16 && args.dtype != KREG_DTYPE_TF32)
-        throw kreg::Error(KREG_STATUS_UNSUPPORTED, "cuda_10_mma computes bf16 and tf32 only");
-    if (args.m < 1 || args.n < 1 || args.k < 1)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
-    constexpr int64_t kMax = kreg_cuda::kMaxDim;
-    if (args.m > kMax || args.n > kMax || args.k > kMax || args.lda > kMax || args.ldb > kMax || args.ldc > kMax)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n, k and leading dimensions must be <= 2^30");
-    if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
-                          "leading dimensions must be >= the row length (lda>=k, ldb>=n, ldc>=n)");
-    if (args.a == nullptr || args.b == nullptr || args.c == nullptr)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
+    kreg_cuda::check_gemm_args(args, KREG_DTYPE_BIT(KREG_DTYPE_BF16) | KREG_DTYPE_BIT(KREG_DTYPE_TF32),
+                               "cuda_10_mma computes bf16 and tf32 only");
     MmaGemm p;
     p.a = args.a;
     p.b = args.b;

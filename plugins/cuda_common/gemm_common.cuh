@@ -35,12 +35,13 @@ struct Fp32Gemm {
 // row0 + tile) far from overflow.
 constexpr int64_t kMaxDim = int64_t{1} << 30;
 
-// Checks the arguments and converts them for the device. Throws kreg::Error with the reason.
-inline Fp32Gemm fp32_gemm(const kreg_gemm_args& args) {
+// The checks of every CUDA GEMM kernel here (01-12) on its arguments. `dtypes` is the KREG_DTYPE_BIT mask of what
+// the kernel computes, `unsupported` the message for any other dtype. Throws kreg::Error with the reason.
+inline void check_gemm_args(const kreg_gemm_args& args, uint32_t dtypes, const char* unsupported) {
     if (args.struct_size < sizeof(kreg_gemm_args))
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_gemm_args.struct_size is smaller than this plugin's ABI");
-    if (args.dtype != KREG_DTYPE_FP32)
-        throw kreg::Error(KREG_STATUS_UNSUPPORTED, "this kernel computes fp32 only");
+    if (static_cast<unsigned>(args.dtype) >= 32u || (dtypes & KREG_DTYPE_BIT(args.dtype)) == 0)
+        throw kreg::Error(KREG_STATUS_UNSUPPORTED, unsupported);
     if (args.m < 1 || args.n < 1 || args.k < 1)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
     if (args.m > kMaxDim || args.n > kMaxDim || args.k > kMaxDim || args.lda > kMaxDim || args.ldb > kMaxDim ||
@@ -50,6 +51,11 @@ inline Fp32Gemm fp32_gemm(const kreg_gemm_args& args) {
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "leading dimensions must be >= the row length (lda>=k, ldb>=n, ldc>=n)");
     if (args.a == nullptr || args.b == nullptr || args.c == nullptr)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
+}
+
+// Checks the arguments and converts them for the device. Throws kreg::Error with the reason.
+inline Fp32Gemm fp32_gemm(const kreg_gemm_args& args) {
+    check_gemm_args(args, KREG_DTYPE_BIT(KREG_DTYPE_FP32), "this kernel computes fp32 only");
     Fp32Gemm p;
     p.a = static_cast<const float*>(args.a);
     p.b = static_cast<const float*>(args.b);
