@@ -39,8 +39,8 @@
 // Any M, N, K >= 1, any lda, ldb, ldc: TMA needs a 16-byte aligned base and row pitch (lda, ldb multiples
 // of 8 elements). When A or B is not so (odd K as in 517^3, 1000x3000x257, 4097x1025x2049; a padded odd
 // ld), the plugin first copies it, on the same stream, into a buffer of its own whose rows are padded to a
-// multiple of 8 elements (../cuda_common/tma_operands.cuh), and the tensor map describes that copy. The copy's cost is
-// in the measured time. The epilogue writes alpha * acc + beta * C (C read only if beta != 0) as float2
+// multiple of 8 elements (../cuda_common/tma_operands.cuh), and the tensor map describes that copy. The copy's
+// cost is in the measured time. The epilogue writes alpha * acc + beta * C (C read only if beta != 0) as float2
 // where aligned and in range, single elements otherwise, nothing outside C.
 //
 // The tensor map is encoded by cuTensorMapEncodeTiled, a driver API function; the plugin gets it through

@@ -201,12 +201,14 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const uint32_t rank = C::kCTAs > 1 ? cluster_rank() : 0;
     // This block's tile within its unit: the rank-th row (kCluster > 1) or column (kClusterN > 1) of it.
-    const int rank_m = C::kCluster > 1 ? static_cast<int>(rank) : 0, rank_n = C::kClusterN > 1 ? static_cast<int>(rank) : 0;
+    const int rank_m = C::kCluster > 1 ? static_cast<int>(rank) : 0;
+    const int rank_n = C::kClusterN > 1 ? static_cast<int>(rank) : 0;
 
     // tf32 computes C^T = B^T A^T (see the top of the file): a tile's rows are columns of C and its columns rows.
     const int rows = C::kIsTf32 ? p.n : p.m, cols = C::kIsTf32 ? p.m : p.n;
     const int tiles_m = (rows + C::BM - 1) / C::BM, tiles_n = (cols + C::BN - 1) / C::BN;
-    const int unit_rows = (tiles_m + C::kCluster - 1) / C::kCluster, unit_cols = (tiles_n + C::kClusterN - 1) / C::kClusterN;
+    const int unit_rows = (tiles_m + C::kCluster - 1) / C::kCluster;
+    const int unit_cols = (tiles_n + C::kClusterN - 1) / C::kClusterN;
     const int units = unit_rows * unit_cols;
     const int first_unit = blockIdx.x / C::kCTAs, unit_stride = gridDim.x / C::kCTAs;
     const int k_tiles = (p.k + C::BK - 1) / C::BK;
@@ -592,7 +594,8 @@ private:
         Resident* r = kTf32 ? resident_tf32_ : resident_bf16_;
         if (f256 >= 0.8 || (f256 >= f128 && f256 >= f64)) return plan_for<Wide>(p, r[0], device);
         if (f128 >= 0.8 || f128 >= f64) return plan_for<Mid>(p, r[1], device);
-        const int64_t narrow_tiles = static_cast<int64_t>(kreg_cuda::ceil_div(rows, 128)) * kreg_cuda::ceil_div(cols, 64);
+        const int64_t narrow_tiles =
+            static_cast<int64_t>(kreg_cuda::ceil_div(rows, 128)) * kreg_cuda::ceil_div(cols, 64);
         if (kClusterMax > 1 && narrow_tiles > sms_) return plan_for<NarrowShared>(p, r[3], device);
         return plan_for<Narrow>(p, r[2], device);
     }
