@@ -291,8 +291,15 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
     pathname.reset();
     abstract.reset();
     std::vector<std::string> markers;
-    for (const fs::path& p : marker_paths())
-        if (fs::exists(fs::symlink_status(p))) markers.push_back(p.string());
+    for (const fs::path& p : marker_paths()) {
+        std::error_code ec;
+        const fs::file_status st = fs::symlink_status(p, ec);
+        // A folder this user cannot search (/root, for an ordinary user running the test) is one a submission, run
+        // as this user or as the grader's more restricted sandbox uid, cannot write into either.
+        if (ec && ec != std::errc::permission_denied && ec != std::errc::no_such_file_or_directory)
+            ADD_FAILURE() << "cannot check for " << p << ": " << ec.message();
+        if (!ec && fs::exists(st)) markers.push_back(p.string());
+    }
     // Clean up what a run without the defences leaves, before asserting anything.
     for (pid_t pid : leftovers) ::kill(pid, SIGKILL);
     remove_markers();

@@ -753,9 +753,11 @@ struct Territory {
         readable = shared / "readable.txt";
         std::ofstream(secret) << "the grader's secret\n";
         std::ofstream(readable) << "the plugin\n";
-        // The whole way down is open to nobody, so DAC never answers for Landlock.
+        // The whole way down is open to nobody, so DAC never answers for Landlock. Only folders that lack the bit are
+        // changed: an ordinary user running the test may not chmod /tmp, which has it already.
         for (fs::path p = base; p != p.root_path(); p = p.parent_path())
-            fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+            if ((fs::status(p).permissions() & fs::perms::others_exec) == fs::perms::none)
+                fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
         fs::permissions(sibling, fs::perms::all);
         fs::permissions(shared, fs::perms::all);
         (void)!::chown(scratch.c_str(), kNobody, kNobody);
