@@ -17,8 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 const char* const kExitStatusHelp =
-    "\nA row is slower (faster) when B's median is above (below) A's by more than the threshold AND a\n"
-    "Mann-Whitney U test on the two rows' raw samples gives p < alpha; otherwise it is same.\n"
+    "\nThe noise model: rows whose plugin binary (sha256) and kreg version are the same in both reports are\n"
+    "controls (or the kernels --control names); their median B/A is the machine's drift between the runs and\n"
+    "their robust spread (1.4826 x MAD) the between-run noise sigma. A row is slower (faster) when its B/A,\n"
+    "divided by the drift, is beyond its floor, max(threshold, 3 sigma, its within-run 95% interval), AND a\n"
+    "Mann-Whitney U test on the drift-corrected samples gives p < alpha; otherwise it is same. With fewer than\n"
+    "3 controls drift is not corrected and the default threshold is 10% (5% with controls). A row of an\n"
+    "unchanged plugin keeps the model's verdict but is never a regression.\n"
     "\nExit status: 0 no regression; 1 a regression: a row slower (as above), or a row ok in A and not ok in B\n"
     "(with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a report that cannot\n"
     "be read (the message names the file and the JSON path).\n";
@@ -59,7 +64,8 @@ int run_compare_command(int argc, char** argv) {
     // clang-format off
     options.add_options()
         ("h,help", "Show this help")
-        ("threshold", "Smallest change of a row's median that counts, in percent", cxxopts::value<std::string>()->default_value("5%"), "PCT")
+        ("threshold", "Smallest change of a row's median that counts, in percent (default: 5% with control rows, 10% without)", cxxopts::value<std::string>(), "PCT")
+        ("control", "Kernels (names or globs, comma-separated) whose rows measure the machine's drift (default: every row whose plugin is unchanged)", cxxopts::value<std::vector<std::string>>(), "KERNEL")
         ("alpha", "Significance level of the rank test", cxxopts::value<double>()->default_value("0.01"), "P")
         ("json", "Also write the comparison as JSON to FILE", cxxopts::value<std::string>(), "FILE")
         ("csv", "Also write the comparison as CSV to FILE", cxxopts::value<std::string>(), "FILE")
@@ -81,7 +87,12 @@ int run_compare_command(int argc, char** argv) {
         if (reports.size() != 2)
             throw std::invalid_argument("expected two reports, A.json and B.json, got " +
                                         std::to_string(reports.size()));
-        compare.threshold = parse_threshold(r["threshold"].as<std::string>());
+        if (r.count("threshold")) compare.threshold = parse_threshold(r["threshold"].as<std::string>());
+        if (r.count("control")) {
+            compare.controls = r["control"].as<std::vector<std::string>>();
+            for (const auto& pattern : compare.controls)
+                if (pattern.empty()) throw std::invalid_argument("--control: an empty kernel name");
+        }
         compare.alpha = r["alpha"].as<double>();
         if (!(compare.alpha > 0 && compare.alpha < 1))
             throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " +
