@@ -23,7 +23,9 @@ const char* const kExitStatusHelp =
     "divided by the drift, is beyond its floor, max(threshold, 3 sigma, its within-run 95% interval), AND a\n"
     "Mann-Whitney U test on the drift-corrected samples gives p < alpha; otherwise it is same. With fewer than\n"
     "3 controls drift is not corrected and the default threshold is 10% (5% with controls). A row of an\n"
-    "unchanged plugin keeps the model's verdict but is never a regression.\n"
+    "unchanged plugin keeps the model's verdict but is never a regression. With --also-a/--also-b (more runs\n"
+    "of each side, best interleaved: A B A B ...) a row's median is the median of its runs' medians, so one\n"
+    "run slowed by a burst of load cannot move it.\n"
     "\nExit status: 0 no regression; 1 a regression: a row slower (as above), or a row ok in A and not ok in B\n"
     "(with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a report that cannot\n"
     "be read (the message names the file and the JSON path).\n";
@@ -65,6 +67,8 @@ int run_compare_command(int argc, char** argv) {
     options.add_options()
         ("h,help", "Show this help")
         ("threshold", "Smallest change of a row's median that counts, in percent (default: 5% with control rows, 10% without)", cxxopts::value<std::string>(), "PCT")
+        ("also-a", "Another run of A (the same plugins run again; repeatable or comma-separated): a row's median is the median of the runs' medians", cxxopts::value<std::vector<std::string>>(), "FILE")
+        ("also-b", "Another run of B, likewise", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("control", "Kernels (names or globs, comma-separated) whose rows measure the machine's drift (default: every row whose plugin is unchanged)", cxxopts::value<std::vector<std::string>>(), "KERNEL")
         ("alpha", "Significance level of the rank test", cxxopts::value<double>()->default_value("0.01"), "P")
         ("json", "Also write the comparison as JSON to FILE", cxxopts::value<std::string>(), "FILE")
@@ -76,6 +80,7 @@ int run_compare_command(int argc, char** argv) {
     options.parse_positional({"reports"});
     CompareOptions compare;
     std::vector<std::string> reports;
+    std::vector<std::string> more_a, more_b;
     std::optional<std::string> json_path, csv_path;
     try {
         const auto r = options.parse(argc, argv);
@@ -98,6 +103,8 @@ int run_compare_command(int argc, char** argv) {
             throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " +
                                         std::to_string(compare.alpha));
         compare.fail_on_missing = r.count("fail-on-missing") > 0;
+        if (r.count("also-a")) more_a = r["also-a"].as<std::vector<std::string>>();
+        if (r.count("also-b")) more_b = r["also-b"].as<std::vector<std::string>>();
         if (r.count("json")) json_path = r["json"].as<std::string>();
         if (r.count("csv")) csv_path = r["csv"].as<std::string>();
         if (json_path && csv_path && fs::path(*json_path).lexically_normal() == fs::path(*csv_path).lexically_normal())
@@ -109,15 +116,22 @@ int run_compare_command(int argc, char** argv) {
         return 2;
     }
 
-    ReportFile a, b;
+    std::vector<ReportFile> runs_a, runs_b;  // the first of each is A (B) itself
     try {
-        a = read_report_rows(reports[0]);
-        b = read_report_rows(reports[1]);
+        runs_a.push_back(read_report_rows(reports[0]));
+        for (const auto& path : more_a) runs_a.push_back(read_report_rows(path));
+        runs_b.push_back(read_report_rows(reports[1]));
+        for (const auto& path : more_b) runs_b.push_back(read_report_rows(path));
     } catch (const ConfigError& e) {
         std::cerr << "runner compare: bad report: " << e.what() << "\n";
         return 2;
     }
-    const Comparison result = compare_reports(a, b, compare);
+    const ReportFile& a = runs_a[0];
+    const ReportFile& b = runs_b[0];
+    std::vector<const ReportFile*> side_a, side_b;
+    for (const auto& r : runs_a) side_a.push_back(&r);
+    for (const auto& r : runs_b) side_b.push_back(&r);
+    const Comparison result = compare_runs(side_a, side_b, compare);
     std::cout << format_comparison_table(a, b, result);
     try {
         if (json_path) write_file_atomically(*json_path, comparison_to_json(a, b, result).dump(2) + "\n");

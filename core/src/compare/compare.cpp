@@ -90,9 +90,14 @@ NoiseModel learn_noise_model(const std::vector<std::pair<double, double>>& contr
 
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options, const NoiseModel& model) {
+    return compare_samples(median_of(a_ms), median_of(b_ms), a_ms, b_ms, options, model);
+}
+
+SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std::vector<double>& a_ms,
+                              const std::vector<double>& b_ms, const CompareOptions& options, const NoiseModel& model) {
     SampleVerdict s;
-    s.median_a_ms = median_of(a_ms);
-    s.median_b_ms = median_of(b_ms);
+    s.median_a_ms = median_a_ms;
+    s.median_b_ms = median_b_ms;
     if (s.median_a_ms > 0) s.ratio = s.median_b_ms / s.median_a_ms;
     std::vector<double> b_corrected = b_ms;  // B as if the machine had not drifted
     for (double& ms : b_corrected) ms /= model.drift;
@@ -154,15 +159,58 @@ void append_note(std::string& note, const std::string& more) {
     if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
 }
 
+// One row over the runs of a side: the median of its ok runs' medians, their samples pooled, and whether
+// every run that has it ran the same plugin binary as the first.
+struct SideOfRow {
+    double median_ms = 0;
+    std::vector<double> samples_ms;
+    bool one_binary = true;
+};
+
+SideOfRow side_of_row(const ReportRow& first, const std::vector<const ReportFile*>& runs) {
+    SideOfRow side;
+    std::vector<double> medians;
+    for (const ReportFile* run : runs) {
+        const auto it = std::find_if(run->rows.begin(), run->rows.end(),
+                                     [&](const ReportRow& r) { return r.key == first.key; });
+        if (it == run->rows.end()) continue;
+        if (it->plugin_sha256 != first.plugin_sha256) side.one_binary = false;
+        if (it->status != "ok") continue;
+        medians.push_back(median_of(it->samples_ms));
+        side.samples_ms.insert(side.samples_ms.end(), it->samples_ms.begin(), it->samples_ms.end());
+    }
+    side.median_ms = median_of(medians);
+    return side;
+}
+
+bool one_kreg(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs) {
+    const std::string& version = a_runs[0]->kreg_version;
+    if (version.empty()) return false;
+    for (const auto* runs : {&a_runs, &b_runs})
+        for (const ReportFile* r : *runs)
+            if (r->kreg_version != version) return false;
+    return true;
+}
+
 }  // namespace
 
 Comparison compare_reports(const ReportFile& a, const ReportFile& b, const CompareOptions& options) {
+    return compare_runs({&a}, {&b}, options);
+}
+
+Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs,
+                        const CompareOptions& options) {
+    const ReportFile& a = *a_runs.at(0);
+    const ReportFile& b = *b_runs.at(0);
     Comparison out;
     out.options = options;
+    out.runs_a = a_runs.size();
+    out.runs_b = b_runs.size();
     std::map<RowKey, const ReportRow*> rows_of_b;
     for (const auto& row : b.rows) rows_of_b.emplace(row.key, &row);
     std::map<RowKey, bool> seen_in_a;
-    const bool same_kreg = !a.kreg_version.empty() && a.kreg_version == b.kreg_version;
+    const bool same_kreg = one_kreg(a_runs, b_runs);
+    std::map<RowKey, std::pair<SideOfRow, SideOfRow>> sides;  // of the rows ok in both first runs
     for (const auto& row_a : a.rows) {
         RowComparison c;
         c.key = row_a.key;
@@ -178,6 +226,10 @@ Comparison compare_reports(const ReportFile& a, const ReportFile& b, const Compa
         }
         c.b = it->second;
         c.plugin_unchanged = same_kreg && !row_a.plugin_sha256.empty() && row_a.plugin_sha256 == c.b->plugin_sha256;
+        if (both_ok(c)) {
+            auto& [side_a, side_b] = sides[c.key] = {side_of_row(row_a, a_runs), side_of_row(*c.b, b_runs)};
+            c.plugin_unchanged = c.plugin_unchanged && side_a.one_binary && side_b.one_binary;
+        }
         out.rows.push_back(std::move(c));
     }
     // The controls: the named kernels, or else every unchanged row; only rows ok in both runs have medians.
@@ -185,7 +237,7 @@ Comparison compare_reports(const ReportFile& a, const ReportFile& b, const Compa
     for (auto& c : out.rows) {
         if (!both_ok(c)) continue;
         c.control = options.controls.empty() ? c.plugin_unchanged : named_control(c.key, options);
-        if (c.control) control_medians.emplace_back(median_of(c.a->samples_ms), median_of(c.b->samples_ms));
+        if (c.control) control_medians.emplace_back(sides[c.key].first.median_ms, sides[c.key].second.median_ms);
     }
     out.model = learn_noise_model(control_medians, options);
     for (auto& c : out.rows) {
@@ -193,7 +245,9 @@ Comparison compare_reports(const ReportFile& a, const ReportFile& b, const Compa
         const std::string& sa = c.a->status;
         const std::string& sb = c.b->status;
         if (sa == "ok" && sb == "ok") {
-            c.samples = compare_samples(c.a->samples_ms, c.b->samples_ms, options, out.model);
+            const auto& [side_a, side_b] = sides[c.key];
+            c.samples = compare_samples(side_a.median_ms, side_b.median_ms, side_a.samples_ms, side_b.samples_ms,
+                                        options, out.model);
             c.verdict = c.samples.verdict;
             // Same binary, same kreg: a slower verdict is the machine's (the model's verdict stays, for what it
             // says about the model), never the code's.

@@ -70,6 +70,9 @@ struct SampleVerdict {
 };
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options, const NoiseModel& model);
+// The same with the medians given (the median of several runs' medians) and the samples pooled.
+SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std::vector<double>& a_ms,
+                              const std::vector<double>& b_ms, const CompareOptions& options, const NoiseModel& model);
 // Without controls: no drift correction, the no-controls threshold (or the option's).
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options);
@@ -95,6 +98,7 @@ struct RowComparison {
 struct Comparison {
     CompareOptions options;
     NoiseModel model;
+    std::size_t runs_a = 1, runs_b = 1;  // reports per side
     std::vector<RowComparison> rows;  // A's order, then the rows only B has in B's order
     std::size_t count(Verdict v) const;
     std::size_t regressions() const;
@@ -102,5 +106,13 @@ struct Comparison {
 
 // The reports must outlive the result (rows point into them).
 Comparison compare_reports(const ReportFile& a, const ReportFile& b, const CompareOptions& options);
+
+// Several runs of each side (the same plugins run again, best interleaved A B A B ...): a row's median on a
+// side is the median of its runs' medians, so one run that a burst of load slowed cannot move it, and the
+// controls' drift and scatter come from those medians. The rows, their order and statuses are the first
+// run's of each side (a_runs[0], b_runs[0]); a row missing or not ok in a later run is left out of that
+// run's median. Its samples, pooled over the runs, give the within-run interval and the rank test.
+Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs,
+                        const CompareOptions& options);
 
 }  // namespace kreg

@@ -43,12 +43,16 @@ std::string percent_text(double fraction) { return fixed(fraction * 100, "%g") +
 
 std::string format_comparison_table(const ReportFile& a, const ReportFile& b, const Comparison& c) {
     std::ostringstream out;
-    out << "A = " << describe(a) << "\nB = " << describe(b) << "\n";
+    const auto more = [](std::size_t runs) {
+        return runs > 1 ? "  (+" + std::to_string(runs - 1) + " more run(s): medians of the runs' medians)" : std::string();
+    };
+    out << "A = " << describe(a) << more(c.runs_a) << "\nB = " << describe(b) << more(c.runs_b) << "\n";
     if (!a.gpu_name.empty() && !b.gpu_name.empty() && a.gpu_name != b.gpu_name)
         out << "warning: A ran on " << a.gpu_name << " and B on " << b.gpu_name
             << ": differences are not only the code's\n";
     out << "noise model: " << c.model.note;
     if (c.model.drift_corrected) out << "; rows are judged on B/A / drift";
+    else out << " (name baseline kernels with --control: on a shared machine run-to-run noise can exceed the threshold)";
     out << "\n\n";
     const std::vector<std::string> header = {"kernel", "shape",     "dtype", "A ms",    "B ms", "B/A",
                                              "/drift", "floor", "p",     "verdict", "note"};
@@ -153,6 +157,8 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
             {"b", side(b)},
             {"threshold", c.model.threshold},
             {"noise_model", model},
+            {"runs_a", c.runs_a},
+            {"runs_b", c.runs_b},
             {"alpha", c.options.alpha},
             {"fail_on_missing", c.options.fail_on_missing},
             {"rows", rows},
