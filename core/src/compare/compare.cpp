@@ -81,9 +81,10 @@ NoiseModel learn_noise_model(const std::vector<std::pair<double, double>>& contr
     const double n = double(log_ratios.size());
     model.drift = std::exp(centre);
     model.between_run_sigma = 1.4826 * median_of(deviations) * n / (n - 0.8);
+    model.widest_control_deviation = std::expm1(*std::max_element(deviations.begin(), deviations.end()));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "drift B/A %.3f from %zu control rows, between-run noise %.1f%%", model.drift,
-                  model.control_rows, model.between_run_sigma * 100);
+    std::snprintf(buf, sizeof buf, "drift B/A %.3f from %zu control rows, between-run noise %.1f%%, widest control %.1f%%",
+                  model.drift, model.control_rows, model.between_run_sigma * 100, model.widest_control_deviation * 100);
     model.note = buf;
     return model;
 }
@@ -104,7 +105,8 @@ SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std:
     s.p_value = mann_whitney_u(a_ms, b_corrected).p_value;
     const double threshold = options.threshold.value_or(model.threshold);
     s.within_run = std::hypot(median_interval_half_width(a_ms), median_interval_half_width(b_ms));
-    s.noise_floor = std::max({threshold, std::expm1(kNoiseFloorSigmas * model.between_run_sigma), s.within_run});
+    s.noise_floor = std::max({threshold, std::expm1(kNoiseFloorSigmas * model.between_run_sigma),
+                              model.widest_control_deviation, s.within_run});
     if (!s.ratio) {
         s.note = "A's median is 0 ms: no ratio";
         return s;

@@ -3,8 +3,8 @@
 // clocks, caches), so a row is not judged on its own samples alone. The noise model: rows whose plugin
 // binary (sha256) and kreg version are the same in both reports are controls; their median B/A is the
 // machine's drift and their scatter around it the between-run noise. Every row is judged on its B/A divided
-// by the drift, and only beyond a noise floor: max(threshold, k x between-run noise, the row's own
-// within-run interval). A rank test on the drift-corrected samples must agree (it is secondary).
+// by the drift, and only beyond a noise floor: max(threshold, k x between-run noise, the farthest any control
+// strayed, the row's own within-run interval). A rank test on the drift-corrected samples must agree (it is secondary).
 #pragma once
 
 #include "compare/report_rows.hpp"
@@ -48,6 +48,9 @@ struct NoiseModel {
     bool drift_corrected = false;  // control_rows >= kMinControlRows
     double drift = 1.0;            // the machine's B/A: median of the controls' ratios (1 when not corrected)
     double between_run_sigma = 0;  // robust spread of the controls' log ratios around the drift (0: not known)
+    // How far the farthest control strayed from the drift (relative): timing noise has heavy tails, which a
+    // sigma from the MAD does not see, and a row is not news when it moved no more than a control did.
+    double widest_control_deviation = 0;
     double threshold = 0;          // the minimum effect in force (the option, or the default for this case)
     std::string note;              // "no control rows: drift not corrected", ...
 };
@@ -64,7 +67,8 @@ struct SampleVerdict {
     std::optional<double> ratio;           // median B / median A; none when A's median is 0
     std::optional<double> adjusted_ratio;  // ratio / drift: what is left for the code
     double within_run = 0;   // relative half-width of the ratio's 95 % interval from the two sample sets
-    double noise_floor = 0;  // relative change the adjusted ratio must exceed: max(threshold, k sigma, within_run)
+    double noise_floor = 0;  // relative change the adjusted ratio must exceed:
+                             // max(threshold, k sigma, the widest control deviation, within_run)
     double p_value = 1.0;    // rank test of A's samples against B's divided by the drift
     std::string note;        // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };

@@ -104,7 +104,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
         if (const std::size_t n = c.count(v)) out << " " << n << " " << to_string(v) << ",";
     out << " " << c.regressions() << " regression(s) (marked !; (c): a control row). A change counts beyond "
         << "its row's floor: max(threshold " << percent_text(c.model.threshold) << ", "
-        << fixed(kNoiseFloorSigmas, "%g") << " x between-run noise, the row's within-run interval), and at p < "
+        << fixed(kNoiseFloorSigmas, "%g")
+        << " x between-run noise, the widest control, the row's within-run interval), and at p < "
         << fixed(c.options.alpha, "%g") << " (Mann-Whitney U on the drift-corrected samples).\n";
     return out.str();
 }
@@ -151,6 +152,7 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
                         {"drift_corrected", c.model.drift_corrected},
                         {"drift", c.model.drift},
                         {"between_run_sigma", c.model.between_run_sigma},
+                        {"widest_control_deviation", c.model.widest_control_deviation},
                         {"floor_sigmas", kNoiseFloorSigmas},
                         {"note", c.model.note}};
     return {{"a", side(a)},
