@@ -22,14 +22,13 @@ const char* const kExitStatusHelp =
     "their robust spread (1.4826 x MAD) the between-run noise sigma. A row is slower (faster) when its B/A,\n"
     "divided by the drift, is beyond its floor, max(threshold, 3 sigma, the widest control's deviation, its\n"
     "within-run 95% interval), AND a Mann-Whitney U test on the drift-corrected samples gives p < alpha;\n"
-    "otherwise it is same. With fewer than\n"
-    "3 controls drift is not corrected and the default threshold is 10% (5% with controls). A row of an\n"
-    "unchanged plugin keeps the model's verdict but is never a regression. With --also-a/--also-b (more runs\n"
-    "of each side, best interleaved: A B A B ...) a row's median is the median of its runs' medians, so one\n"
-    "run slowed by a burst of load cannot move it.\n"
-    "\nExit status: 0 no regression; 1 a regression: a row slower (as above), or a row ok in A and not ok in B\n"
-    "(with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a report that cannot\n"
-    "be read (the message names the file and the JSON path).\n";
+    "otherwise it is same. With fewer than 3 controls drift is not corrected and the default threshold is 10%\n"
+    "(5% with controls). A row of an unchanged plugin keeps the model's verdict but is never a regression.\n"
+    "With --also-a/--also-b (more runs of each side, best interleaved: A B A B ...) a row's median is the\n"
+    "median of its runs' medians, so one run slowed by a burst of load cannot move it.\n"
+    "\nExit status: 0 no regression; 1 a regression: a row slower (as above) whose plugin changed, or a row ok\n"
+    "in A and not ok in B (with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a\n"
+    "report that cannot be read (the message names the file and the JSON path).\n";
 
 // "5%", "5" and "2.5%" are percentages; the result is a fraction (0.05).
 double parse_threshold(std::string text) {
