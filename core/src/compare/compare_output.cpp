@@ -44,15 +44,19 @@ std::string percent_text(double fraction) { return fixed(fraction * 100, "%g") +
 std::string format_comparison_table(const ReportFile& a, const ReportFile& b, const Comparison& c) {
     std::ostringstream out;
     const auto more = [](std::size_t runs) {
-        return runs > 1 ? "  (+" + std::to_string(runs - 1) + " more run(s): medians of the runs' medians)" : std::string();
+        return runs > 1 ? "  (+" + std::to_string(runs - 1) + " more run(s): medians of the runs' medians)"
+                        : std::string();
     };
     out << "A = " << describe(a) << more(c.runs_a) << "\nB = " << describe(b) << more(c.runs_b) << "\n";
     if (!a.gpu_name.empty() && !b.gpu_name.empty() && a.gpu_name != b.gpu_name)
         out << "warning: A ran on " << a.gpu_name << " and B on " << b.gpu_name
             << ": differences are not only the code's\n";
     out << "noise model: " << c.model.note;
-    if (c.model.drift_corrected) out << "; rows are judged on B/A / drift";
-    else out << " (name baseline kernels with --control: on a shared machine run-to-run noise can exceed the threshold)";
+    if (c.model.drift_corrected)
+        out << "; rows are judged on B/A / drift";
+    else
+        out << " (name baseline kernels with --control: on a shared machine run-to-run noise can exceed the "
+               "threshold)";
     out << "\n\n";
     const std::vector<std::string> header = {"kernel", "shape",     "dtype", "A ms",    "B ms", "B/A",
                                              "/drift", "floor", "p",     "verdict", "note"};
@@ -193,7 +197,9 @@ std::string comparison_to_csv(const Comparison& c) {
                                                 std::string(to_string(r.verdict)),
                                                 r.regression ? "true" : "false",
                                                 text(r.note),
-                                                ok && r.samples.adjusted_ratio ? fixed(*r.samples.adjusted_ratio, "%.9g") : "",
+                                                ok && r.samples.adjusted_ratio
+                                                    ? fixed(*r.samples.adjusted_ratio, "%.9g")
+                                                    : "",
                                                 ok ? fixed(r.samples.noise_floor, "%.6g") : "",
                                                 r.control ? "true" : "false",
                                                 r.plugin_unchanged ? "true" : "false"};
