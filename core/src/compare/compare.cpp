@@ -84,7 +84,8 @@ NoiseModel learn_noise_model(const std::vector<std::pair<double, double>>& contr
     model.widest_control_deviation = std::expm1(*std::max_element(deviations.begin(), deviations.end()));
     char buf[160];
     std::snprintf(buf, sizeof buf,
-                  "drift B/A %.3f from %zu control rows, between-run noise %.1f%%, widest control %.1f%%", model.drift, model.control_rows, model.between_run_sigma * 100, model.widest_control_deviation * 100);
+                  "drift B/A %.3f from %zu control rows, between-run noise %.1f%%, widest control %.1f%%", model.drift,
+                  model.control_rows, model.between_run_sigma * 100, model.widest_control_deviation * 100);
     model.note = buf;
     return model;
 }
