@@ -145,7 +145,7 @@ CommandLine parse_command_line(int argc, char** argv) {
                    "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
                    "  runner submit --slurm --shards K [--partition P] [--exclusive] [--wait] --config X [OPTION...]\n"
                    "        Run a sweep on Slurm as K shards (a job array) and merge them (see 'runner submit --help')\n"
-                   "  runner compare A.json B.json [--threshold 5%] [--json FILE] [--csv FILE]\n"
+                   "  runner compare A.json B.json [--control KERNEL,..] [--threshold PCT] [--json FILE] [--csv FILE]\n"
                    "        Compare two reports row by row from their raw samples; exit 1 on a regression\n"
                    "  runner merge --expect K OUT REPORT...\n"
                    "        Put the K shards of a sweep (--shard) or of a grading run back together (see 'runner merge --help')\n";

@@ -17,11 +17,18 @@ namespace fs = std::filesystem;
 
 namespace {
 const char* const kExitStatusHelp =
-    "\nA row is slower (faster) when B's median is above (below) A's by more than the threshold AND a\n"
-    "Mann-Whitney U test on the two rows' raw samples gives p < alpha; otherwise it is same.\n"
-    "\nExit status: 0 no regression; 1 a regression: a row slower (as above), or a row ok in A and not ok in B\n"
-    "(with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a report that cannot\n"
-    "be read (the message names the file and the JSON path).\n";
+    "\nThe noise model: rows whose plugin binary (sha256) and kreg version are the same in both reports are\n"
+    "controls (or the kernels --control names); their median B/A is the machine's drift between the runs and\n"
+    "their robust spread (1.4826 x MAD) the between-run noise sigma. A row is slower (faster) when its B/A,\n"
+    "divided by the drift, is beyond its floor, max(threshold, 3 sigma, the widest control's deviation, its\n"
+    "within-run 95% interval), AND a Mann-Whitney U test on the drift-corrected samples gives p < alpha;\n"
+    "otherwise it is same. With fewer than 3 controls drift is not corrected and the default threshold is 10%\n"
+    "(5% with controls). A row of an unchanged plugin keeps the model's verdict but is never a regression.\n"
+    "With --also-a/--also-b (more runs of each side, best interleaved: A B A B ...) a row's median is the\n"
+    "median of its runs' medians, so one run slowed by a burst of load cannot move it.\n"
+    "\nExit status: 0 no regression; 1 a regression: a row slower (as above) whose plugin changed, or a row ok\n"
+    "in A and not ok in B (with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a\n"
+    "report that cannot be read (the message names the file and the JSON path).\n";
 
 // "5%", "5" and "2.5%" are percentages; the result is a fraction (0.05).
 double parse_threshold(std::string text) {
@@ -59,7 +66,10 @@ int run_compare_command(int argc, char** argv) {
     // clang-format off
     options.add_options()
         ("h,help", "Show this help")
-        ("threshold", "Smallest change of a row's median that counts, in percent", cxxopts::value<std::string>()->default_value("5%"), "PCT")
+        ("threshold", "Smallest change of a row's median that counts, in percent (default: 5% with control rows, 10% without)", cxxopts::value<std::string>(), "PCT")
+        ("also-a", "Another run of A (the same plugins run again; repeatable or comma-separated): a row's median is the median of the runs' medians", cxxopts::value<std::vector<std::string>>(), "FILE")
+        ("also-b", "Another run of B, likewise", cxxopts::value<std::vector<std::string>>(), "FILE")
+        ("control", "Kernels (names or globs, comma-separated) whose rows measure the machine's drift (default: every row whose plugin is unchanged)", cxxopts::value<std::vector<std::string>>(), "KERNEL")
         ("alpha", "Significance level of the rank test", cxxopts::value<double>()->default_value("0.01"), "P")
         ("json", "Also write the comparison as JSON to FILE", cxxopts::value<std::string>(), "FILE")
         ("csv", "Also write the comparison as CSV to FILE", cxxopts::value<std::string>(), "FILE")
@@ -70,6 +80,7 @@ int run_compare_command(int argc, char** argv) {
     options.parse_positional({"reports"});
     CompareOptions compare;
     std::vector<std::string> reports;
+    std::vector<std::string> more_a, more_b;
     std::optional<std::string> json_path, csv_path;
     try {
         const auto r = options.parse(argc, argv);
@@ -81,12 +92,19 @@ int run_compare_command(int argc, char** argv) {
         if (reports.size() != 2)
             throw std::invalid_argument("expected two reports, A.json and B.json, got " +
                                         std::to_string(reports.size()));
-        compare.threshold = parse_threshold(r["threshold"].as<std::string>());
+        if (r.count("threshold")) compare.threshold = parse_threshold(r["threshold"].as<std::string>());
+        if (r.count("control")) {
+            compare.controls = r["control"].as<std::vector<std::string>>();
+            for (const auto& pattern : compare.controls)
+                if (pattern.empty()) throw std::invalid_argument("--control: an empty kernel name");
+        }
         compare.alpha = r["alpha"].as<double>();
         if (!(compare.alpha > 0 && compare.alpha < 1))
             throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " +
                                         std::to_string(compare.alpha));
         compare.fail_on_missing = r.count("fail-on-missing") > 0;
+        if (r.count("also-a")) more_a = r["also-a"].as<std::vector<std::string>>();
+        if (r.count("also-b")) more_b = r["also-b"].as<std::vector<std::string>>();
         if (r.count("json")) json_path = r["json"].as<std::string>();
         if (r.count("csv")) csv_path = r["csv"].as<std::string>();
         if (json_path && csv_path && fs::path(*json_path).lexically_normal() == fs::path(*csv_path).lexically_normal())
@@ -98,15 +116,22 @@ int run_compare_command(int argc, char** argv) {
         return 2;
     }
 
-    ReportFile a, b;
+    std::vector<ReportFile> runs_a, runs_b;  // the first of each is A (B) itself
     try {
-        a = read_report_rows(reports[0]);
-        b = read_report_rows(reports[1]);
+        runs_a.push_back(read_report_rows(reports[0]));
+        for (const auto& path : more_a) runs_a.push_back(read_report_rows(path));
+        runs_b.push_back(read_report_rows(reports[1]));
+        for (const auto& path : more_b) runs_b.push_back(read_report_rows(path));
     } catch (const ConfigError& e) {
         std::cerr << "runner compare: bad report: " << e.what() << "\n";
         return 2;
     }
-    const Comparison result = compare_reports(a, b, compare);
+    const ReportFile& a = runs_a[0];
+    const ReportFile& b = runs_b[0];
+    std::vector<const ReportFile*> side_a, side_b;
+    for (const auto& r : runs_a) side_a.push_back(&r);
+    for (const auto& r : runs_b) side_b.push_back(&r);
+    const Comparison result = compare_runs(side_a, side_b, compare);
     std::cout << format_comparison_table(a, b, result);
     try {
         if (json_path) write_file_atomically(*json_path, comparison_to_json(a, b, result).dump(2) + "\n");

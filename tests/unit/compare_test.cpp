@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -83,9 +85,11 @@ TEST(CompareSamples, AThreePercentShiftOfTightSamplesIsSlowerAtTwoPercent) {
     EXPECT_EQ(slower.verdict, Verdict::slower) << slower.note;
     EXPECT_NEAR(*slower.ratio, 1.03, 1e-12);
     EXPECT_EQ(compare_samples(b, a, two).verdict, Verdict::faster);
-    // The same shift under the default 5 % threshold is real but small: same, and the note says so.
+    // The same shift under the default threshold (10 % without controls) is real but small: same, and the
+    // note says so.
     const SampleVerdict within = compare_samples(a, b, CompareOptions{});
     EXPECT_EQ(within.verdict, Verdict::same);
+    EXPECT_DOUBLE_EQ(within.noise_floor, kDefaultThresholdWithoutControls);
     EXPECT_NE(within.note.find("within the threshold"), std::string::npos) << within.note;
 }
 
@@ -96,16 +100,23 @@ TEST(CompareSamples, NoisyOverlappingSamplesAreSameEvenWhenTheMediansMoveBeyondT
     std::vector<double> a, b;
     for (int i = 0; i < 10; ++i) a.push_back(noise(gen));
     for (int i = 0; i < 10; ++i) b.push_back(noise(gen) * 1.08);
-    const SampleVerdict v = compare_samples(a, b, CompareOptions{});
+    CompareOptions five;
+    five.threshold = 0.05;
+    const SampleVerdict v = compare_samples(a, b, five);
     ASSERT_GT(std::abs(*v.ratio - 1.0), 0.05) << "the draw must move the median beyond the threshold to test anything";
     EXPECT_EQ(v.verdict, Verdict::same);
     EXPECT_GE(v.p_value, 0.01);
-    EXPECT_NE(v.note.find("not significant"), std::string::npos) << v.note;
+    // The row's own samples are too wide for the change: their interval is the floor, and the note says so.
+    EXPECT_GT(v.within_run, std::abs(*v.ratio - 1.0));
+    EXPECT_DOUBLE_EQ(v.noise_floor, v.within_run);
+    EXPECT_NE(v.note.find("within the noise floor"), std::string::npos) << v.note;
 }
 
 TEST(CompareSamples, TooFewSamplesCannotBeSignificant) {
     // One sample each, 2x slower: a rank test cannot tell, so no regression is claimed.
-    EXPECT_EQ(compare_samples({1.0}, {2.0}, CompareOptions{}).verdict, Verdict::same);
+    const SampleVerdict one = compare_samples({1.0}, {2.0}, CompareOptions{});
+    EXPECT_EQ(one.verdict, Verdict::same);
+    EXPECT_NE(one.note.find("+100.0% but not significant"), std::string::npos) << one.note;
 }
 
 ReportRow row(const std::string& kernel, const std::string& status, std::vector<double> samples) {
@@ -120,7 +131,7 @@ ReportRow row(const std::string& kernel, const std::string& status, std::vector<
 
 TEST(CompareReports, JoinsRowsAndMarksRegressions) {
     const auto tight = evenly(1.0, 0.001, 10);
-    ReportFile a, b;
+    ReportFile a, b;  // no plugin hashes (a hand-made report): no controls, the 10 % default
     a.rows = {row("same", "ok", tight),          row("slow", "ok", tight),    row("fast", "ok", tight),
               row("broke", "ok", tight),         row("fixed", "crashed", {}), row("gone", "ok", tight),
               row("both_skipped", "skipped", {})};
@@ -164,8 +175,212 @@ TEST(CompareReports, JoinsRowsAndMarksRegressions) {
     EXPECT_EQ(
         csv.substr(0, csv.find('\n')),
         "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,"
-        "regression,note");
+        "regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged");
     EXPECT_NE(csv.find("\nslow,64,64,64,fp32,,ok,ok,1,1.5,1.5,"), std::string::npos) << csv;
+}
+
+// Synthetic runs for the noise model: `kernels` x `sizes` rows, each a tight sample set around a base time,
+// B's times scaled per row. A row's plugin hash is its kernel's, the same in both runs unless changed.
+struct SyntheticRuns {
+    ReportFile a, b;
+};
+SyntheticRuns synthetic_runs(const std::vector<std::string>& kernels, const std::vector<int64_t>& sizes,
+                             const std::function<double(const std::string&, int64_t)>& b_factor,
+                             const std::vector<std::string>& changed_plugins = {}) {
+    SyntheticRuns runs;
+    runs.a.kreg_version = runs.b.kreg_version = "0.1.0";
+    for (const auto& kernel : kernels) {
+        for (int64_t size : sizes) {
+            ReportRow r = row(kernel, "ok", evenly(1e-6 * double(size * size * size), 0.002, 20));
+            r.key.m = r.key.n = r.key.k = size;
+            r.plugin_sha256 = "sha-of-" + kernel;
+            ReportRow rb = r;
+            rb.samples_ms = scaled(r.samples_ms, b_factor(kernel, size));
+            if (std::count(changed_plugins.begin(), changed_plugins.end(), kernel)) rb.plugin_sha256 += "-rebuilt";
+            runs.a.rows.push_back(r);
+            runs.b.rows.push_back(rb);
+        }
+    }
+    return runs;
+}
+
+const std::vector<int64_t> kSizes = {64, 128, 256, 512};
+
+// The machine 20 % slower in B, every plugin unchanged: the controls see the drift, nothing is slower.
+TEST(NoiseModel, AGlobalDriftOfUnchangedRowsIsSame) {
+    // +-2 % of per-row jitter on top of the drift, as two real runs have.
+    const auto runs = synthetic_runs({"naive", "blocked", "mine"}, kSizes, [](const std::string& k, int64_t s) {
+        return 1.20 * (1.0 + 0.02 * std::sin(double(s) + double(k.size())));
+    });
+    const Comparison c = compare_reports(runs.a, runs.b, CompareOptions{});
+    EXPECT_TRUE(c.model.drift_corrected);
+    EXPECT_EQ(c.model.control_rows, 12u);
+    EXPECT_NEAR(c.model.drift, 1.20, 0.03);
+    EXPECT_DOUBLE_EQ(c.model.threshold, kDefaultThresholdWithControls);
+    for (const auto& r : c.rows) {
+        EXPECT_EQ(r.verdict, Verdict::same) << r.key.kernel << " " << r.key.m << ": " << r.note;
+        EXPECT_TRUE(r.plugin_unchanged);
+        EXPECT_TRUE(r.control);
+        EXPECT_NE(r.note.find("plugin unchanged"), std::string::npos) << r.note;
+    }
+    EXPECT_EQ(c.regressions(), 0u);
+    // The old model (no drift correction, 5 %) would have called every row slower: the test tests something.
+    CompareOptions no_controls;
+    no_controls.controls = {"no_such_kernel"};
+    no_controls.threshold = 0.05;
+    EXPECT_EQ(compare_reports(runs.a, runs.b, no_controls).count(Verdict::slower), runs.a.rows.size());
+}
+
+// One rebuilt plugin 25 % slower among unchanged controls, on a machine 20 % slower: slower at every size,
+// a regression at every size, and the controls stay same.
+TEST(NoiseModel, AChangedPluginTwentyFivePercentSlowerUnderDriftIsSlowerAtEverySize) {
+    const auto runs = synthetic_runs(
+        {"naive", "blocked", "mine"}, kSizes,
+        [](const std::string& k, int64_t s) {
+            return 1.20 * (k == "mine" ? 1.25 : 1.0) * (1.0 + 0.02 * std::sin(double(s) + double(k.size())));
+        },
+        {"mine"});
+    const Comparison c = compare_reports(runs.a, runs.b, CompareOptions{});
+    EXPECT_EQ(c.model.control_rows, 8u);  // "mine" changed: not a control
+    EXPECT_NEAR(c.model.drift, 1.20, 0.03);
+    for (const auto& r : c.rows) {
+        const bool mine = r.key.kernel == "mine";
+        EXPECT_EQ(r.verdict, mine ? Verdict::slower : Verdict::same) << r.key.kernel << " " << r.key.m << ": " << r.note;
+        EXPECT_EQ(r.regression, mine);
+        EXPECT_EQ(r.plugin_unchanged, !mine);
+        EXPECT_NEAR(*r.samples.adjusted_ratio, mine ? 1.25 : 1.0, 0.04);
+    }
+    EXPECT_EQ(c.regressions(), kSizes.size());
+    // Named controls instead of every unchanged row: the same verdicts.
+    CompareOptions named;
+    named.controls = {"na*", "blocked"};
+    const Comparison by_name = compare_reports(runs.a, runs.b, named);
+    EXPECT_EQ(by_name.model.control_rows, 8u);
+    EXPECT_EQ(by_name.regressions(), kSizes.size());
+}
+
+// Controls that scatter (a loaded machine) raise every row's floor to k sigma: a 25 % change is then noise.
+TEST(NoiseModel, TheNoiseFloorGrowsWithScatteredControls) {
+    const auto jitter = [](double amplitude) {
+        return [amplitude](const std::string& k, int64_t s) {
+            const double wobble = 1.0 + amplitude * std::sin(3.7 * double(s) + double(k.size()));
+            return (k == "mine" ? 1.25 : 1.0) * wobble;
+        };
+    };
+    const auto calm = synthetic_runs({"naive", "blocked", "mine"}, kSizes, jitter(0.01), {"mine"});
+    const auto loaded = synthetic_runs({"naive", "blocked", "mine"}, kSizes, jitter(0.15), {"mine"});
+    const Comparison quiet = compare_reports(calm.a, calm.b, CompareOptions{});
+    const Comparison noisy = compare_reports(loaded.a, loaded.b, CompareOptions{});
+    EXPECT_GT(noisy.model.between_run_sigma, 5 * quiet.model.between_run_sigma);
+    for (const auto& r : quiet.rows) EXPECT_DOUBLE_EQ(r.samples.noise_floor, kDefaultThresholdWithControls);
+    for (const auto& r : noisy.rows) {
+        EXPECT_NEAR(r.samples.noise_floor,
+                    std::max(std::expm1(kNoiseFloorSigmas * noisy.model.between_run_sigma),
+                             noisy.model.widest_control_deviation),
+                    1e-12);
+        EXPECT_GT(r.samples.noise_floor, 0.25);
+    }
+    EXPECT_EQ(quiet.regressions(), kSizes.size());
+    EXPECT_EQ(noisy.regressions(), 0u);  // too noisy to tell 25 %, and it says so per row
+    EXPECT_NE(noisy.rows.back().note.find("within the noise floor"), std::string::npos) << noisy.rows.back().note;
+}
+
+// Without enough controls there is no drift estimate: nothing is corrected, the threshold is the
+// no-controls default, and the model says so.
+// Heavy tails: seven controls agree to 1 % and one strayed 40 %. The MAD's sigma does not see it (1 % x 3),
+// but a row that moved 30 % moved less than that control did: not news.
+TEST(NoiseModel, NoRowIsSlowerForMovingLessThanAControlDid) {
+    const auto runs = synthetic_runs(
+        {"naive", "blocked", "mine"}, kSizes,
+        [](const std::string& k, int64_t s) {
+            if (k == "mine") return 1.30;
+            if (k == "naive" && s == 512) return 1.40;
+            return 1.0 + 0.01 * std::sin(double(s) + double(k.size()));
+        },
+        {"mine"});
+    const Comparison c = compare_reports(runs.a, runs.b, CompareOptions{});
+    EXPECT_LT(std::expm1(kNoiseFloorSigmas * c.model.between_run_sigma), 0.1);
+    EXPECT_NEAR(c.model.widest_control_deviation, 0.40, 0.03);
+    for (const auto& r : c.rows) {
+        EXPECT_EQ(r.verdict, Verdict::same) << r.key.kernel << " " << r.key.m << ": " << r.note;
+        EXPECT_GE(r.samples.noise_floor, c.model.widest_control_deviation);
+    }
+    EXPECT_EQ(c.regressions(), 0u);
+}
+
+TEST(NoiseModel, NoControlsMeansNoDriftCorrectionAndTheDefaultThreshold) {
+    const auto all_changed = synthetic_runs(
+        {"naive", "mine"}, kSizes, [](const std::string&, int64_t) { return 1.08; }, {"naive", "mine"});
+    const Comparison none = compare_reports(all_changed.a, all_changed.b, CompareOptions{});
+    EXPECT_FALSE(none.model.drift_corrected);
+    EXPECT_EQ(none.model.control_rows, 0u);
+    EXPECT_DOUBLE_EQ(none.model.drift, 1.0);
+    EXPECT_EQ(none.model.note, "no control rows: drift not corrected");
+    EXPECT_DOUBLE_EQ(none.model.threshold, kDefaultThresholdWithoutControls);
+    for (const auto& r : none.rows) {
+        EXPECT_EQ(r.verdict, Verdict::same) << r.note;  // 8 % is below 10 %
+        EXPECT_DOUBLE_EQ(*r.samples.adjusted_ratio, *r.samples.ratio);
+    }
+    // Two controls are not enough either.
+    const auto two = synthetic_runs({"naive", "mine"}, {64, 128}, [](const std::string&, int64_t) { return 1.3; },
+                                    {"mine"});
+    const Comparison few = compare_reports(two.a, two.b, CompareOptions{});
+    EXPECT_FALSE(few.model.drift_corrected);
+    EXPECT_EQ(few.model.note, "2 control row(s), fewer than 3: drift not corrected");
+    EXPECT_EQ(few.regressions(), 2u);  // mine 30 % slower is beyond 10 %; naive is slower too but unchanged
+    EXPECT_EQ(few.count(Verdict::slower), 4u);
+    // An explicit threshold wins over the default.
+    CompareOptions fifty;
+    fifty.threshold = 0.5;
+    EXPECT_EQ(compare_reports(two.a, two.b, fifty).regressions(), 0u);
+}
+
+// Another kreg version, or a hash only one side has, is not "unchanged": the binary may not be what ran.
+TEST(NoiseModel, UnchangedNeedsTheSameHashAndTheSameKregVersion) {
+    auto runs = synthetic_runs({"naive", "blocked", "mine"}, kSizes, [](const std::string&, int64_t) { return 1.3; });
+    EXPECT_EQ(compare_reports(runs.a, runs.b, CompareOptions{}).regressions(), 0u);  // unchanged: the machine's
+    runs.b.kreg_version = "0.2.0";
+    const Comparison other_kreg = compare_reports(runs.a, runs.b, CompareOptions{});
+    EXPECT_EQ(other_kreg.model.control_rows, 0u);
+    EXPECT_EQ(other_kreg.regressions(), runs.a.rows.size());
+    runs.b.kreg_version = runs.a.kreg_version;
+    for (auto& r : runs.b.rows) r.plugin_sha256.clear();
+    EXPECT_EQ(compare_reports(runs.a, runs.b, CompareOptions{}).regressions(), runs.a.rows.size());
+}
+
+TEST(MedianInterval, IsDistributionFreeAndCoversTheWholeRangeForFewSamples) {
+    EXPECT_DOUBLE_EQ(median_interval_half_width({}), 0.0);
+    EXPECT_NEAR(median_interval_half_width({0.9, 1.0, 1.1}), 0.1, 1e-12);  // three samples: the whole range
+    // 100 samples 1..100: ranks 40 and 61 (n/2 -+ 1.96 sqrt(n)/2), around a median of 50.5.
+    std::vector<double> hundred;
+    for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+    EXPECT_NEAR(median_interval_half_width(hundred), (61.0 - 40.0) / (2 * 50.5), 1e-12);
+    // An interrupted sample in the tail does not widen it.
+    hundred.back() = 1e6;
+    EXPECT_NEAR(median_interval_half_width(hundred), (61.0 - 40.0) / (2 * 50.5), 1e-12);
+}
+
+TEST(ReadReportRows, PluginHashesComeFromMetaByPathOrUnambiguousName) {
+    const auto dir = kScratch.fresh_dir("hashes");
+    const std::string path = (dir / "r.json").string();
+    std::ofstream(path) << R"({"meta": {"kreg_version": "0.1.0", "plugins": [
+            {"path": "/p/one.so", "name": "one", "sha256": "aaa"},
+            {"path": "/p/two.so", "name": "two", "sha256": "bbb"},
+            {"path": "/q/two.so", "name": "two", "sha256": "ccc"}, 7, {"name": "three"}]},
+        "records": [
+        {"kernel": "k1", "plugin": "one", "plugin_path": "/p/one.so", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1]},
+        {"kernel": "k2", "plugin": "one", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1]},
+        {"kernel": "k3", "plugin": "two", "plugin_path": "/q/two.so", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1]},
+        {"kernel": "k4", "plugin": "two", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1]},
+        {"kernel": "k5", "plugin": "three", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1]}]})";
+    const ReportFile r = read_report_rows(path);
+    EXPECT_EQ(r.kreg_version, "0.1.0");
+    ASSERT_EQ(r.rows.size(), 5u);
+    EXPECT_EQ(r.rows[0].plugin_sha256, "aaa");
+    EXPECT_EQ(r.rows[1].plugin_sha256, "aaa");  // by name: one build of "one"
+    EXPECT_EQ(r.rows[2].plugin_sha256, "ccc");  // by path
+    EXPECT_EQ(r.rows[3].plugin_sha256, "");     // two builds named "two": which one ran is not known
+    EXPECT_EQ(r.rows[4].plugin_sha256, "");     // no hash recorded
 }
 
 TEST(CompareReports, RowsDifferingOnlyInWarmCacheAreNotJoined) {

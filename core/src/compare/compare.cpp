@@ -1,8 +1,10 @@
 #include "compare/compare.hpp"
 
 #include "compare/mann_whitney.hpp"
+#include "config/sweep_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -41,31 +43,98 @@ std::string_view to_string(Verdict v) {
     return "?";
 }
 
+double median_interval_half_width(std::vector<double> samples) {
+    const double median = median_of(samples);
+    if (samples.empty() || median <= 0) return 0;
+    std::sort(samples.begin(), samples.end());
+    // Ranks (1-based) of the interval's ends: the number of samples below the true median is Binomial(n, 1/2),
+    // so n/2 -+ 1.96 sqrt(n)/2 covers it 95 % of the time, whatever the distribution of the samples.
+    const double n = double(samples.size());
+    const double half_spread = 1.96 * std::sqrt(n) / 2;
+    const auto low = std::size_t(std::max(1.0, std::floor(n / 2 - half_spread)));
+    const auto high = std::size_t(std::min(n, std::ceil(n / 2 + 1 + half_spread)));
+    return (samples[high - 1] - samples[low - 1]) / (2 * median);
+}
+
+NoiseModel learn_noise_model(const std::vector<std::pair<double, double>>& control_medians_ms,
+                             const CompareOptions& options) {
+    NoiseModel model;
+    std::vector<double> log_ratios;
+    for (const auto& [a_ms, b_ms] : control_medians_ms)
+        if (a_ms > 0 && b_ms > 0) log_ratios.push_back(std::log(b_ms / a_ms));
+    model.control_rows = log_ratios.size();
+    model.drift_corrected = model.control_rows >= kMinControlRows;
+    model.threshold = options.threshold.value_or(model.drift_corrected ? kDefaultThresholdWithControls
+                                                                       : kDefaultThresholdWithoutControls);
+    if (!model.drift_corrected) {
+        model.note = model.control_rows == 0 ? "no control rows: drift not corrected"
+                                             : std::to_string(model.control_rows) + " control row(s), fewer than " +
+                                                   std::to_string(kMinControlRows) + ": drift not corrected";
+        return model;
+    }
+    // Medians and the median absolute deviation: one control that happened to run beside a burst of load
+    // moves neither. 1.4826 x MAD estimates a normal sigma; n/(n-0.8) corrects its small-count bias (Croux and
+    // Rousseeuw's factor, close to theirs for n >= 3), so three controls do not claim a tight machine.
+    const double centre = median_of(log_ratios);
+    std::vector<double> deviations;
+    for (double l : log_ratios) deviations.push_back(std::abs(l - centre));
+    const double n = double(log_ratios.size());
+    model.drift = std::exp(centre);
+    model.between_run_sigma = 1.4826 * median_of(deviations) * n / (n - 0.8);
+    model.widest_control_deviation = std::expm1(*std::max_element(deviations.begin(), deviations.end()));
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "drift B/A %.3f from %zu control rows, between-run noise %.1f%%, widest control %.1f%%", model.drift,
+                  model.control_rows, model.between_run_sigma * 100, model.widest_control_deviation * 100);
+    model.note = buf;
+    return model;
+}
+
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
-                              const CompareOptions& options) {
+                              const CompareOptions& options, const NoiseModel& model) {
+    return compare_samples(median_of(a_ms), median_of(b_ms), a_ms, b_ms, options, model);
+}
+
+SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std::vector<double>& a_ms,
+                              const std::vector<double>& b_ms, const CompareOptions& options, const NoiseModel& model) {
     SampleVerdict s;
-    s.median_a_ms = median_of(a_ms);
-    s.median_b_ms = median_of(b_ms);
+    s.median_a_ms = median_a_ms;
+    s.median_b_ms = median_b_ms;
     if (s.median_a_ms > 0) s.ratio = s.median_b_ms / s.median_a_ms;
-    const RankTest test = mann_whitney_u(a_ms, b_ms);
-    s.p_value = test.p_value;
+    std::vector<double> b_corrected = b_ms;  // B as if the machine had not drifted
+    for (double& ms : b_corrected) ms /= model.drift;
+    s.p_value = mann_whitney_u(a_ms, b_corrected).p_value;
+    const double threshold = options.threshold.value_or(model.threshold);
+    s.within_run = std::hypot(median_interval_half_width(a_ms), median_interval_half_width(b_ms));
+    s.noise_floor = std::max({threshold, std::expm1(kNoiseFloorSigmas * model.between_run_sigma),
+                              model.widest_control_deviation, s.within_run});
     if (!s.ratio) {
         s.note = "A's median is 0 ms: no ratio";
         return s;
     }
-    const double change = *s.ratio - 1.0;
-    const bool beyond_threshold = std::abs(change) > options.threshold;
+    s.adjusted_ratio = *s.ratio / model.drift;
+    const double change = *s.adjusted_ratio - 1.0;
+    // Symmetric in log space: 1.25x slower and 1/1.25x faster are the same distance from no change.
+    const bool beyond_floor =
+        *s.adjusted_ratio > 1.0 + s.noise_floor || *s.adjusted_ratio < 1.0 / (1.0 + s.noise_floor);
     const bool significant = s.p_value < options.alpha;
-    if (beyond_threshold && significant) {
+    if (beyond_floor && significant) {
         s.verdict = change > 0 ? Verdict::slower : Verdict::faster;
-    } else if (beyond_threshold) {
+    } else if (beyond_floor) {
         // A change this large that the samples cannot tell from noise: say so, with the reason.
         s.note = percent(change) + " but not significant (p=" + short_p(s.p_value) + ", " +
                  std::to_string(a_ms.size()) + " vs " + std::to_string(b_ms.size()) + " samples)";
+    } else if (std::abs(change) > threshold) {
+        s.note = percent(change) + ", within the noise floor";
     } else if (significant && change != 0) {
         s.note = percent(change) + ", significant but within the threshold";
     }
     return s;
+}
+
+SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
+                              const CompareOptions& options) {
+    return compare_samples(a_ms, b_ms, options, learn_noise_model({}, options));
 }
 
 std::size_t Comparison::count(Verdict v) const {
@@ -76,12 +145,75 @@ std::size_t Comparison::regressions() const {
     return std::size_t(std::count_if(rows.begin(), rows.end(), [](const RowComparison& r) { return r.regression; }));
 }
 
+namespace {
+
+bool both_ok(const RowComparison& c) { return c.a && c.b && c.a->status == "ok" && c.b->status == "ok"; }
+
+bool named_control(const RowKey& key, const CompareOptions& options) {
+    return std::any_of(options.controls.begin(), options.controls.end(),
+                       [&](const std::string& pattern) { return glob_match(pattern, key.kernel); });
+}
+
+std::string unchanged_note(const ReportRow& row, const ReportFile& a) {
+    return "plugin unchanged (sha256 " + row.plugin_sha256.substr(0, 12) + ", kreg " + a.kreg_version + ")";
+}
+
+void append_note(std::string& note, const std::string& more) {
+    if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
+}
+
+// One row over the runs of a side: the median of its ok runs' medians, their samples pooled, and whether
+// every run that has it ran the same plugin binary as the first.
+struct SideOfRow {
+    double median_ms = 0;
+    std::vector<double> samples_ms;
+    bool one_binary = true;
+};
+
+SideOfRow side_of_row(const ReportRow& first, const std::vector<const ReportFile*>& runs) {
+    SideOfRow side;
+    std::vector<double> medians;
+    for (const ReportFile* run : runs) {
+        const auto it = std::find_if(run->rows.begin(), run->rows.end(),
+                                     [&](const ReportRow& r) { return r.key == first.key; });
+        if (it == run->rows.end()) continue;
+        if (it->plugin_sha256 != first.plugin_sha256) side.one_binary = false;
+        if (it->status != "ok") continue;
+        medians.push_back(median_of(it->samples_ms));
+        side.samples_ms.insert(side.samples_ms.end(), it->samples_ms.begin(), it->samples_ms.end());
+    }
+    side.median_ms = median_of(medians);
+    return side;
+}
+
+bool one_kreg(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs) {
+    const std::string& version = a_runs[0]->kreg_version;
+    if (version.empty()) return false;
+    for (const auto* runs : {&a_runs, &b_runs})
+        for (const ReportFile* r : *runs)
+            if (r->kreg_version != version) return false;
+    return true;
+}
+
+}  // namespace
+
 Comparison compare_reports(const ReportFile& a, const ReportFile& b, const CompareOptions& options) {
+    return compare_runs({&a}, {&b}, options);
+}
+
+Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs,
+                        const CompareOptions& options) {
+    const ReportFile& a = *a_runs.at(0);
+    const ReportFile& b = *b_runs.at(0);
     Comparison out;
     out.options = options;
+    out.runs_a = a_runs.size();
+    out.runs_b = b_runs.size();
     std::map<RowKey, const ReportRow*> rows_of_b;
     for (const auto& row : b.rows) rows_of_b.emplace(row.key, &row);
     std::map<RowKey, bool> seen_in_a;
+    const bool same_kreg = one_kreg(a_runs, b_runs);
+    std::map<RowKey, std::pair<SideOfRow, SideOfRow>> sides;  // of the rows ok in both first runs
     for (const auto& row_a : a.rows) {
         RowComparison c;
         c.key = row_a.key;
@@ -96,21 +228,46 @@ Comparison compare_reports(const ReportFile& a, const ReportFile& b, const Compa
             continue;
         }
         c.b = it->second;
-        const std::string& sa = row_a.status;
+        c.plugin_unchanged = same_kreg && !row_a.plugin_sha256.empty() && row_a.plugin_sha256 == c.b->plugin_sha256;
+        if (both_ok(c)) {
+            auto& [side_a, side_b] = sides[c.key] = {side_of_row(row_a, a_runs), side_of_row(*c.b, b_runs)};
+            c.plugin_unchanged = c.plugin_unchanged && side_a.one_binary && side_b.one_binary;
+        }
+        out.rows.push_back(std::move(c));
+    }
+    // The controls: the named kernels, or else every unchanged row; only rows ok in both runs have medians.
+    std::vector<std::pair<double, double>> control_medians;
+    for (auto& c : out.rows) {
+        if (!both_ok(c)) continue;
+        c.control = options.controls.empty() ? c.plugin_unchanged : named_control(c.key, options);
+        if (c.control) control_medians.emplace_back(sides[c.key].first.median_ms, sides[c.key].second.median_ms);
+    }
+    out.model = learn_noise_model(control_medians, options);
+    for (auto& c : out.rows) {
+        if (!c.b) continue;
+        const std::string& sa = c.a->status;
         const std::string& sb = c.b->status;
         if (sa == "ok" && sb == "ok") {
-            c.samples = compare_samples(row_a.samples_ms, c.b->samples_ms, options);
+            const auto& [side_a, side_b] = sides[c.key];
+            c.samples = compare_samples(side_a.median_ms, side_b.median_ms, side_a.samples_ms, side_b.samples_ms,
+                                        options, out.model);
             c.verdict = c.samples.verdict;
-            c.regression = c.verdict == Verdict::slower;
+            // Same binary, same kreg: a slower verdict is the machine's (the model's verdict stays, for what it
+            // says about the model), never the code's.
+            c.regression = c.verdict == Verdict::slower && !c.plugin_unchanged;
             c.note = c.samples.note;
+            if (c.control && !c.plugin_unchanged) append_note(c.note, "control, but its plugin changed");
         } else if (sa != sb) {
             c.verdict = Verdict::status_changed;
-            c.regression = sa == "ok";  // a row that was ok and no longer is
+            c.regression = sa == "ok";  // a row that was ok and no longer is, whatever the binary
             c.note = sa + " -> " + sb + (sb != "ok" && !c.b->reason.empty() ? ": " + c.b->reason : "");
         } else {
             c.note = "both " + sa;
         }
-        out.rows.push_back(std::move(c));
+        if (c.plugin_unchanged) {
+            append_note(c.note, unchanged_note(*c.a, a));
+            if (c.verdict == Verdict::slower) append_note(c.note, "slower is the machine's: no regression");
+        }
     }
     for (const auto& row_b : b.rows) {
         if (seen_in_a.count(row_b.key)) continue;

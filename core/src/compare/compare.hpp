@@ -1,7 +1,10 @@
-// `runner compare`: two reports joined row by row, a verdict per row from the raw samples, and whether
-// the second one regressed. A row is slower (or faster) only when its change is both larger than a
-// minimum effect (the threshold) and significant by a rank test on the samples: so two runs of the same
-// code compare `same`, however many rows, and a tiny but real shift below the threshold is not news.
+// `runner compare`: two reports joined row by row, a verdict per row, and whether the second one regressed.
+// Two runs of one binary differ by more than each run's samples say (the machine drifts between runs: load,
+// clocks, caches), so a row is not judged on its own samples alone. The noise model: rows whose plugin
+// binary (sha256) and kreg version are the same in both reports are controls; their median B/A is the
+// machine's drift and their scatter around it the between-run noise. Every row is judged on its B/A divided
+// by the drift, and only beyond a noise floor: max(threshold, k x between-run noise, the farthest any control
+// strayed, the row's own within-run interval). A rank test on the drift-corrected samples must agree (it is secondary).
 #pragma once
 
 #include "compare/report_rows.hpp"
@@ -23,35 +26,83 @@ enum class Verdict {
 };
 std::string_view to_string(Verdict v);
 
+// The defaults, measured on a shared 2-core machine (docs/results/compare-noise.md): with drift corrected
+// by controls the learned floor carries the machine's noise and 5 % is the smallest change worth a verdict;
+// without controls nothing is learned and the threshold alone must cover run-to-run noise.
+inline constexpr double kDefaultThresholdWithControls = 0.05;
+inline constexpr double kDefaultThresholdWithoutControls = 0.10;
+inline constexpr std::size_t kMinControlRows = 3;  // fewer: no drift estimate (a median of two is a guess)
+inline constexpr double kNoiseFloorSigmas = 3.0;   // k: a row must move k between-run sigmas beyond the drift
+
 struct CompareOptions {
-    double threshold = 0.05;       // minimum relative change of the median that counts (0.05: 5 %)
-    double alpha = 0.01;           // significance level of the rank test
-    bool fail_on_missing = false;  // an ok row of A missing from B is a regression too
+    std::optional<double> threshold;  // minimum relative change of the median that counts; none: the defaults above
+    double alpha = 0.01;              // significance level of the rank test
+    bool fail_on_missing = false;     // an ok row of A missing from B is a regression too
+    // Kernel names or globs whose rows are the controls; empty: every row whose plugin is unchanged.
+    std::vector<std::string> controls;
 };
 
-// What the samples of one row say, A against B.
+// What the controls say about the machine between the two runs.
+struct NoiseModel {
+    std::size_t control_rows = 0;  // ok in both runs and chosen as controls
+    bool drift_corrected = false;  // control_rows >= kMinControlRows
+    double drift = 1.0;            // the machine's B/A: median of the controls' ratios (1 when not corrected)
+    double between_run_sigma = 0;  // robust spread of the controls' log ratios around the drift (0: not known)
+    // How far the farthest control strayed from the drift (relative): timing noise has heavy tails, which a
+    // sigma from the MAD does not see, and a row is not news when it moved no more than a control did.
+    double widest_control_deviation = 0;
+    double threshold = 0;          // the minimum effect in force (the option, or the default for this case)
+    std::string note;              // "no control rows: drift not corrected", ...
+};
+
+// Learns the model from the controls' medians (A, B pairs, in ms). With fewer than kMinControlRows, or when
+// none is given, the model corrects nothing and says why.
+NoiseModel learn_noise_model(const std::vector<std::pair<double, double>>& control_medians_ms,
+                             const CompareOptions& options);
+
+// What the samples of one row say, A against B, under a noise model.
 struct SampleVerdict {
     Verdict verdict = Verdict::same;
     double median_a_ms = 0, median_b_ms = 0;
-    std::optional<double> ratio;  // median B / median A; none when A's median is 0
-    double p_value = 1.0;
-    std::string note;  // why a visible change is still `same`, e.g. "not significant (p=0.2)"
+    std::optional<double> ratio;           // median B / median A; none when A's median is 0
+    std::optional<double> adjusted_ratio;  // ratio / drift: what is left for the code
+    double within_run = 0;   // relative half-width of the ratio's 95 % interval from the two sample sets
+    double noise_floor = 0;  // relative change the adjusted ratio must exceed:
+                             // max(threshold, k sigma, the widest control deviation, within_run)
+    double p_value = 1.0;    // rank test of A's samples against B's divided by the drift
+    std::string note;        // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
+                              const CompareOptions& options, const NoiseModel& model);
+// The same with the medians given (the median of several runs' medians) and the samples pooled.
+SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std::vector<double>& a_ms,
+                              const std::vector<double>& b_ms, const CompareOptions& options, const NoiseModel& model);
+// Without controls: no drift correction, the no-controls threshold (or the option's).
+SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options);
+
+// Half the width of the distribution-free 95 % interval of the median (order statistics), relative to the
+// median: for few samples that is the whole range. 0 for an empty set or a median of 0.
+double median_interval_half_width(std::vector<double> samples);
 
 struct RowComparison {
     RowKey key;
     const ReportRow* a = nullptr;  // null when missing in A
     const ReportRow* b = nullptr;  // null when missing in B
     SampleVerdict samples;         // meaningful when both rows are ok
-    Verdict verdict = Verdict::same;
-    bool regression = false;  // slower, ok -> not ok, or (with fail_on_missing) ok -> missing
+    Verdict verdict = Verdict::same;  // the model's verdict, also for unchanged plugins
+    // The plugin binary's sha256 and the kreg version are the same in both reports (and known): whatever the
+    // model says, the code did not change, so a `slower` here is the machine's and is no regression.
+    bool plugin_unchanged = false;
+    bool control = false;     // one of the rows the noise model was learned from
+    bool regression = false;  // slower with a changed plugin, ok -> not ok, or (with fail_on_missing) ok -> missing
     std::string note;
 };
 
 struct Comparison {
     CompareOptions options;
+    NoiseModel model;
+    std::size_t runs_a = 1, runs_b = 1;  // reports per side
     std::vector<RowComparison> rows;  // A's order, then the rows only B has in B's order
     std::size_t count(Verdict v) const;
     std::size_t regressions() const;
@@ -59,5 +110,13 @@ struct Comparison {
 
 // The reports must outlive the result (rows point into them).
 Comparison compare_reports(const ReportFile& a, const ReportFile& b, const CompareOptions& options);
+
+// Several runs of each side (the same plugins run again, best interleaved A B A B ...): a row's median on a
+// side is the median of its runs' medians, so one run that a burst of load slowed cannot move it, and the
+// controls' drift and scatter come from those medians. The rows, their order and statuses are the first
+// run's of each side (a_runs[0], b_runs[0]); a row missing or not ok in a later run is left out of that
+// run's median. Its samples, pooled over the runs, give the within-run interval and the rank test.
+Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs,
+                        const CompareOptions& options);
 
 }  // namespace kreg

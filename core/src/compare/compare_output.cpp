@@ -43,12 +43,23 @@ std::string percent_text(double fraction) { return fixed(fraction * 100, "%g") +
 
 std::string format_comparison_table(const ReportFile& a, const ReportFile& b, const Comparison& c) {
     std::ostringstream out;
-    out << "A = " << describe(a) << "\nB = " << describe(b) << "\n";
+    const auto more = [](std::size_t runs) {
+        return runs > 1 ? "  (+" + std::to_string(runs - 1) + " more run(s): medians of the runs' medians)"
+                        : std::string();
+    };
+    out << "A = " << describe(a) << more(c.runs_a) << "\nB = " << describe(b) << more(c.runs_b) << "\n";
     if (!a.gpu_name.empty() && !b.gpu_name.empty() && a.gpu_name != b.gpu_name)
         out << "warning: A ran on " << a.gpu_name << " and B on " << b.gpu_name
             << ": differences are not only the code's\n";
-    out << "\n";
-    const std::vector<std::string> header = {"kernel", "shape", "dtype", "A ms", "B ms", "B/A", "p", "verdict", "note"};
+    out << "noise model: " << c.model.note;
+    if (c.model.drift_corrected)
+        out << "; rows are judged on B/A / drift";
+    else
+        out << " (name baseline kernels with --control: on a shared machine run-to-run noise can exceed the "
+               "threshold)";
+    out << "\n\n";
+    const std::vector<std::string> header = {"kernel", "shape",     "dtype", "A ms",    "B ms", "B/A",
+                                             "/drift", "floor", "p",     "verdict", "note"};
     std::vector<std::vector<std::string>> table;
     for (const auto& r : c.rows) {
         std::string shape = shape_text(r.key);
@@ -58,12 +69,15 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
             cells.push_back(fixed(r.samples.median_a_ms, "%.4f"));
             cells.push_back(fixed(r.samples.median_b_ms, "%.4f"));
             cells.push_back(r.samples.ratio ? fixed(*r.samples.ratio, "%.3f") : "-");
+            cells.push_back(r.samples.adjusted_ratio ? fixed(*r.samples.adjusted_ratio, "%.3f") : "-");
+            cells.push_back(fixed(r.samples.noise_floor * 100, "%.1f%%"));
             cells.push_back(r.samples.p_value < 0.001 ? fixed(r.samples.p_value, "%.0e")
                                                       : fixed(r.samples.p_value, "%.3f"));
         } else {
-            cells.insert(cells.end(), {r.a ? r.a->status : "-", r.b ? r.b->status : "-", "-", "-"});
+            cells.insert(cells.end(), {r.a ? r.a->status : "-", r.b ? r.b->status : "-", "-", "-", "-", "-"});
         }
         std::string verdict(to_string(r.verdict));
+        if (r.control) verdict += " (c)";
         if (r.regression) verdict += " !";
         cells.push_back(verdict);
         cells.push_back(r.note);
@@ -92,9 +106,11 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
     for (Verdict v : {Verdict::same, Verdict::faster, Verdict::slower, Verdict::status_changed, Verdict::missing_in_a,
                       Verdict::missing_in_b})
         if (const std::size_t n = c.count(v)) out << " " << n << " " << to_string(v) << ",";
-    out << " " << c.regressions() << " regression(s) (marked !). A change counts beyond "
-        << percent_text(c.options.threshold) << " of the median and at p < " << fixed(c.options.alpha, "%g")
-        << " (Mann-Whitney U on the raw samples).\n";
+    out << " " << c.regressions() << " regression(s) (marked !; (c): a control row). A change counts beyond "
+        << "its row's floor: max(threshold " << percent_text(c.model.threshold) << ", "
+        << fixed(kNoiseFloorSigmas, "%g")
+        << " x between-run noise, the widest control, the row's within-run interval), and at p < "
+        << fixed(c.options.alpha, "%g") << " (Mann-Whitney U on the drift-corrected samples).\n";
     return out.str();
 }
 
@@ -111,10 +127,18 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
             j["median_a_ms"] = r.samples.median_a_ms;
             j["median_b_ms"] = r.samples.median_b_ms;
             j["ratio"] = r.samples.ratio ? json(*r.samples.ratio) : json(nullptr);
+            j["adjusted_ratio"] = r.samples.adjusted_ratio ? json(*r.samples.adjusted_ratio) : json(nullptr);
+            j["within_run"] = r.samples.within_run;
+            j["noise_floor"] = r.samples.noise_floor;
             j["p_value"] = r.samples.p_value;
         } else {
-            j["median_a_ms"] = j["median_b_ms"] = j["ratio"] = j["p_value"] = nullptr;
+            j["median_a_ms"] = j["median_b_ms"] = j["ratio"] = j["adjusted_ratio"] = j["within_run"] =
+                j["noise_floor"] = j["p_value"] = nullptr;
         }
+        j["plugin_sha256_a"] = r.a && !r.a->plugin_sha256.empty() ? json(r.a->plugin_sha256) : json(nullptr);
+        j["plugin_sha256_b"] = r.b && !r.b->plugin_sha256.empty() ? json(r.b->plugin_sha256) : json(nullptr);
+        j["plugin_unchanged"] = r.plugin_unchanged;
+        j["control"] = r.control;
         j["verdict"] = std::string(to_string(r.verdict));
         j["regression"] = r.regression;
         j["note"] = r.note;
@@ -125,9 +149,22 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
                       Verdict::missing_in_b})
         summary[std::string(to_string(v))] = c.count(v);
     summary["regressions"] = c.regressions();
+    summary["plugin_unchanged"] = std::size_t(
+        std::count_if(c.rows.begin(), c.rows.end(), [](const RowComparison& r) { return r.plugin_unchanged; }));
+    const json model = {{"control_rows", c.model.control_rows},
+                        {"controls", c.options.controls},
+                        {"drift_corrected", c.model.drift_corrected},
+                        {"drift", c.model.drift},
+                        {"between_run_sigma", c.model.between_run_sigma},
+                        {"widest_control_deviation", c.model.widest_control_deviation},
+                        {"floor_sigmas", kNoiseFloorSigmas},
+                        {"note", c.model.note}};
     return {{"a", side(a)},
             {"b", side(b)},
-            {"threshold", c.options.threshold},
+            {"threshold", c.model.threshold},
+            {"noise_model", model},
+            {"runs_a", c.runs_a},
+            {"runs_b", c.runs_b},
             {"alpha", c.options.alpha},
             {"fail_on_missing", c.options.fail_on_missing},
             {"rows", rows},
@@ -138,7 +175,7 @@ std::string comparison_to_csv(const Comparison& c) {
     std::ostringstream out;
     out << "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,"
            "verdict,"
-           "regression,note\n";
+           "regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged\n";
     for (const auto& r : c.rows) {
         const bool ok = both_ok(r);
         // Text goes through csv_field (quoted, printable, no spreadsheet formulas); numbers never do.
@@ -159,7 +196,13 @@ std::string comparison_to_csv(const Comparison& c) {
                                                 std::to_string(r.b ? r.b->samples_ms.size() : 0),
                                                 std::string(to_string(r.verdict)),
                                                 r.regression ? "true" : "false",
-                                                text(r.note)};
+                                                text(r.note),
+                                                ok && r.samples.adjusted_ratio
+                                                    ? fixed(*r.samples.adjusted_ratio, "%.9g")
+                                                    : "",
+                                                ok ? fixed(r.samples.noise_floor, "%.6g") : "",
+                                                r.control ? "true" : "false",
+                                                r.plugin_unchanged ? "true" : "false"};
         for (std::size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << cells[i];
         out << "\n";
     }

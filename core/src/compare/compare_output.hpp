@@ -14,11 +14,15 @@ namespace kreg {
 // incomplete), the table, and a summary line.
 std::string format_comparison_table(const ReportFile& a, const ReportFile& b, const Comparison& c);
 
-// {"a": {...}, "b": {...}, "threshold", "alpha", "rows": [...], "summary": {verdict: count, "regressions": n}}.
+// {"a": {...}, "b": {...}, "threshold", "noise_model": {...}, "alpha", "rows": [...],
+//  "summary": {verdict: count, "regressions": n}}. A row's "verdict" is the model's, also where
+// "plugin_unchanged" makes a slower row no regression.
 nlohmann::json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparison& c);
 
 // Header:
-// kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,regression,note
+// kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,
+// regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged (the last four came with the noise model,
+// after the old columns, so that scripts reading those by position still work)
 std::string comparison_to_csv(const Comparison& c);
 
 }  // namespace kreg

@@ -80,6 +80,40 @@ std::string meta_string(const json& meta, const char* key) {
     return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// meta.plugins: each loaded plugin's path, name and sha256. A record names its plugin by plugin_path (and
+// plugin, its name): by path first, by name only when every build of that name had one hash. Entries that
+// are not objects or lack a hash are left out: an old or hand-made report simply has no hashes.
+struct PluginHashes {
+    std::map<std::string, std::string> by_path, by_name;
+    std::map<std::string, bool> name_ambiguous;
+    std::string of(const json& record) const {
+        if (const auto path = record.find("plugin_path"); path != record.end() && path->is_string())
+            if (const auto it = by_path.find(path->get<std::string>()); it != by_path.end()) return it->second;
+        if (const auto name = record.find("plugin"); name != record.end() && name->is_string())
+            if (const auto it = by_name.find(name->get<std::string>());
+                it != by_name.end() && !name_ambiguous.count(it->first))
+                return it->second;
+        return "";
+    }
+};
+
+PluginHashes plugin_hashes(const json& meta) {
+    PluginHashes hashes;
+    const auto plugins = meta.find("plugins");
+    if (plugins == meta.end() || !plugins->is_array()) return hashes;
+    for (const json& p : *plugins) {
+        if (!p.is_object()) continue;
+        const std::string sha = meta_string(p, "sha256");
+        if (sha.empty()) continue;
+        if (const std::string path = meta_string(p, "path"); !path.empty()) hashes.by_path[path] = sha;
+        if (const std::string name = meta_string(p, "name"); !name.empty()) {
+            const auto [it, inserted] = hashes.by_name.emplace(name, sha);
+            if (!inserted && it->second != sha) hashes.name_ambiguous[name] = true;
+        }
+    }
+    return hashes;
+}
+
 }  // namespace
 
 bool operator<(const RowKey& a, const RowKey& b) {
@@ -108,9 +142,12 @@ ReportFile read_report_rows(const std::filesystem::path& path) {
     const std::string& file = report.path;
     const json doc = config_detail::read_json_document(path, "report");
     if (!doc.is_object()) throw ConfigError(file, "", "a kreg report is a JSON object, got " + type_name(doc));
+    PluginHashes hashes;
     if (const auto meta = doc.find("meta"); meta != doc.end() && meta->is_object()) {
         report.timestamp = meta_string(*meta, "timestamp");
         report.git_sha = meta_string(*meta, "git_sha");
+        report.kreg_version = meta_string(*meta, "kreg_version");
+        hashes = plugin_hashes(*meta);
         report.synthetic = meta->value("synthetic", json(false)) == json(true);
         // meta.progress (planned, done, complete) says whether the sweep was interrupted: rows it never
         // reached are missing from it for that reason, not because they went away.
@@ -147,6 +184,7 @@ ReportFile read_report_rows(const std::filesystem::path& path) {
             throw ConfigError(file, at + "/status", "unknown status '" + row.status + "'");
         if (const auto reason = rec.find("reason"); reason != rec.end() && reason->is_string()) row.reason = *reason;
         row.samples_ms = samples_of(rec, file, at);
+        row.plugin_sha256 = hashes.of(rec);
         if (row.status == "ok" && row.samples_ms.empty())
             throw ConfigError(file, at + "/samples_ms", "an ok row without timing samples: nothing to compare");
         const auto [it, inserted] = first_index.emplace(row.key, i);

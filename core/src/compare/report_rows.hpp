@@ -30,11 +30,15 @@ struct ReportRow {
     std::string status;     // one of the RowStatus names
     std::string reason;
     std::vector<double> samples_ms;  // raw timed samples; empty for rows that were not timed
+    // sha256 of the plugin binary that ran the row, from meta.plugins (matched by the record's plugin_path,
+    // else by its plugin name when one build of that name was loaded); "" where the report does not say.
+    std::string plugin_sha256;
 };
 
 struct ReportFile {
     std::string path;
     std::string timestamp, git_sha, gpu_name;  // "" where the report does not say
+    std::string kreg_version;                  // meta.kreg_version, "" where the report does not say
     bool synthetic = false;
     std::optional<bool> complete;  // meta.progress.complete, when the report says
     std::size_t planned = 0;       // meta.progress.planned, 0 when the report does not say
