@@ -232,7 +232,8 @@ public:
         for (int i = 0; i < sets; ++i) {
             sets_.push_back({PaddedDeviceOperand(g.a_count, esize_, g.a_cols, kPadBeforeABits, kPadAfterABits, stream_),
                              PaddedDeviceOperand(g.b_count, esize_, g.b_cols, kPadBeforeBBits, kPadAfterBBits, stream_),
-                             FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float), size_t(256) << 20, device)});
+                             FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float), size_t(256) << 20, device),
+                             DeviceBuffer(), DeviceBuffer()});
             const Set& set = sets_.back();
             c_fallback_reason_ = set.c.fallback_reason();
             const size_t bytes = guard_floats_ * sizeof(uint32_t);
@@ -244,14 +245,22 @@ public:
         if (!warm_cache_) flush_ = DeviceBuffer(std::max<size_t>(2 * size_t(l2_bytes_), size_t(1) << 20));
         scan_counts_ = DeviceBuffer(sizeof(DeviceScanCounts));
         scan_at_ = DeviceBuffer(kSampledElements * sizeof(unsigned long long));
+        first_difference_ = DeviceBuffer(2 * sizeof(unsigned long long));
         scan_samples_ = DeviceBuffer(kSampledElements * sizeof(float));
     }
     void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) override {
         to_device_bytes(a, dtype_, a_bytes_);
         to_device_bytes(b, dtype_, b_bytes_);
-        const Set& s = sets_[size_t(set)];
+        Set& s = sets_[size_t(set)];
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        // A pristine device copy of each, for inputs_changed's comparison on the device.
+        if (s.pristine_a.bytes() != a_bytes_.size()) s.pristine_a = DeviceBuffer(a_bytes_.size());
+        if (s.pristine_b.bytes() != b_bytes_.size()) s.pristine_b = DeviceBuffer(b_bytes_.size());
+        if (!a_bytes_.empty())
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.pristine_a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        if (!b_bytes_.empty())
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.pristine_b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host bytes are rewritten by the next call
     }
     OutputFill poison_output(int set, const OutputFill& fill) override {
@@ -290,6 +299,23 @@ public:
     }
     std::string inputs_changed(int set) override {
         const Set& s = sets_[size_t(set)];
+        // On the device first (after every checked call of a sweep too: big inputs stay there); only a
+        // change is copied back, to be described.
+        unsigned long long first[2] = {~0ULL, ~0ULL};
+        const struct {
+            const void* got;
+            const DeviceBuffer& pristine;
+        } compared[] = {{s.a.get(), s.pristine_a}, {s.b.get(), s.pristine_b}};
+        for (int i = 0; i < 2; ++i) {
+            if (compared[i].pristine.bytes() == 0) continue;
+            KREG_RUNNER_CUDA_CHECK(launch_first_difference(static_cast<const unsigned char*>(compared[i].got),
+                                                           compared[i].pristine.as<unsigned char>(), compared[i].pristine.bytes(),
+                                                           first_difference_.as<unsigned long long>() + i, stream_));
+        }
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(first, first_difference_.get(), sizeof first, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        if ((compared[0].pristine.bytes() == 0 || first[0] == ~0ULL) && (compared[1].pristine.bytes() == 0 || first[1] == ~0ULL))
+            return "";
         a_back_.resize(s.a.bytes());
         b_back_.resize(s.b.bytes());
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(a_back_.data(), s.a.get(), s.a.bytes(), cudaMemcpyDeviceToHost, stream_));
@@ -414,6 +440,7 @@ private:
     struct Set {
         PaddedDeviceOperand a, b;  // NaN padding around each: a read outside them is diagnosed (verify_gemm.hpp)
         FencedDeviceBuffer c;
+        DeviceBuffer pristine_a, pristine_b;  // what fill_inputs wrote, on the device
     };
     float* c_of(const Set& s) const { return s.c.c(); }
 
@@ -430,7 +457,7 @@ private:
     size_t esize_ = 4, c_count_ = 0, guard_floats_ = 0;
     std::string c_fallback_reason_;  // "" when C lies between unmapped pages (FencedDeviceBuffer)
     std::vector<Set> sets_;
-    DeviceBuffer flush_, scan_counts_, scan_at_, scan_samples_;
+    DeviceBuffer flush_, scan_counts_, scan_at_, scan_samples_, first_difference_;
     unsigned char flush_value_ = 0;
     bool sampling_ = false;
     std::vector<unsigned char> a_bytes_, b_bytes_, a_back_, b_back_;  // what was written, what came back

@@ -58,6 +58,29 @@ __global__ void finite_fill(uint32_t* c, size_t count, uint64_t key) {
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) c[i] = finite_fill_word(key, i);
 }
 
+__global__ void set_max(unsigned long long* first) { *first = ~0ULL; }
+
+__global__ void first_difference(const unsigned char* a, const unsigned char* b, size_t bytes, unsigned long long* first) {
+    const size_t words = bytes / 4, stride = size_t(gridDim.x) * blockDim.x;
+    const auto* wa = reinterpret_cast<const uint32_t*>(a);  // both 256-byte aligned (cudaMalloc, padding)
+    const auto* wb = reinterpret_cast<const uint32_t*>(b);
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride)
+        if (wa[i] != wb[i]) {
+            for (size_t byte = 4 * i; byte < 4 * i + 4; ++byte)
+                if (a[byte] != b[byte]) {
+                    atomicMin(first, (unsigned long long)byte);
+                    break;
+                }
+            break;  // this thread's later words can only be higher
+        }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (size_t byte = 4 * words; byte < bytes; ++byte)
+            if (a[byte] != b[byte]) {
+                atomicMin(first, (unsigned long long)byte);
+                break;
+            }
+}
+
 unsigned grid_for(size_t count) {
     const size_t blocks = (count + 255) / 256;
     return unsigned(blocks < 1024 ? (blocks > 0 ? blocks : 1) : 1024);
@@ -77,6 +100,14 @@ cudaError_t launch_scan_c(const uint32_t* c, size_t count, const OutputFill& fil
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     // Enough blocks to stream C at full bandwidth; each thread reads many words.
     scan_c<<<grid_for(count), 256, 0, stream>>>(c, count, fill, counts, at, samples, samples_count);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_first_difference(const unsigned char* a, const unsigned char* b, size_t bytes,
+                                    unsigned long long* first, cudaStream_t stream) {
+    set_max<<<1, 1, 0, stream>>>(first);
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    first_difference<<<grid_for(bytes / 4), 256, 0, stream>>>(a, b, bytes, first);
     return cudaGetLastError();
 }
 

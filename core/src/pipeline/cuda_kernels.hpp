@@ -35,6 +35,11 @@ struct DeviceScanCounts {
 cudaError_t launch_scan_c(const uint32_t* c, size_t count, const OutputFill& fill, DeviceScanCounts* counts,
                           const unsigned long long* at, float* samples, int samples_count, cudaStream_t stream);
 
+// *first (device memory, set here) = the lowest byte index where a and b differ over `bytes`, or
+// UINT64_MAX when they are equal: the inputs' check after every checked call stays on the device.
+cudaError_t launch_first_difference(const unsigned char* a, const unsigned char* b, size_t bytes,
+                                    unsigned long long* first, cudaStream_t stream);
+
 // Writes a finite fill (finite_fill_word(key, i)) over count words of c on stream.
 cudaError_t launch_finite_fill(uint32_t* c, size_t count, uint64_t key, cudaStream_t stream);
 
