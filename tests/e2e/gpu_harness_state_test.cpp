@@ -3,6 +3,7 @@
 // every job runs in a worker process (Executor), because a far write ends the CUDA context of the process
 // that makes it. The honest control passes all three.
 #include "cuda/device_facts.hpp"
+#include "cuda/fenced_device_buffer.hpp"
 #include "ops/output_export.hpp"
 #include "sweep/checked_calls.hpp"
 #include "sweep/executor.hpp"
@@ -92,6 +93,24 @@ TEST(GpuHarnessState, TheHonestControlPassesEveryMode) {
             const Outcome o = run("honest_cuda", mode, shape);
             EXPECT_EQ(o.status, RowStatus::ok) << to_text(mode) << ", " << to_string(shape) << ": " << o.reason;
         }
+}
+
+// The layout itself, without a fault: on a device with the VMM API, C is 256-byte aligned, the band lies
+// right before it, the slack after it is under 256 bytes, and all three are usable memory.
+TEST(FencedDeviceBuffer, CLiesAtTheEndOfItsMappingWithTheBandBeforeIt) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    for (size_t c_bytes : {size_t(4), size_t(8580), size_t(1) << 20, (size_t(3) << 20) + 12}) {
+        FencedDeviceBuffer buffer(1 << 20, c_bytes, size_t(256) << 20, 0);
+        EXPECT_EQ(buffer.fallback_reason(), "") << "the H200's driver has the VMM API";
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.c()) % 256, 0u) << c_bytes;
+        EXPECT_EQ(buffer.band() + (1 << 20), reinterpret_cast<unsigned char*>(buffer.c())) << c_bytes;
+        EXPECT_LT(buffer.after_bytes(), 256u) << c_bytes;
+        EXPECT_EQ((reinterpret_cast<uintptr_t>(buffer.after()) + buffer.after_bytes()) % 4096, 0u)
+            << "the mapping ends where the slack ends";
+        ASSERT_EQ(cudaMemset(buffer.band(), 0x5a, (1 << 20) + c_bytes + buffer.after_bytes()), cudaSuccess) << c_bytes;
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c_bytes;
+    }
 }
 
 }  // namespace
