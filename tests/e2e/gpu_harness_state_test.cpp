@@ -2,17 +2,17 @@
 // tests/fixtures/harness_state fail in a plain run, a strict run and a run checked outside the worker;
 // every job runs in a worker process (Executor), because a far write ends the CUDA context of the process
 // that makes it. The honest control passes all three.
-#include "cuda/device_facts.hpp"
-#include "cuda/fenced_device_buffer.hpp"
-#include "ops/output_export.hpp"
-#include "sweep/checked_calls.hpp"
-#include "sweep/executor.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "cuda/device_facts.hpp"
+#include "cuda/fenced_device_buffer.hpp"
+#include "ops/output_export.hpp"
+#include "sweep/checked_calls.hpp"
+#include "sweep/executor.hpp"
 
 namespace kreg {
 namespace {
@@ -20,7 +20,9 @@ namespace {
 std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
 
 enum class Mode { plain, strict, checked_outside };
-const char* to_text(Mode mode) { return mode == Mode::plain ? "plain" : mode == Mode::strict ? "strict" : "checked outside"; }
+const char* to_text(Mode mode) {
+    return mode == Mode::plain ? "plain" : mode == Mode::strict ? "strict" : "checked outside";
+}
 
 struct Outcome {
     RowStatus status;
@@ -80,7 +82,8 @@ TEST(GpuHarnessState, EveryFixtureFailsInPlainStrictAndCheckedRuns) {
         for (const Expected& e : kFixtures)
             for (Mode mode : {Mode::plain, Mode::strict, Mode::checked_outside}) {
                 const Outcome o = run(e.kernel, mode, shape);
-                EXPECT_EQ(o.status, e.status) << e.kernel << ", " << to_text(mode) << ", " << to_string(shape) << ": " << o.reason;
+                EXPECT_EQ(o.status, e.status)
+                    << e.kernel << ", " << to_text(mode) << ", " << to_string(shape) << ": " << o.reason;
                 EXPECT_NE(o.reason.find(e.reason_has), std::string::npos)
                     << e.kernel << ", " << to_text(mode) << ", " << to_string(shape) << ": " << o.reason;
             }

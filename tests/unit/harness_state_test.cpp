@@ -2,12 +2,6 @@
 // tests/fixtures/harness_state each fail in a plain sweep, a strict run and a run checked outside the
 // worker (grading's path), through a real worker process; and the fill C starts from varies the way
 // verify/output_fill.hpp says.
-#include "ops/output_export.hpp"
-#include "sweep/checked_calls.hpp"
-#include "sweep/executor.hpp"
-#include "verify/output_fill.hpp"
-#include "verify/random_fill.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,13 +13,21 @@
 #include <string>
 #include <vector>
 
+#include "ops/output_export.hpp"
+#include "sweep/checked_calls.hpp"
+#include "sweep/executor.hpp"
+#include "verify/output_fill.hpp"
+#include "verify/random_fill.hpp"
+
 namespace kreg {
 namespace {
 
 std::string fixture(const std::string& name) { return std::string(KREG_FIXTURE_DIR) + "/" + name + ".so"; }
 
 enum class Mode { plain, strict, checked_outside };
-const char* to_text(Mode mode) { return mode == Mode::plain ? "plain" : mode == Mode::strict ? "strict" : "checked outside"; }
+const char* to_text(Mode mode) {
+    return mode == Mode::plain ? "plain" : mode == Mode::strict ? "strict" : "checked outside";
+}
 
 Job job_for(const std::string& kernel, Mode mode, uint64_t seed) {
     Job job;
@@ -74,8 +76,10 @@ struct Expected {
 const Expected kFixtures[] = {
     {"state_nan_as_zero", RowStatus::wrong_result, ""},
     {"state_poison_word_as_zero", RowStatus::wrong_result, ""},
-    {"state_write_1mib_past_c", RowStatus::crashed, "kreg: the kernel wrote past the end of C (guard page at +1048576 bytes)"},
-    {"state_write_60mib_past_c", RowStatus::crashed, "kreg: the kernel wrote past the end of C (guard page at +62914560 bytes)"},
+    {"state_write_1mib_past_c", RowStatus::crashed,
+     "kreg: the kernel wrote past the end of C (guard page at +1048576 bytes)"},
+    {"state_write_60mib_past_c", RowStatus::crashed,
+     "kreg: the kernel wrote past the end of C (guard page at +62914560 bytes)"},
     {"state_clobbers_b", RowStatus::failed, "kernel modified its input B: element (16, 0)"},
 };
 
@@ -86,8 +90,10 @@ TEST(HarnessState, EveryFixtureFailsInPlainStrictAndCheckedRuns) {
         for (const Expected& e : kFixtures)
             for (Mode mode : {Mode::plain, Mode::strict, Mode::checked_outside}) {
                 const Outcome o = run(e.kernel, mode, seed);
-                if (std::getenv("KREG_TEST_VERBOSE")) std::printf("%s %s %d: %s\n", e.kernel, to_text(mode), int(o.status), o.reason.c_str());
-                EXPECT_EQ(o.status, e.status) << e.kernel << ", " << to_text(mode) << ", seed " << seed << ": " << o.reason;
+                if (std::getenv("KREG_TEST_VERBOSE"))
+                    std::printf("%s %s %d: %s\n", e.kernel, to_text(mode), int(o.status), o.reason.c_str());
+                EXPECT_EQ(o.status, e.status)
+                    << e.kernel << ", " << to_text(mode) << ", seed " << seed << ": " << o.reason;
                 EXPECT_NE(o.reason.find(e.reason_has), std::string::npos)
                     << e.kernel << ", " << to_text(mode) << ": " << o.reason;
             }
@@ -114,7 +120,11 @@ TEST(OutputFill, NanWordsVaryAndAvoidTheHarnessPatterns) {
     for (uint64_t seed = 0; seed < 4000; ++seed) {
         const OutputFill f = draw_output_fill(seed);
         finite += f.finite;
-        EXPECT_TRUE(std::isnan([&] { float x; std::memcpy(&x, &f.nan_word, sizeof x); return x; }()));
+        EXPECT_TRUE(std::isnan([&] {
+            float x;
+            std::memcpy(&x, &f.nan_word, sizeof x);
+            return x;
+        }()));
         EXPECT_NE(f.nan_word & 0x00400000u, 0u) << "quiet";
         for (uint32_t r : {kPadBeforeABits, kPadAfterABits, kPadBeforeBBits, kPadAfterBBits, 0x7fc00000u})
             EXPECT_NE(f.nan_word & 0x3fffffu, r & 0x3fffffu);

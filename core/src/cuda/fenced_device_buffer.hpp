@@ -15,8 +15,6 @@
 // with the band on both sides (after: as long as the one before), and fallback_reason() says why.
 #pragma once
 
-#include "cuda/cuda_check.hpp"
-
 #include <cuda.h>  // types only; the functions are fetched through the runtime
 #include <cuda_runtime.h>
 
@@ -26,6 +24,8 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+
+#include "cuda/cuda_check.hpp"
 
 namespace kreg {
 
@@ -54,7 +54,7 @@ public:
     FencedDeviceBuffer& operator=(const FencedDeviceBuffer&) = delete;
 
     float* c() const { return reinterpret_cast<float*>(c_); }
-    unsigned char* band() const { return band_; }          // band_bytes before C
+    unsigned char* band() const { return band_; }           // band_bytes before C
     unsigned char* after() const { return c_ + c_bytes_; }  // after_bytes() after C, then unmapped
     size_t after_bytes() const { return after_bytes_; }
     // "" when C lies between unmapped pages; else why it lies in cudaMalloc memory instead.
@@ -64,7 +64,8 @@ private:
     struct Api {
         CUresult (*reserve)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) = nullptr;
         CUresult (*free_range)(CUdeviceptr, size_t) = nullptr;
-        CUresult (*create)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) = nullptr;
+        CUresult (*create)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                           unsigned long long) = nullptr;
         CUresult (*release)(CUmemGenericAllocationHandle) = nullptr;
         CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) = nullptr;
         CUresult (*unmap)(CUdeviceptr, size_t) = nullptr;

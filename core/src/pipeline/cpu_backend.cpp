@@ -43,8 +43,10 @@ public:
         (void)guarded;  // every run is guarded now
         for (int i = 0; i < sets; ++i) {
             Set set;
-            set.a = PaddedOperand(g.a_count, operand_padding_floats(g.a_cols), kPadBeforeABits, kPadAfterABits, "A's padding");
-            set.b = PaddedOperand(g.b_count, operand_padding_floats(g.b_cols), kPadBeforeBBits, kPadAfterBBits, "B's padding");
+            set.a = PaddedOperand(g.a_count, operand_padding_floats(g.a_cols), kPadBeforeABits, kPadAfterABits,
+                                  "A's padding");
+            set.b = PaddedOperand(g.b_count, operand_padding_floats(g.b_cols), kPadBeforeBBits, kPadAfterBBits,
+                                  "B's padding");
             set.c.emplace(g.c_count, kGuardFloats, guard_bytes_);
             sets_.push_back(std::move(set));
         }

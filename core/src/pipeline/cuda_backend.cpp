@@ -232,13 +232,15 @@ public:
         for (int i = 0; i < sets; ++i) {
             sets_.push_back({PaddedDeviceOperand(g.a_count, esize_, g.a_cols, kPadBeforeABits, kPadAfterABits, stream_),
                              PaddedDeviceOperand(g.b_count, esize_, g.b_cols, kPadBeforeBBits, kPadAfterBBits, stream_),
-                             FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float), size_t(256) << 20, device),
+                             FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float),
+                                                size_t(256) << 20, device),
                              DeviceBuffer(), DeviceBuffer()});
             const Set& set = sets_.back();
             c_fallback_reason_ = set.c.fallback_reason();
             const size_t bytes = guard_floats_ * sizeof(uint32_t);
             KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c.band(), guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c.after(), guard_words.data(), set.c.after_bytes(), cudaMemcpyHostToDevice, stream_));
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(set.c.after(), guard_words.data(), set.c.after_bytes(), cudaMemcpyHostToDevice, stream_));
         }
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // guard_words is read by the copies
         // Flushing L2 means overwriting more than all of it; twice its size leaves no line of A, B or C.
@@ -258,9 +260,11 @@ public:
         if (s.pristine_a.bytes() != a_bytes_.size()) s.pristine_a = DeviceBuffer(a_bytes_.size());
         if (s.pristine_b.bytes() != b_bytes_.size()) s.pristine_b = DeviceBuffer(b_bytes_.size());
         if (!a_bytes_.empty())
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.pristine_a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(s.pristine_a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         if (!b_bytes_.empty())
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.pristine_b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(s.pristine_b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host bytes are rewritten by the next call
     }
     OutputFill poison_output(int set, const OutputFill& fill) override {

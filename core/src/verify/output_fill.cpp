@@ -1,8 +1,8 @@
 #include "verify/output_fill.hpp"
 
-#include "verify/random_fill.hpp"
-
 #include <cstring>
+
+#include "verify/random_fill.hpp"
 
 namespace kreg {
 
@@ -14,8 +14,9 @@ OutputFill draw_output_fill(uint64_t seed, int finite_share) {
     // Payloads the harness gives a meaning elsewhere (padding, guard band, transposes' planted NaNs) are
     // skipped, so a NaN found in C still says where it came from; so is the all-ones word.
     constexpr uint32_t kPayload = 0x003fffffu;
-    const uint32_t reserved[] = {kPadBeforeABits, kPadAfterABits, kPadBeforeBBits, kPadAfterBBits,
-                                 0x7fa5a5a5u /* kGuardBits */, 0x7fc12345u, 0xffc0beefu, 0xffffffffu};
+    const uint32_t reserved[] = {
+        kPadBeforeABits, kPadAfterABits, kPadBeforeBBits, kPadAfterBBits, 0x7fa5a5a5u /* kGuardBits */,
+        0x7fc12345u,     0xffc0beefu,    0xffffffffu};
     for (uint64_t draw = h >> 8;; draw = output_fill_mix(draw)) {
         const uint32_t word = (uint32_t(draw >> 63) << 31) | 0x7fc00000u | (uint32_t(draw) & kPayload);
         bool taken = (word & kPayload) == 0;  // the canonical NaN 0x7fc00000 is what arithmetic makes
