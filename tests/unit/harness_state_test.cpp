@@ -76,6 +76,7 @@ struct Expected {
 const Expected kFixtures[] = {
     {"state_nan_as_zero", RowStatus::wrong_result, ""},
     {"state_poison_word_as_zero", RowStatus::wrong_result, ""},
+    {"state_large_or_nan_as_zero", RowStatus::wrong_result, ""},
     {"state_write_1mib_past_c", RowStatus::crashed,
      "kreg: the kernel wrote past the end of C (guard page at +1048576 bytes)"},
     {"state_write_60mib_past_c", RowStatus::crashed,
