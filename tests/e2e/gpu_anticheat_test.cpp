@@ -142,16 +142,9 @@ TEST(GpuStrict, HonestKernelsAreOk) {
     }
 }
 
-TEST(GpuStrict, OneRowPastCIsCaughtByTheGuardBand) {
-    SKIP_WITHOUT_GPU();
-    const Shape shape{33, 65, 17};
-    // Without strict the stray row lands in memory the allocation owns and nothing notices.
-    const Record plain = run(gpu_job(fixture("fixture_cuda_writes_past_c"), "fixture_cuda_writes_past_c", shape, false));
-    EXPECT_EQ(plain.status, RowStatus::ok) << plain.reason;
-    const Record r = run(gpu_job(fixture("fixture_cuda_writes_past_c"), "fixture_cuda_writes_past_c", shape));
-    EXPECT_EQ(r.status, RowStatus::failed) << r.reason;
-    EXPECT_EQ(r.reason, "first call: kernel wrote outside C: element 0 past the end of C (65 of 524288 guard elements changed)");
-}
+// One row past C: C ends within 255 bytes of its mapping's end (cuda/fenced_device_buffer.hpp), so the stray
+// row faults in every run, strict or not: tests/e2e/gpu_harness_state_test.cpp (a fault ends the process's
+// context, so it runs in a worker there).
 
 // The grading path: the worker asks for every call's seed and hands every call's C over (here to an
 // in-process channel standing in for the grader), and checks none itself; check_call_outputs decides.

@@ -32,7 +32,13 @@ const std::map<std::string, Expected> kGpuCorpus = {
     {"honest", {"honest_cuda.so", "graded", -1}},
     {"faults", {"fixture_illegal_address.so", "cuda_error", 0}},
     {"hangs", {"fixture_infinite_kernel.so", "timeout", 0}},
-    {"overruns", {"fixture_cuda_writes_past_c.so", "failed", 0}},
+    // One row past C meets the unmapped pages after C's mapping (cuda/fenced_device_buffer.hpp).
+    {"overruns", {"fixture_cuda_writes_past_c.so", "cuda_error", 0}},
+    // Harness-state dependence (tests/fixtures/harness_state).
+    {"nan_as_zero", {"state_cuda_nan_as_zero.so", "wrong_result", 0}},
+    {"clobbers_b", {"state_cuda_clobbers_b.so", "failed", 0}},
+    {"far_4mib", {"state_cuda_write_4mib_past_c.so", "cuda_error", 0}},
+    {"far_64mib", {"state_cuda_write_64mib_past_c.so", "cuda_error", 0}},
     {"caches", {"cheat_cuda_caches.so", "wrong_result", 0}},
     {"scribbles", {"cheat_cuda_modifies_input.so", "failed", 0}},
     // Correct once the device is idle, so the tiny shapes usually pass (their hidden work is shorter than

@@ -53,6 +53,14 @@ const std::map<std::string, std::pair<std::string, std::string>> kCorpus = {
     // Correct in every correctness run; wrong from the fourth call in a row with one shape, i.e. on the
     // performance run's timed calls. Keeps its correctness points, loses the tier.
     {"benchmarked", {"cheat_when_benchmarked.so", "wrong_result"}},
+    // Harness-state dependence (tests/fixtures/harness_state): C += A*B reading the harness's NaN as 0, far
+    // writes past C, inputs used as scratch. Each must fail in grading, not only in sweeps.
+    {"nan_as_zero", {"state_nan_as_zero.so", "wrong_result"}},
+    {"poison_word", {"state_poison_word_as_zero.so", "wrong_result"}},
+    {"large_or_nan", {"state_large_or_nan_as_zero.so", "wrong_result"}},
+    {"far_1mib", {"state_write_1mib_past_c.so", "crashed"}},
+    {"far_60mib", {"state_write_60mib_past_c.so", "crashed"}},
+    {"clobbers_b", {"state_clobbers_b.so", "failed"}},
 };
 
 fs::path make_submissions(const fs::path& dir) {

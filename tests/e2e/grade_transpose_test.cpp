@@ -88,7 +88,9 @@ TEST(GradeTranspose, EachSubmissionIsCheckedBitForBitOutsideItsWorker) {
     // One way of being wrong each, all caught by the grader's exact check, each reason saying what.
     const std::map<std::string, std::string> wrong{
         {"one_wrong", "but the exact result is"},
-        {"unwritten", "was never written (it still holds the poison NaN)"},
+        // C starts as a NaN or finite (verify/output_fill.hpp): "unwritten element at (63, 63): still holds
+        // the NaN ...", or "element (63, 63) is 24.5 (bits ...) but the exact result is ...".
+        {"unwritten", "at 64x64 seed 3: first call: "},
         {"writes_nan", "is nan (bits 0x7fc00000) but the exact result is"},
         // x * 1.0f keeps every finite value; only the planted signalling NaN shows it (quieted).
         {"nan_payload", "is nan (bits 0x7fc12345) but the exact result is nan (bits 0x7f812345)"},
@@ -100,6 +102,7 @@ TEST(GradeTranspose, EachSubmissionIsCheckedBitForBitOutsideItsWorker) {
         EXPECT_NE(r.summary.find(says), std::string::npos) << student << ": " << r.summary;
         EXPECT_NE(r.summary.find("not measured: correctness cases failed"), std::string::npos) << student << ": " << r.summary;
     }
+    EXPECT_NE(graded["unwritten"].summary.find("(63, 63)"), std::string::npos) << graded["unwritten"].summary;
     const StudentResult& gemm = graded["gemm"];
     EXPECT_EQ(gemm.status, "load_failed") << gemm.summary;
     EXPECT_NE(gemm.summary.find("kernel 'fixture_good' is a gemm kernel; the rubric (" + kRubric + ": /operation) grades transpose kernels"),

@@ -35,7 +35,7 @@ TEST(PipelineEndToEnd, AKernelThatSkipsEverySecondCallIsAWrongResultRow) {
     auto rows = rows_by_kernel(dir / "out.json");
     const Record& bad = rows["fixture_skips_every_second_call"];
     EXPECT_EQ(bad.status, RowStatus::wrong_result) << bad.reason;
-    EXPECT_EQ(bad.reason.rfind("warm-up call 1: unwritten element at (0, 0)", 0), 0u) << bad.reason;
+    EXPECT_EQ(bad.reason.rfind("warm-up call 1: unwritten element at (", 0), 0u) << bad.reason;
     EXPECT_EQ(rows["fixture_good"].status, RowStatus::ok) << rows["fixture_good"].reason;
 }
 

@@ -64,9 +64,10 @@ struct Expected {
 TEST(StrictCpu, EveryCheatIsCaughtAtTheCallItCheats) {
     // Calls, in order: first call, warm-up call 1, warm-up call 2, timed call 1..5.
     const Expected expected[] = {
-        {"cheat_never_writes", RowStatus::wrong_result, "first call: unwritten element at (0, 0)"},
+        {"cheat_never_writes", RowStatus::wrong_result, "first call: unwritten element at ("},
         {"cheat_constant", RowStatus::wrong_result, "first call: error"},
-        {"cheat_partial", RowStatus::wrong_result, "first call: unwritten element at (16, 0)"},
+        // Rows 16 and on: with a finite fill, the first element whose fill no result can equal.
+        {"cheat_partial", RowStatus::wrong_result, "first call: unwritten element at ("},
         // Right on the first call; the second call's inputs are new, so its replayed result is wrong.
         {"cheat_caches", RowStatus::wrong_result, "warm-up call 1: error"},
         {"cheat_modifies_input", RowStatus::failed, "first call: kernel modified its input A: element (0, 0)"},
@@ -190,7 +191,9 @@ TEST(StrictCpu, StrictOffKeepsTheOrdinaryRow) {
 struct SpyCall {
     kreg_gemm_args args{};
     std::vector<float> a, b;
-    bool c_poisoned = true;
+    bool c_poisoned = true;  // C held one call's fill: one NaN word everywhere, or finite values only
+    bool c_finite = true;
+    uint32_t c_first_word = 0;
 };
 std::vector<SpyCall> g_spy_calls;
 
@@ -202,7 +205,13 @@ kreg_status spy_run_gemm(void*, const kreg_gemm_args* args, char*, size_t) {
     auto* c = static_cast<float*>(args->c);
     call.a.assign(a, a + args->m * args->k);
     call.b.assign(b, b + args->k * args->n);
-    for (int64_t i = 0; i < args->m * args->n; ++i) call.c_poisoned = call.c_poisoned && is_poison(c[i]);
+    std::memcpy(&call.c_first_word, &c[0], sizeof call.c_first_word);
+    for (int64_t i = 0; i < args->m * args->n; ++i) {
+        uint32_t word;
+        std::memcpy(&word, &c[i], sizeof word);
+        call.c_finite = call.c_finite && std::isfinite(c[i]);
+        call.c_poisoned = call.c_poisoned && (std::isnan(c[0]) ? word == call.c_first_word : std::isfinite(c[i]));
+    }
     for (int64_t i = 0; i < args->m; ++i)
         for (int64_t j = 0; j < args->n; ++j) {
             float sum = 0;
@@ -237,9 +246,15 @@ TEST(StrictCpu, EveryCallGetsNewPointersNewInputsAndTheSameArguments) {
     EXPECT_EQ(g_spy_calls[0].a, ordinary_a);
 
     std::set<std::vector<float>> distinct_a, distinct_b;
+    std::set<uint32_t> nan_words;
+    int finite_calls = 0;
     for (size_t i = 0; i < g_spy_calls.size(); ++i) {
         const SpyCall& call = g_spy_calls[i];
         EXPECT_TRUE(call.c_poisoned) << "call " << i;
+        // C's fill varies (verify/output_fill.hpp): never the one word of old, finite at least once.
+        if (call.c_finite) ++finite_calls;
+        else nan_words.insert(call.c_first_word);
+        if (i == 1) EXPECT_TRUE(call.c_finite || g_spy_calls[0].c_finite) << "the call after a NaN first call is finite";
         distinct_a.insert(call.a);
         distinct_b.insert(call.b);
         if (i == 0) continue;
@@ -248,6 +263,10 @@ TEST(StrictCpu, EveryCallGetsNewPointersNewInputsAndTheSameArguments) {
         EXPECT_NE(call.args.b, prev.b) << "call " << i;
         EXPECT_NE(call.args.c, prev.c) << "call " << i;
         // Nothing else tells the calls apart.
+        if (i + 1 == g_spy_calls.size()) {
+            EXPECT_GE(finite_calls, 1);
+            if (nan_words.size() >= 2) EXPECT_NE(*nan_words.begin(), *nan_words.rbegin());
+        }
         kreg_gemm_args same = call.args, before = prev;
         same.a = before.a = nullptr;
         same.b = before.b = nullptr;
@@ -610,7 +629,7 @@ TEST(StrictCpuGuardBands, HonestKernelsLeaveThemIntact) {
         const Record r = run(strict_job(plugin(name), name));
         EXPECT_EQ(r.status, RowStatus::ok) << name << ": " << r.reason;
         EXPECT_EQ(extra_json(r)["anticheat"]["guard_band_elements"], 1024) << name;
-        EXPECT_EQ(extra_json(r)["anticheat"]["guard_page_bytes"], 1 << 20) << name << ": max(1 MiB, 256 rows + 256 columns)";
+        EXPECT_EQ(extra_json(r)["anticheat"]["guard_page_bytes"], 64 << 20) << name << ": max(64 MiB, C, 256 rows + 256 columns)";
     }
 }
 

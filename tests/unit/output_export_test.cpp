@@ -4,6 +4,7 @@
 #include "measure/anticheat.hpp"
 #include "ops/output_export.hpp"
 #include "ops/transpose.hpp"
+#include "verify/output_fill.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/reference_gemm.hpp"
 
@@ -259,6 +260,20 @@ TEST(CallOutputs, TransposesAreCheckedBitForBitEveryCall) {
         wrong = check_call_outputs(job, outputs(), 4);
         EXPECT_NE(wrong.reason.find("was never written (it still holds the poison NaN)"), std::string::npos) << wrong.reason;
         c[3][5] = saved;
+        // An element left holding what C was filled with before that call (verify/output_fill.hpp, drawn from
+        // the call's seed as in the worker) is named as unwritten, whichever fill it was.
+        if (op == Operation::transpose) {
+            const bool first_finite = draw_output_fill(1000).finite;
+            const OutputFill fill = call_output_fill(3, 1003, first_finite);
+            size_t at = 0;
+            while (fill.finite && !fill_word_is_implausible(finite_fill_word(fill.key, at))) ++at;
+            const uint32_t word = fill.finite ? finite_fill_word(fill.key, at) : fill.nan_word;
+            const float kept = c[3][at];
+            std::memcpy(&c[3][at], &word, sizeof word);
+            wrong = check_call_outputs(job, outputs(), 4);
+            EXPECT_NE(wrong.reason.find("timed call 2: unwritten element at ("), std::string::npos) << wrong.reason;
+            c[3][at] = kept;
+        }
         EXPECT_TRUE(check_call_outputs(job, outputs(), 4).passed);
     }
 }

@@ -273,12 +273,13 @@ TEST(EveryCallChecked, AKernelThatSkipsEverySecondCallIsCaughtAtTheFirstSkippedC
     // Calls 1 (checked) and 7 (the last timed) compute: a harness checking only those two passes it.
     Record r = run_in_session(fixture_job("fixture_skips_every_second_call", 1, 5));
     EXPECT_EQ(r.status, RowStatus::wrong_result) << r.reason;
-    EXPECT_TRUE(starts_with(r.reason, "warm-up call 1: unwritten element at (0, 0) (120 of 120 elements of C never written)"))
-        << r.reason;
+    // (0, 0) and all 120 when C started as NaN; with a finite fill, the elements whose fill no result can equal.
+    EXPECT_TRUE(starts_with(r.reason, "warm-up call 1: unwritten element at (")) << r.reason;
+    EXPECT_NE(r.reason.find(" of 120 elements of C never written"), std::string::npos) << r.reason;
     EXPECT_FALSE(r.stats.has_value());
     r = run_in_session(fixture_job("fixture_skips_every_second_call", 0, 5));
     EXPECT_EQ(r.status, RowStatus::wrong_result) << r.reason;
-    EXPECT_TRUE(starts_with(r.reason, "timed call 1: unwritten element at (0, 0)")) << r.reason;
+    EXPECT_TRUE(starts_with(r.reason, "timed call 1: unwritten element at (")) << r.reason;
 }
 
 TEST(EveryCallChecked, AnHonestKernelHasEveryCallScannedAndTheFirstAndLastVerified) {

@@ -25,11 +25,12 @@ size_t round_up(size_t bytes, size_t unit) { return (bytes + unit - 1) / unit * 
 
 // ---- What the fault handler knows: plain atomics, the only state it may read ----------------------------
 
-constexpr int kMaxWatched = 8;  // buffers one watch can cover (the runner has kStrictBufferSets)
+constexpr int kMaxWatched = 32;  // buffers one watch can cover (the runner has 3 per operand set)
 
 struct WatchedRegion {
     // Faults: [leading_begin, leading_end) and [c_end, trailing_end). c_begin: for the message only.
     std::atomic<uintptr_t> leading_begin{0}, leading_end{0}, c_begin{0}, c_end{0}, trailing_end{0};
+    std::atomic<const char*> name{"C"};
 };
 WatchedRegion g_regions[kMaxWatched];
 std::atomic<int> g_region_count{0};
@@ -86,10 +87,14 @@ void on_fault(int signo, siginfo_t* info, void* context) {
         write_text("kreg: the kernel ");
         write_text(access_verb(context));
         if (trailing) {
-            write_text(" past the end of C (guard page at +");
+            write_text(" past the end of ");
+            write_text(r.name.load());
+            write_text(" (guard page at +");
             write_number(address - r.c_end.load());
         } else {
-            write_text(" before the start of C (guard page at -");
+            write_text(" before the start of ");
+            write_text(r.name.load());
+            write_text(" (guard page at -");
             write_number(r.c_begin.load() - address);
         }
         write_text(" bytes)\n");
@@ -104,7 +109,12 @@ void on_fault(int signo, siginfo_t* info, void* context) {
 
 }  // namespace
 
-GuardedFloats::GuardedFloats(size_t count, size_t min_band, size_t guard_bytes) : count_(count) {
+size_t far_guard_bytes(size_t buffer_bytes, size_t at_least) {
+    return std::max({size_t(64) << 20, buffer_bytes, at_least});
+}
+
+GuardedFloats::GuardedFloats(size_t count, size_t min_band, size_t guard_bytes, const char* name)
+    : name_(name), count_(count) {
     const size_t page = page_bytes();
     const size_t guard = round_up(std::max(guard_bytes, page), page);
     const size_t body = round_up((count + min_band) * sizeof(float), page);
@@ -126,8 +136,24 @@ GuardedFloats::~GuardedFloats() {
     if (base_ != nullptr) munmap(base_, mapped_);
 }
 
+GuardedFloats& GuardedFloats::operator=(GuardedFloats&& other) noexcept {
+    swap(other);  // other frees what this held
+    return *this;
+}
+
+void GuardedFloats::swap(GuardedFloats& other) noexcept {
+    std::swap(name_, other.name_);
+    std::swap(base_, other.base_);
+    std::swap(mapped_, other.mapped_);
+    std::swap(band_, other.band_);
+    std::swap(band_elements_, other.band_elements_);
+    std::swap(c_, other.c_);
+    std::swap(count_, other.count_);
+}
+
 GuardedFloats::GuardedFloats(GuardedFloats&& other) noexcept
-    : base_(std::exchange(other.base_, nullptr)),
+    : name_(other.name_),
+      base_(std::exchange(other.base_, nullptr)),
       mapped_(std::exchange(other.mapped_, 0)),
       band_(std::exchange(other.band_, nullptr)),
       band_elements_(std::exchange(other.band_elements_, 0)),
@@ -148,6 +174,7 @@ GuardPageWatch::GuardPageWatch(const std::vector<const GuardedFloats*>& buffers)
         r.c_begin = reinterpret_cast<uintptr_t>(b->data());
         r.c_end = reinterpret_cast<uintptr_t>(b->data() + b->size());
         r.trailing_end = reinterpret_cast<uintptr_t>(b->trailing_end());
+        r.name = b->name();
     }
     g_region_count = n;
 

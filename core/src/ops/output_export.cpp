@@ -2,6 +2,7 @@
 
 #include "measure/sampler.hpp"
 #include "ops/operation.hpp"
+#include "verify/output_fill.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
@@ -100,6 +101,7 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
     const double tolerance = op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype, job.shape.k));
     std::vector<float> a(geometry.a_count), b(geometry.b_count);
     std::random_device entropy;  // the sampled check's rows: unknowable to the worker
+    bool first_call_finite = false;
     for (const CallOutput& out : outputs) {
         const std::string label = call_label(job, out.call);
         if (out.count != c_count || out.c == nullptr) {
@@ -107,6 +109,21 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
                            " floats, expected " + std::to_string(c_count);
             return check;
         }
+        // What C held before the call, drawn from the same seed as in the worker (pipeline.cpp): an element
+        // that still holds it was never written, whatever the fill was (a finite one is not "fine").
+        const OutputFill fill = call_output_fill(out.call, out.seed, first_call_finite);
+        if (out.call == 0) first_call_finite = fill.finite;
+        if (!geometry.in_place)
+            for (size_t i = 0; i < c_count; ++i) {
+                uint32_t word;
+                std::memcpy(&word, &out.c[i], sizeof word);
+                if (!still_holds_fill(fill, i, word)) continue;
+                const int64_t cols = geometry.c_cols;
+                check.reason = label + ": unwritten element at (" + std::to_string(int64_t(i) / cols) + ", " +
+                               std::to_string(int64_t(i) % cols) + "): " + fill_description(fill) +
+                               " (never written, or C was read although beta = 0)";
+                return check;
+            }
         fill_call_inputs(job, out.seed, a.data(), b.data());
         round_to_dtype(a.data(), a.size(), job.dtype);
         round_to_dtype(b.data(), b.size(), job.dtype);

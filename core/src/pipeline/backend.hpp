@@ -12,6 +12,7 @@
 #include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
 #include "ops/operation.hpp"
+#include "verify/output_fill.hpp"
 
 #include <kreg/abi.h>
 
@@ -28,7 +29,7 @@ struct KernelFailed {
 
 // What a cheap look at a call's C found (MeasureBackend::scan_output).
 struct OutputScan {
-    size_t unwritten = 0;         // elements still holding the poison C was filled with
+    size_t unwritten = 0;         // elements that still hold what C was filled with (still_holds_fill)
     size_t first_unwritten = 0;   // the lowest such index, when unwritten > 0
     size_t non_finite = 0;        // other NaN or Inf elements
     size_t first_non_finite = 0;  // the lowest such index, when non_finite > 0
@@ -47,9 +48,10 @@ public:
     // Writes host fp32 values into the set's A and B as the kernel gets them. 16-bit dtypes are rounded
     // in place in a and b, so the reference sees what the kernel sees.
     virtual void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) = 0;
-    // Fills the set's C with the poison NaN (verify/random_fill.hpp), or, for an in-place operation, with
-    // a copy of the set's A; guarded: rewrites what a band needs rewriting.
-    virtual void poison_output(int set) = 0;
+    // Fills the set's C with this call's fill (verify/output_fill.hpp), or, for an in-place operation,
+    // with a copy of the set's A; guarded: rewrites what a band needs rewriting. Returns the fill as
+    // written (a device without cuMemsetD32Async writes all-ones NaN instead of fill.nan_word).
+    virtual OutputFill poison_output(int set, const OutputFill& fill) = 0;
     // Evicts the operands from the caches the kernel would find them in (the GPU's L2); may be a no-op.
     virtual void flush_caches() = 0;
     // Waits for the work queued so far (device_wide: on every stream of the device too); faults of the
@@ -61,9 +63,10 @@ public:
     virtual std::string inputs_changed(int set) = 0;
     // "" when the set's guard bands are intact (or there are none), else describe_guard_damage's text.
     virtual std::string guard_damage(int set) = 0;
-    // Counts poison and non-finite elements of the set's C and reads C at sample_at (flat indices),
-    // without copying all of C anywhere. Call after synchronize.
-    virtual OutputScan scan_output(int set, const std::vector<size_t>& sample_at) = 0;
+    // Counts the elements of the set's C that still hold `fill` (still_holds_fill) and the other
+    // non-finite ones, and reads C at sample_at (flat indices), without copying all of C anywhere. Call
+    // after synchronize.
+    virtual OutputScan scan_output(int set, const OutputFill& fill, const std::vector<size_t>& sample_at) = 0;
     // The operands of a call on the set: its pointers (and the harness's stream).
     virtual CallOperands operands(int set) = 0;
     // One call of the kernel's run entry for the job's operation (ops/operation.hpp); throws

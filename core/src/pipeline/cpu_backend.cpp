@@ -1,10 +1,12 @@
 // The host backend of the measurement pipeline: operands in host memory, the host clock, no caches to
 // flush (the CPU's are left as they are) and nothing to wait for (a call is synchronous).
 //
-// Strict runs place each C against inaccessible guard regions (measure/guard_pages.hpp): a write past
-// its end kills the worker at the instruction, with a line on stderr that says where; a small underrun
-// lands in the band before C and becomes the row's reason. They also count the threads each call
-// leaves running (measure/anticheat.hpp).
+// Every run places each C, and the storage of each A and B, in a mapping of its own between large
+// inaccessible regions (measure/guard_pages.hpp, far_guard_bytes): a write past C's end kills the worker
+// at the instruction, wherever it lands, with a line on stderr that says where; a small underrun lands
+// in the band before C and becomes the row's reason (checked after every checked call, every call when strict).
+// A and B are compared with what was written after every checked call. Strict runs also count the
+// threads each call leaves running (measure/anticheat.hpp).
 #include "measure/anticheat.hpp"
 #include "measure/guard_pages.hpp"
 #include "pipeline/job_runner.hpp"
@@ -24,7 +26,7 @@
 namespace kreg {
 namespace {
 
-// The band of guard words before each strict C (the page slack before it is band too).
+// The band of guard words before each C (the page slack before it is band too).
 constexpr size_t kGuardFloats = 1024;
 
 class CpuBackend final : public MeasureBackend {
@@ -37,34 +39,39 @@ public:
         dtype_ = job.dtype;
         geometry_ = op_.geometry(job.shape);
         const OperandGeometry& g = geometry_;
-        guard_bytes_ = guarded ? tile_guard_bytes(g.c_cols) : 0;
+        guard_bytes_ = far_guard_bytes(g.c_count * sizeof(float), tile_guard_bytes(g.c_cols));
+        (void)guarded;  // every run is guarded now
         for (int i = 0; i < sets; ++i) {
             Set set;
-            set.a = PaddedOperand(g.a_count, operand_padding_floats(g.a_cols), kPadBeforeABits, kPadAfterABits);
-            set.b = PaddedOperand(g.b_count, operand_padding_floats(g.b_cols), kPadBeforeBBits, kPadAfterBBits);
-            if (guarded) set.guarded.emplace(g.c_count, kGuardFloats, guard_bytes_);
-            else set.c.resize(g.c_count);
+            set.a = PaddedOperand(g.a_count, operand_padding_floats(g.a_cols), kPadBeforeABits, kPadAfterABits,
+                                  "A's padding");
+            set.b = PaddedOperand(g.b_count, operand_padding_floats(g.b_cols), kPadBeforeBBits, kPadAfterBBits,
+                                  "B's padding");
+            set.c.emplace(g.c_count, kGuardFloats, guard_bytes_);
             sets_.push_back(std::move(set));
         }
-        if (guarded) {
-            written_a_.resize(g.a_count);
-            written_b_.resize(g.b_count);
-        }
+        written_a_.resize(g.a_count);
+        written_b_.resize(g.b_count);
+        // Faults in the inaccessible regions are explained while the kernel can make them (strict runs: until
+        // end_strict, once the threads it left are gone); not once the regions are unmapped.
+        std::vector<const GuardedFloats*> mappings;
+        for (const Set& s : sets_)
+            for (const GuardedFloats* m : {&*s.c, &s.a.storage(), &s.b.storage()}) mappings.push_back(m);
+        watch_ = std::make_unique<GuardPageWatch>(mappings);
     }
     void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) override {
         Set& s = sets_[size_t(set)];
         std::memcpy(s.a.data(), a.data(), a.size() * sizeof(float));
         std::memcpy(s.b.data(), b.data(), b.size() * sizeof(float));
-        if (!written_a_.empty()) {
-            written_a_ = a;
-            written_b_ = b;
-        }
+        written_a_ = a;
+        written_b_ = b;
     }
-    void poison_output(int set) override {
+    OutputFill poison_output(int set, const OutputFill& fill) override {
         Set& s = sets_[size_t(set)];
-        if (s.guarded) s.guarded->fill_band();
+        s.c->fill_band();  // checked after every checked call
         if (geometry_.in_place) std::memcpy(c_of(s), s.a.data(), c_count() * sizeof(float));
-        else poison_nan(c_of(s), c_count());
+        else write_output_fill(fill, c_of(s), c_count());
+        return fill;
     }
     void flush_caches() override {}
     void synchronize(const std::string&, bool) override {}
@@ -86,17 +93,17 @@ public:
     }
     std::string guard_damage(int set) override {
         const Set& s = sets_[size_t(set)];
-        if (!s.guarded) return "";
-        return describe_guard_damage(s.guarded->band(), s.guarded->band_elements(), nullptr, 0);
+        return describe_guard_damage(s.c->band(), s.c->band_elements(), nullptr, 0);
     }
-    OutputScan scan_output(int set, const std::vector<size_t>& sample_at) override {
+    OutputScan scan_output(int set, const OutputFill& fill, const std::vector<size_t>& sample_at) override {
         const float* c = c_of(sets_[size_t(set)]);
         OutputScan scan;
         for (size_t i = 0, count = c_count(); i < count; ++i) {
-            if (std::isfinite(c[i])) continue;
-            if (is_poison(c[i])) {
+            uint32_t word;
+            std::memcpy(&word, &c[i], sizeof word);
+            if (still_holds_fill(fill, i, word)) {
                 if (scan.unwritten++ == 0) scan.first_unwritten = i;
-            } else if (scan.non_finite++ == 0) {
+            } else if (!std::isfinite(c[i]) && scan.non_finite++ == 0) {
                 scan.first_non_finite = i;
                 scan.first_non_finite_value = c[i];
             }
@@ -123,12 +130,6 @@ public:
         evidence.guard_band_elements = kGuardFloats;
         evidence.guard_page_bytes = guard_bytes_;
         threads_at_start_ = count_threads();
-        std::vector<const GuardedFloats*> outputs;
-        for (const Set& s : sets_) outputs.push_back(&*s.guarded);
-        // Faults in the guard regions are explained while the kernel can make them, and until the
-        // threads it left behind are gone; not once the regions are unmapped (a fault there would be
-        // someone else's).
-        watch_ = std::make_unique<GuardPageWatch>(outputs);
     }
     void end_strict() override {
         // A thread the kernel left running may still write into these buffers: give it a moment to end
@@ -149,11 +150,10 @@ public:
 private:
     struct Set {
         PaddedOperand a, b;  // NaN padding around each: a read outside them is diagnosed (verify_gemm.hpp)
-        std::vector<float> c;
-        std::optional<GuardedFloats> guarded;  // strict: C lives here instead of in c
+        std::optional<GuardedFloats> c;
     };
-    static float* c_of(Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }
-    static const float* c_of(const Set& s) { return s.guarded ? s.guarded->data() : s.c.data(); }
+    static float* c_of(Set& s) { return s.c->data(); }
+    static const float* c_of(const Set& s) { return s.c->data(); }
     size_t c_count() const { return geometry_.c_count; }
 
     const kreg_kernel_info& info_;
@@ -164,7 +164,7 @@ private:
     OperandGeometry geometry_;
     size_t guard_bytes_ = 0;
     std::vector<Set> sets_;
-    std::vector<float> written_a_, written_b_;  // strict: what fill_inputs wrote last
+    std::vector<float> written_a_, written_b_;  // what fill_inputs wrote last
     HostTimer timer_;
     int threads_at_start_ = -1, threads_before_ = -1;
     std::unique_ptr<GuardPageWatch> watch_;  // after sets_: destroyed before the buffers it watches

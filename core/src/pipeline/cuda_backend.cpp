@@ -14,6 +14,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_fill.hpp"
 #include "cuda/event_timer.hpp"
+#include "cuda/fenced_device_buffer.hpp"
 #include "cuda/host_convert.hpp"
 #include "cuda/resources.hpp"
 #include "measure/anticheat.hpp"
@@ -49,11 +50,11 @@ void raise_pending(cudaError_t waited, const std::string& when) {
     throw KernelFailed{message};
 }
 
-// Writes the project's poison NaN (kPoisonBits) over count floats on stream, so verification can tell
+// Writes the call's NaN (verify/output_fill.hpp) over count floats on stream, so verification can tell
 // "never written" from "computed NaN". Returns the poison actually written: kPoisonBits, or the all-ones
 // fallback when the driver entry point is missing (the scan must look for the same word).
-uint32_t poison_device(float* data, size_t count, cudaStream_t stream) {
-    return fill_device_words(data, count, kPoisonBits, stream, "poisoning C");
+uint32_t poison_device(float* data, size_t count, uint32_t word, cudaStream_t stream) {
+    return fill_device_words(data, count, word, stream, "poisoning C");
 }
 
 size_t element_bytes(DType dtype) { return dtype == DType::bf16 || dtype == DType::fp16 ? 2 : 4; }
@@ -217,44 +218,67 @@ public:
         geometry_ = op_.geometry(job.shape);
         const OperandGeometry& g = geometry_;
         c_count_ = g.c_count;
-        // Each band is tile_guard_bytes(ldc) long (at least 1 MiB): an unpredicated 256 x 256 tile written
-        // past C's last row or last column lands in it rather than in some other allocation. Written
-        // once here: a write into one ends the job, so they never need rewriting.
-        guard_floats_ = guarded ? tile_guard_bytes(g.c_cols) / sizeof(float) : 0;
+        // Every run: C in a mapping of its own (cuda/fenced_device_buffer.hpp), the band before it
+        // tile_guard_bytes(ldc) long (at least 1 MiB: an unpredicated 256 x 256 tile written before C's first
+        // row lands in it), the slack after C (< 256 bytes) guard words too, and past that unmapped address
+        // space (max(256 MiB, the chunk)) where any access faults. Written once here: a write into a band
+        // ends the job, so they never need rewriting. Without the virtual memory API: cudaMalloc with a
+        // band of the same length after C too (c_fallback_reason_).
+        guard_floats_ = (tile_guard_bytes(g.c_cols) / sizeof(float) + 63) / 64 * 64;
+        (void)guarded;
+        int device = 0;
+        KREG_RUNNER_CUDA_CHECK(cudaGetDevice(&device));
         const std::vector<uint32_t> guard_words(guard_floats_, kGuardBits);
         for (int i = 0; i < sets; ++i) {
             sets_.push_back({PaddedDeviceOperand(g.a_count, esize_, g.a_cols, kPadBeforeABits, kPadAfterABits, stream_),
                              PaddedDeviceOperand(g.b_count, esize_, g.b_cols, kPadBeforeBBits, kPadAfterBBits, stream_),
-                             DeviceBuffer((c_count_ + 2 * guard_floats_) * sizeof(float))});
-            if (guard_floats_ > 0) {
-                const Set& set = sets_.back();
-                const size_t bytes = guard_floats_ * sizeof(uint32_t);
-                KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c_with_guards.get(), guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
-                KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_of(set) + c_count_, guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
-            }
+                             FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float),
+                                                size_t(256) << 20, device),
+                             DeviceBuffer(), DeviceBuffer()});
+            const Set& set = sets_.back();
+            c_fallback_reason_ = set.c.fallback_reason();
+            const size_t bytes = guard_floats_ * sizeof(uint32_t);
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c.band(), guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(set.c.after(), guard_words.data(), set.c.after_bytes(), cudaMemcpyHostToDevice, stream_));
         }
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // guard_words is read by the copies
         // Flushing L2 means overwriting more than all of it; twice its size leaves no line of A, B or C.
         if (!warm_cache_) flush_ = DeviceBuffer(std::max<size_t>(2 * size_t(l2_bytes_), size_t(1) << 20));
         scan_counts_ = DeviceBuffer(sizeof(DeviceScanCounts));
         scan_at_ = DeviceBuffer(kSampledElements * sizeof(unsigned long long));
+        first_difference_ = DeviceBuffer(2 * sizeof(unsigned long long));
         scan_samples_ = DeviceBuffer(kSampledElements * sizeof(float));
     }
     void fill_inputs(int set, std::vector<float>& a, std::vector<float>& b) override {
         to_device_bytes(a, dtype_, a_bytes_);
         to_device_bytes(b, dtype_, b_bytes_);
-        const Set& s = sets_[size_t(set)];
+        Set& s = sets_[size_t(set)];
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        // A pristine device copy of each, for inputs_changed's comparison on the device.
+        if (s.pristine_a.bytes() != a_bytes_.size()) s.pristine_a = DeviceBuffer(a_bytes_.size());
+        if (s.pristine_b.bytes() != b_bytes_.size()) s.pristine_b = DeviceBuffer(b_bytes_.size());
+        if (!a_bytes_.empty())
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(s.pristine_a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        if (!b_bytes_.empty())
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(s.pristine_b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host bytes are rewritten by the next call
     }
-    void poison_output(int set) override {
+    OutputFill poison_output(int set, const OutputFill& fill) override {
         const Set& s = sets_[size_t(set)];
         if (geometry_.in_place) {  // C starts as A (fp32: the only dtype of the in-place operations)
             KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_of(s), s.a.get(), c_count_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
-            return;
+            return fill;
         }
-        poison_bits_ = poison_device(c_of(s), c_count_, stream_);
+        OutputFill written = fill;
+        if (fill.finite)
+            KREG_RUNNER_CUDA_CHECK(launch_finite_fill(reinterpret_cast<uint32_t*>(c_of(s)), c_count_, fill.key, stream_));
+        else
+            written.nan_word = poison_device(c_of(s), c_count_, fill.nan_word, stream_);
+        return written;
     }
     void flush_caches() override {
         // After the poison, so C's freshly written lines are evicted too. A changing value keeps the
@@ -262,7 +286,15 @@ public:
         if (flush_.bytes() > 0) KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++, flush_.bytes(), stream_));
     }
     void synchronize(const std::string& when, bool device_wide) override {
-        raise_pending(device_wide ? cudaDeviceSynchronize() : cudaStreamSynchronize(stream_), when);
+        try {
+            raise_pending(device_wide ? cudaDeviceSynchronize() : cudaStreamSynchronize(stream_), when);
+        } catch (const WorkerFatal& fatal) {
+            // C lies between unmapped pages: an illegal address is most likely a write outside C.
+            if (c_fallback_reason_.empty() && std::string(fatal.what()).find("illegal memory access") != std::string::npos)
+                throw WorkerFatal(std::string(fatal.what()) + "; C lies between unmapped pages, so an access "
+                                  "outside C (or outside the inputs and their padding) faults");
+            throw;
+        }
     }
     void copy_output(int set, float* c) override {
         KREG_RUNNER_CUDA_CHECK(
@@ -271,6 +303,23 @@ public:
     }
     std::string inputs_changed(int set) override {
         const Set& s = sets_[size_t(set)];
+        // On the device first (after every checked call of a sweep too: big inputs stay there); only a
+        // change is copied back, to be described.
+        unsigned long long first[2] = {~0ULL, ~0ULL};
+        const struct {
+            const void* got;
+            const DeviceBuffer& pristine;
+        } compared[] = {{s.a.get(), s.pristine_a}, {s.b.get(), s.pristine_b}};
+        for (int i = 0; i < 2; ++i) {
+            if (compared[i].pristine.bytes() == 0) continue;
+            KREG_RUNNER_CUDA_CHECK(launch_first_difference(static_cast<const unsigned char*>(compared[i].got),
+                                                           compared[i].pristine.as<unsigned char>(), compared[i].pristine.bytes(),
+                                                           first_difference_.as<unsigned long long>() + i, stream_));
+        }
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(first, first_difference_.get(), sizeof first, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        if ((compared[0].pristine.bytes() == 0 || first[0] == ~0ULL) && (compared[1].pristine.bytes() == 0 || first[1] == ~0ULL))
+            return "";
         a_back_.resize(s.a.bytes());
         b_back_.resize(s.b.bytes());
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(a_back_.data(), s.a.get(), s.a.bytes(), cudaMemcpyDeviceToHost, stream_));
@@ -290,22 +339,22 @@ public:
         return "";
     }
     std::string guard_damage(int set) override {
-        if (guard_floats_ == 0) return "";
         const Set& s = sets_[size_t(set)];
-        std::vector<uint32_t> before(guard_floats_), after(guard_floats_);
-        const size_t bytes = guard_floats_ * sizeof(uint32_t);
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(before.data(), s.c_with_guards.get(), bytes, cudaMemcpyDeviceToHost, stream_));
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(after.data(), c_of(s) + c_count_, bytes, cudaMemcpyDeviceToHost, stream_));
+        const size_t after_words = s.c.after_bytes() / sizeof(uint32_t);
+        std::vector<uint32_t> before(guard_floats_), after(after_words);
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(before.data(), s.c.band(), guard_floats_ * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+        if (after_words > 0)
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(after.data(), s.c.after(), after_words * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        return describe_guard_damage(before.data(), after.data(), guard_floats_);
+        return describe_guard_damage(before.data(), guard_floats_, after.data(), after_words);
     }
-    OutputScan scan_output(int set, const std::vector<size_t>& sample_at) override {
+    OutputScan scan_output(int set, const OutputFill& fill, const std::vector<size_t>& sample_at) override {
         const int count = int(std::min<size_t>(sample_at.size(), kSampledElements));
         at_host_.assign(sample_at.begin(), sample_at.begin() + count);
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(scan_at_.get(), at_host_.data(), size_t(count) * sizeof(unsigned long long),
                                                cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(launch_scan_c(reinterpret_cast<const uint32_t*>(c_of(sets_[size_t(set)])), c_count_,
-                                             poison_bits_, scan_counts_.as<DeviceScanCounts>(),
+                                             fill, scan_counts_.as<DeviceScanCounts>(),
                                              scan_at_.as<unsigned long long>(), scan_samples_.as<float>(), count, stream_));
         DeviceScanCounts counts{};
         OutputScan scan;
@@ -394,9 +443,10 @@ public:
 private:
     struct Set {
         PaddedDeviceOperand a, b;  // NaN padding around each: a read outside them is diagnosed (verify_gemm.hpp)
-        DeviceBuffer c_with_guards;
+        FencedDeviceBuffer c;
+        DeviceBuffer pristine_a, pristine_b;  // what fill_inputs wrote, on the device
     };
-    float* c_of(const Set& s) const { return s.c_with_guards.as<float>() + guard_floats_; }
+    float* c_of(const Set& s) const { return s.c.c(); }
 
     const kreg_kernel_info& info_;
     void* instance_;
@@ -409,12 +459,12 @@ private:
     Shape shape_;
     DType dtype_ = DType::fp32;
     size_t esize_ = 4, c_count_ = 0, guard_floats_ = 0;
+    std::string c_fallback_reason_;  // "" when C lies between unmapped pages (FencedDeviceBuffer)
     std::vector<Set> sets_;
-    DeviceBuffer flush_, scan_counts_, scan_at_, scan_samples_;
+    DeviceBuffer flush_, scan_counts_, scan_at_, scan_samples_, first_difference_;
     unsigned char flush_value_ = 0;
-    uint32_t poison_bits_ = kPoisonBits;
     bool sampling_ = false;
-    std::vector<unsigned char> a_bytes_, b_bytes_, a_back_, b_back_;  // strict: what was written, what came back
+    std::vector<unsigned char> a_bytes_, b_bytes_, a_back_, b_back_;  // what was written, what came back
     std::vector<unsigned long long> at_host_;
     HeldStreamTimer held_timer_;
     CudaEventTimer strict_timer_;

@@ -29,16 +29,15 @@ __global__ void reset_counts(DeviceScanCounts* counts) {
     counts->first_non_finite = ~0ULL;
 }
 
-__global__ void scan_c(const uint32_t* c, size_t count, uint32_t poison_bits, DeviceScanCounts* counts,
+__global__ void scan_c(const uint32_t* c, size_t count, OutputFill fill, DeviceScanCounts* counts,
                        const unsigned long long* at, float* samples, int samples_count) {
     unsigned long long unwritten = 0, non_finite = 0, first_unwritten = ~0ULL, first_non_finite = ~0ULL;
     const size_t stride = size_t(gridDim.x) * blockDim.x;
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
         const uint32_t w = c[i];
-        if ((w & 0x7f800000u) != 0x7f800000u) continue;  // finite
-        if (w == poison_bits) {
+        if (still_holds_fill(fill, i, w)) {
             if (unwritten++ == 0) first_unwritten = i;
-        } else if (non_finite++ == 0) {
+        } else if ((w & 0x7f800000u) == 0x7f800000u && non_finite++ == 0) {
             first_non_finite = i;
         }
     }
@@ -54,6 +53,39 @@ __global__ void scan_c(const uint32_t* c, size_t count, uint32_t poison_bits, De
         for (int s = int(threadIdx.x); s < samples_count; s += int(blockDim.x)) samples[s] = __uint_as_float(c[at[s]]);
 }
 
+__global__ void finite_fill(uint32_t* c, size_t count, uint64_t key) {
+    const size_t stride = size_t(gridDim.x) * blockDim.x;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) c[i] = finite_fill_word(key, i);
+}
+
+__global__ void set_max(unsigned long long* first) { *first = ~0ULL; }
+
+__global__ void first_difference(const unsigned char* a, const unsigned char* b, size_t bytes, unsigned long long* first) {
+    const size_t words = bytes / 4, stride = size_t(gridDim.x) * blockDim.x;
+    const auto* wa = reinterpret_cast<const uint32_t*>(a);  // both 256-byte aligned (cudaMalloc, padding)
+    const auto* wb = reinterpret_cast<const uint32_t*>(b);
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += stride)
+        if (wa[i] != wb[i]) {
+            for (size_t byte = 4 * i; byte < 4 * i + 4; ++byte)
+                if (a[byte] != b[byte]) {
+                    atomicMin(first, (unsigned long long)byte);
+                    break;
+                }
+            break;  // this thread's later words can only be higher
+        }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (size_t byte = 4 * words; byte < bytes; ++byte)
+            if (a[byte] != b[byte]) {
+                atomicMin(first, (unsigned long long)byte);
+                break;
+            }
+}
+
+unsigned grid_for(size_t count) {
+    const size_t blocks = (count + 255) / 256;
+    return unsigned(blocks < 1024 ? (blocks > 0 ? blocks : 1) : 1024);
+}
+
 }  // namespace
 
 cudaError_t launch_hold_stream(const volatile int32_t* release, volatile int32_t* state, uint64_t timeout_ns,
@@ -62,14 +94,25 @@ cudaError_t launch_hold_stream(const volatile int32_t* release, volatile int32_t
     return cudaGetLastError();
 }
 
-cudaError_t launch_scan_c(const uint32_t* c, size_t count, uint32_t poison_bits, DeviceScanCounts* counts,
+cudaError_t launch_scan_c(const uint32_t* c, size_t count, const OutputFill& fill, DeviceScanCounts* counts,
                           const unsigned long long* at, float* samples, int samples_count, cudaStream_t stream) {
     reset_counts<<<1, 1, 0, stream>>>(counts);
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     // Enough blocks to stream C at full bandwidth; each thread reads many words.
-    const size_t blocks = (count + 255) / 256;
-    const unsigned grid = unsigned(blocks < 1024 ? (blocks > 0 ? blocks : 1) : 1024);
-    scan_c<<<grid, 256, 0, stream>>>(c, count, poison_bits, counts, at, samples, samples_count);
+    scan_c<<<grid_for(count), 256, 0, stream>>>(c, count, fill, counts, at, samples, samples_count);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_first_difference(const unsigned char* a, const unsigned char* b, size_t bytes,
+                                    unsigned long long* first, cudaStream_t stream) {
+    set_max<<<1, 1, 0, stream>>>(first);
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    first_difference<<<grid_for(bytes / 4), 256, 0, stream>>>(a, b, bytes, first);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_finite_fill(uint32_t* c, size_t count, uint64_t key, cudaStream_t stream) {
+    finite_fill<<<grid_for(count), 256, 0, stream>>>(c, count, key);
     return cudaGetLastError();
 }
 

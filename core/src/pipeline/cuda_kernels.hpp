@@ -3,6 +3,8 @@
 // so that the rest of the pipeline stays plain C++.
 #pragma once
 
+#include "verify/output_fill.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -27,10 +29,18 @@ struct DeviceScanCounts {
     unsigned long long first_non_finite;
 };
 
-// Scans count words of c on stream: words equal to poison_bits are unwritten, other NaN/Inf words are
-// non-finite; counts (device memory, reset here) receives the tallies. Also copies c[at[i]] to
-// samples[i] for i < samples_count (at and samples device memory).
-cudaError_t launch_scan_c(const uint32_t* c, size_t count, uint32_t poison_bits, DeviceScanCounts* counts,
+// Scans count words of c on stream: words that still hold the call's fill (still_holds_fill) are
+// unwritten, other NaN/Inf words are non-finite; counts (device memory, reset here) receives the tallies.
+// Also copies c[at[i]] to samples[i] for i < samples_count (at and samples device memory).
+cudaError_t launch_scan_c(const uint32_t* c, size_t count, const OutputFill& fill, DeviceScanCounts* counts,
                           const unsigned long long* at, float* samples, int samples_count, cudaStream_t stream);
+
+// *first (device memory, set here) = the lowest byte index where a and b differ over `bytes`, or
+// UINT64_MAX when they are equal: the inputs' check after every checked call stays on the device.
+cudaError_t launch_first_difference(const unsigned char* a, const unsigned char* b, size_t bytes,
+                                    unsigned long long* first, cudaStream_t stream);
+
+// Writes a finite fill (finite_fill_word(key, i)) over count words of c on stream.
+cudaError_t launch_finite_fill(uint32_t* c, size_t count, uint64_t key, cudaStream_t stream);
 
 }  // namespace kreg

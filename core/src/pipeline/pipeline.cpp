@@ -5,6 +5,7 @@
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/call_watchdog.hpp"
+#include "verify/output_fill.hpp"
 #include "verify/random_fill.hpp"
 #include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,13 +81,15 @@ public:
         return chosen;
     }
 
-    std::string judge(const OutputScan& scan, const std::vector<size_t>& elements, const std::vector<float>& a,
-                      const std::vector<float>& b, double& worst) const {
+    std::string judge(const OutputScan& scan, const OutputFill& fill, const std::vector<size_t>& elements,
+                      const std::vector<float>& a, const std::vector<float>& b, double& worst) const {
         const int64_t n = geometry_.c_cols;
         const size_t total = geometry_.c_count;
         if (scan.unwritten > 0)
             return "unwritten element at " + position(scan.first_unwritten, n) + " (" + std::to_string(scan.unwritten) + " of " +
-                   std::to_string(total) + " elements of C never written)";
+                   std::to_string(total) + " elements of C never written" +
+                   // A finite fill proves only its values no result can have unwritten (output_fill.hpp).
+                   (fill.finite ? ", counting the elements whose fill no result can equal)" : ")");
         // Exact operations copy A's NaN and Inf on purpose (plant_special_values); their samples are
         // compared bit for bit below instead.
         if (scan.non_finite > 0 && !op_.exact())
@@ -128,6 +132,19 @@ private:
     uint64_t seed_;
     OperandGeometry geometry_;
 };
+
+// The first element of c that still holds the call's fill, as the row's reason; "" when there is none.
+// Runs before the reference, so an unwritten element is named as such whatever the fill was.
+std::string find_unwritten(const float* c, size_t count, const OutputFill& fill, int64_t n) {
+    for (size_t i = 0; i < count; ++i) {
+        uint32_t word;
+        std::memcpy(&word, &c[i], sizeof word);
+        if (still_holds_fill(fill, i, word))
+            return "unwritten element at " + position(i, n) + ": " + fill_description(fill) +
+                   " (never written, or C was read although beta = 0)";
+    }
+    return "";
+}
 
 // The first job of a process that times on a backend wanting it waits for the clocks (ClockSettle).
 bool take_first_clock_settle() {
@@ -181,14 +198,21 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     CallSite current{CallSite::Role::checked, 0};
     int scanned_calls = 0;
     double sampled_worst = 0;
+    // C's fill of the current call (verify/output_fill.hpp): from the checker's seed for the call when
+    // there is a channel, else from entropy the kernel cannot have seen before the call.
+    std::random_device fill_entropy;
+    OutputFill fill;
+    bool first_call_finite = false;
 
     // Outside the timed region, before every call.
     auto prepare = [&](const CallSite& site) {
         current = site;
+        std::optional<uint64_t> call_seed;
         if (strict) {
             set = int(call_number % uint64_t(sets));
             if (channel != nullptr) {
-                fill_call_inputs(job, channel->seed_for_call(call_number), a.data(), b.data());
+                call_seed = channel->seed_for_call(call_number);
+                fill_call_inputs(job, *call_seed, a.data(), b.data());
             } else {
                 fill_uniform(a.data(), a.size(), job.seed, strict_input_stream(job.id, call_number, 0));
                 fill_uniform(b.data(), b.size(), job.seed, strict_input_stream(job.id, call_number, 1));
@@ -196,7 +220,9 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             }
             backend.fill_inputs(set, a, b);
         }
-        backend.poison_output(set);
+        const uint64_t fill_seed = call_seed ? *call_seed : (uint64_t(fill_entropy()) << 32) ^ fill_entropy();
+        fill = backend.poison_output(set, call_output_fill(call_number, fill_seed, first_call_finite));
+        if (call_number == 0) first_call_finite = fill.finite;
         if (site.role != CallSite::Role::checked && !settings.warm_cache) backend.flush_caches();
         backend.synchronize("preparing the " + site.label() + " of " + record.kernel, strict);
         args = backend.operands(set);
@@ -205,12 +231,26 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     };
     // Full verification of the host copy c.
     auto verify_full = [&](const std::string& label, uint64_t seed) {
+        if (!geometry.in_place)
+            if (const std::string why = find_unwritten(c.data(), c.size(), fill, geometry.c_cols); !why.empty()) {
+                if (strict) ++evidence.calls_verified;
+                throw StrictViolation{RowStatus::wrong_result, label + ": " + why};
+            }
         const VerifyResult v = op.verify(a.data(), b.data(), c.data(), job.shape, tolerance, seed);
         if (strict) ++evidence.calls_verified;
         if (std::isfinite(v.max_rel_err))
             record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
         if (v.sampled) record.extra.verify_sampled = true;
         if (!v.passed) throw StrictViolation{RowStatus::wrong_result, label + ": " + v.reason};
+    };
+    // A and B, and the bands around C, after a checked call of a sweep (the first, every scanned and the
+    // last call; strict runs check them after every call below): a kernel that writes into its inputs or
+    // just outside C fails wherever it does so, not only when graded.
+    auto check_inputs = [&](const std::string& label) {
+        if (const std::string change = backend.inputs_changed(set); !change.empty())
+            throw StrictViolation{RowStatus::failed, label + ": " + change};
+        if (const std::string oob = backend.guard_damage(set); !oob.empty())
+            throw StrictViolation{RowStatus::failed, label + ": " + oob};
     };
     // Right after every call (and after the timer stopped): wait for it, then check what it left.
     auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
@@ -221,13 +261,15 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             if (site.role == CallSite::Role::checked) {
                 if (check) {
                     backend.copy_output(set, c.data());
+                    check_inputs(site.label());
                     verify_full(site.label(), verify_seed);
                 }
                 return;
             }
             if (!check) return;
             const std::vector<size_t> elements = scanner.elements(number);
-            const std::string why = scanner.judge(backend.scan_output(set, elements), elements, a, b, sampled_worst);
+            const std::string why = scanner.judge(backend.scan_output(set, fill, elements), fill, elements, a, b, sampled_worst);
+            check_inputs(site.label());
             ++scanned_calls;
             if (!why.empty()) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + why};
             return;
@@ -277,6 +319,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             limit.disarm();
             if (check) {
                 backend.copy_output(set, c.data());
+                check_inputs("last timed call");
                 verify_full("last timed call", verify_seed);
             }
         }

@@ -6,10 +6,14 @@
 
 namespace kreg {
 
-PaddedOperand::PaddedOperand(size_t count, size_t padding, uint32_t before_bits, uint32_t after_bits)
-    : storage_(count + 2 * padding), padding_(padding), count_(count) {
-    fill_bits(storage_.data(), padding, before_bits);
-    fill_bits(storage_.data() + padding + count, padding, after_bits);
+PaddedOperand::PaddedOperand(size_t count, size_t padding, uint32_t before_bits, uint32_t after_bits, const char* name)
+    : padding_(padding), count_(count) {
+    // GuardedFloats ends the storage on a page boundary: rounding it to 64 floats keeps data() 256-byte
+    // aligned (padding is a multiple of 128), the extra floats are padding after the data.
+    const size_t floats = (count + 2 * padding + 63) / 64 * 64;
+    storage_.emplace(floats, 0, far_guard_bytes(floats * sizeof(float), 0), name);
+    fill_bits(storage_->data(), padding, before_bits);
+    fill_bits(storage_->data() + padding + count, floats - padding - count, after_bits);
 }
 
 size_t operand_padding_floats(int64_t cols) {

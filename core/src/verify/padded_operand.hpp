@@ -5,6 +5,8 @@
 //
 //   [ padding: before_bits ][ data: count floats ][ padding: after_bits ]
 //
+// The whole of it lies in a mapping of its own with inaccessible regions on both sides
+// (measure/guard_pages.hpp's GuardedFloats, far_guard_bytes long): a write past the padding faults.
 // The padding is written once, at construction. data() keeps the alignment of the allocation (up to 256
 // bytes on the device, for 16-bit elements too) as long as the padding is a multiple of 128 elements
 // (operand_padding_floats is).
@@ -12,23 +14,28 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <optional>
+
+#include "measure/guard_pages.hpp"
 
 namespace kreg {
 
 class PaddedOperand {
 public:
     PaddedOperand() = default;
-    // Throws std::bad_alloc when the memory cannot be had.
-    PaddedOperand(size_t count, size_t padding, uint32_t before_bits, uint32_t after_bits);
+    // Throws std::bad_alloc when the memory cannot be had. name: the mapping's name in a fault's line
+    // ("A's padding"; a string literal).
+    PaddedOperand(size_t count, size_t padding, uint32_t before_bits, uint32_t after_bits,
+                  const char* name = "an input's padding");
 
-    float* data() { return storage_.data() + padding_; }
-    const float* data() const { return storage_.data() + padding_; }
+    float* data() { return storage_->data() + padding_; }
+    const float* data() const { return storage_->data() + padding_; }
+    const GuardedFloats& storage() const { return *storage_; }
     size_t size() const { return count_; }
     size_t padding() const { return padding_; }
 
 private:
-    std::vector<float> storage_;
+    std::optional<GuardedFloats> storage_;
     size_t padding_ = 0, count_ = 0;
 };
 
