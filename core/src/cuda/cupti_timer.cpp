@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kBufferBytes = size_t(4) << 20;  // per CUPTI buffer; a timed call fills a few hundred bytes
 
 // The activity kinds a call's GPU work can show up as. CONCURRENT_KERNEL, unlike KERNEL, does not serialise
-// kernels; MEMCPY2 is peer-to-peer copies.
+// kernels; MEMCPY2 is peer-to-peer copies, taken where CUPTI offers it (a single-GPU call has none).
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMCPY2};
 
@@ -46,7 +46,7 @@ public:
         std::lock_guard<std::mutex> lock(users_mutex_);
         if (users_ == 0) {
             for (CUpti_ActivityKind kind : kKinds)
-                if (const CUptiResult r = enable_(kind); r != CUPTI_SUCCESS) {
+                if (const CUptiResult r = enable_(kind); r != CUPTI_SUCCESS && kind != CUPTI_ACTIVITY_KIND_MEMCPY2) {
                     std::string why = "cuptiActivityEnable(" + std::to_string(int(kind)) + "): " + result_text(r);
                     for (CUpti_ActivityKind k : kKinds) (void)disable_(k);
                     return why;
