@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="confine tests sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="confine tests cupti sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
 # "Running on a GPU machine") is used when the machine has none.
 # KREG_PROFILE_BLOCKS="7 9": the blocks the transpose step profiles with ncu (default 1..20).
 set -uo pipefail
@@ -67,6 +67,18 @@ if [[ $skip != *" tests "* ]]; then
     timeout 300 ctest --test-dir "$build" -L gpu -LE sanitizer -R "^AllCuda" -j4 --output-on-failure >"$LOG/ctest-gpu-kernels.log" 2>&1
     tail -5 "$LOG/ctest-gpu-kernels.log"
     grep -E "\(Failed\)|\(Timeout\)|Not Run|Error" "$LOG/ctest-gpu-kernels.log" | head -30
+    bundle
+fi
+
+if [[ $skip != *" cupti "* ]]; then
+    step "CUPTI timer against ncu (cuBLAS bf16/fp32 512-8192^3), then $config at 1024^3 under both timers"
+    timeout 540 python3 tools/cupti_vs_ncu.py --build "$build" --out "$LOG/cupti" >"$LOG/cupti-vs-ncu.txt" 2>"$LOG/cupti-vs-ncu.err"
+    echo "cupti_vs_ncu exit $? (0: every shape within 3 %)"; cat "$LOG/cupti-vs-ncu.txt"; tail -3 "$LOG/cupti-vs-ncu.err"
+    for timer in cupti events; do
+        timeout 300 "$build/bin/runner" --config "$config" --sizes 1024 --timer "$timer" --force \
+            --json "$LOG/lab1024-$timer.json" >"$LOG/lab1024-$timer.out" 2>&1
+        echo "$config at 1024^3, --timer $timer: exit $?"; grep -E "^(cuda|cublas)" "$LOG/lab1024-$timer.out" | head -40
+    done
     bundle
 fi
 

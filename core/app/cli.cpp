@@ -121,6 +121,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("device", "CUDA device ordinal", cxxopts::value<int>())
         ("devices", "Run the CUDA jobs on these GPUs at once, one worker per GPU: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
         ("warm-cache", "CUDA: do not flush L2 between timed launches")
+        ("timer", "CUDA: auto (CUPTI's kernel records where CUPTI works, else events, default), cupti or events", cxxopts::value<std::string>())
         ("json", "Write the JSON report here", cxxopts::value<std::string>())
         ("csv", "Write the CSV report here", cxxopts::value<std::string>())
         ("output-dir", "Folder for reports when --json/--csv and the config name none", cxxopts::value<std::string>()->default_value("kreg-reports"))
@@ -237,6 +238,11 @@ CommandLine parse_command_line(int argc, char** argv) {
         if (cl.stress_s || cl.profile) throw std::invalid_argument("--devices cannot be combined with --stress or --profile, which run one kernel on one device");
     }
     if (r.count("warm-cache")) o.warm_cache = true;
+    if (r.count("timer")) {
+        const std::string name = r["timer"].as<std::string>();
+        o.timer = parse_timer_choice(name);
+        if (!o.timer) throw std::invalid_argument("--timer: unknown timer '" + name + "' (known: auto, cupti, events)");
+    }
     if (r.count("json")) o.json = r["json"].as<std::string>();
     if (r.count("csv")) o.csv = r["csv"].as<std::string>();
     cl.output_dir = r["output-dir"].as<std::string>();

@@ -80,6 +80,14 @@ TEST(GpuStrict, WorkOnAnotherStreamEscapesAndFails) {
     std::cout << "cheat_cuda_other_stream: " << r.reason << "\n  " << ac.dump() << "\n";  // the margins, for the log
     EXPECT_EQ(ac["timing_mismatch"], true) << ac.dump();
     EXPECT_EQ(ac["device_wide_sync"], true);
+    // Timed by CUPTI (the default where it works), the evidence also names the work: every timed call ran
+    // its GEMM off the harness stream, and it outlived the call.
+    if (r.timer == "cupti") {
+        EXPECT_EQ(ac["off_stream_calls"], kRepeats) << ac.dump();
+        EXPECT_EQ(ac["outliving_calls"], kRepeats) << ac.dump();
+    } else {
+        std::cout << "not timed by CUPTI: " << extra_json(r).value("timer_fallback", "?") << "\n";
+    }
     // The output itself was right every time, once the device was idle: only the timing gives it away.
     EXPECT_EQ(ac["calls"], 1 + kWarmup + kRepeats) << ac.dump();
     EXPECT_EQ(ac["calls_verified"], 1 + kWarmup + kRepeats) << ac.dump();
@@ -135,6 +143,7 @@ TEST(GpuStrict, HonestKernelsAreOk) {
         EXPECT_EQ(ac["every_call_checked"], true) << what << ": " << ac.dump();
         EXPECT_EQ(ac["calls_verified"], 1 + kWarmup + kRepeats) << what;
         EXPECT_EQ(ac["device_wide_sync"], true) << what;
+        if (r.timer == "cupti") EXPECT_EQ(ac["off_stream_calls"], 0) << what << ": " << ac.dump();
         EXPECT_EQ(ac["fresh_inputs"], true) << what;
         EXPECT_EQ(ac["input_checksums"], true) << what;
         // At least 1 MiB, and at least an unpredicated 256 x 256 tile past the last row (measure/anticheat.hpp).

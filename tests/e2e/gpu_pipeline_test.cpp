@@ -20,10 +20,10 @@ namespace {
 using test::fixture;
 
 std::map<std::string, Record> run_fixtures(const std::string& dir_name, const std::vector<std::string>& kernels,
-                                           int expected_exit) {
+                                           int expected_exit, const std::string& options = "") {
     const auto dir = test::fresh_dir(dir_name);
     std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --warmup 1 --repeat 6" +
-                      " --timeout 120 --json out.json --csv out.csv --kernels ";
+                      " --timeout 120 --json out.json --csv out.csv " + options + " --kernels ";
     for (size_t i = 0; i < kernels.size(); ++i) cmd += (i ? "," : "") + kernels[i];
     for (const auto& k : kernels) cmd += " --plugin " + fixture(k);
     const auto r = test::run_command(cmd, dir, dir);
@@ -36,7 +36,8 @@ std::map<std::string, Record> run_fixtures(const std::string& dir_name, const st
 
 TEST(GpuPipeline, TimedLaunchesAreHeldAndTheLaunchOverheadIsReportedApart) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
-    auto rows = run_fixtures("gpu-pipeline-held", {"fixture_good_cuda"}, 0);
+    // The held stream times rows CUPTI does not (gpu_cupti_test.cpp has the CUPTI rows).
+    auto rows = run_fixtures("gpu-pipeline-held", {"fixture_good_cuda"}, 0, "--timer events");
     const Record& r = rows["fixture_good_cuda"];
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
     EXPECT_EQ(extra_json(r).value("timing_method", ""), "held_stream") << extra_json(r).dump();
@@ -54,7 +55,7 @@ TEST(GpuPipeline, TimedLaunchesAreHeldAndTheLaunchOverheadIsReportedApart) {
 
 TEST(GpuPipeline, APluginThatWaitsForItsOwnLaunchDoesNotDeadlockTheHeldStream) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
-    auto rows = run_fixtures("gpu-pipeline-sync", {"fixture_cuda_syncs_in_run"}, 0);
+    auto rows = run_fixtures("gpu-pipeline-sync", {"fixture_cuda_syncs_in_run"}, 0, "--timer events");
     const Record& r = rows["fixture_cuda_syncs_in_run"];
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
     // The hold gave up once, and the rest of the job was timed without it.

@@ -395,6 +395,21 @@ TEST(CompareReports, RowsDifferingOnlyInWarmCacheAreNotJoined) {
     EXPECT_EQ(params_text(r.rows[1].key), "");  // cold cache is the default: no parameter
 }
 
+TEST(CompareReports, RowsTimedByCuptiAreNotJoinedWithRowsTimedByEvents) {
+    // The same call reads a third shorter by its kernel records at small shapes: joined, the change of timer
+    // would pass for a speed-up.
+    const auto dir = kScratch.fresh_dir("timer");
+    const std::string path = (dir / "r.json").string();
+    std::ofstream(path) << R"({"records": [
+        {"kernel": "k", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1], "timer": "cupti"},
+        {"kernel": "k", "m": 8, "n": 8, "k": 8, "dtype": "fp32", "status": "ok", "samples_ms": [1], "timer": "cuda_event"}]})";
+    const ReportFile r = read_report_rows(path);
+    ASSERT_EQ(r.rows.size(), 2u);
+    EXPECT_EQ(params_text(r.rows[0].key), "timer=cupti");
+    EXPECT_EQ(params_text(r.rows[1].key), "");  // events: the rows of every report before CUPTI
+    EXPECT_FALSE(r.rows[0].key == r.rows[1].key);
+}
+
 // Every way a report can be unusable is an error naming the file and the JSON pointer.
 TEST(ReadReportRows, BadInputNamesTheFileAndThePath) {
     const auto dir = kScratch.fresh_dir("bad");

@@ -183,6 +183,28 @@ TEST(ParseSweepConfig, BaselineIsOneKernelOrOnePerDtype) {
     EXPECT_EQ(parse_sweep_config(again, "per.json").baseline, per.baseline);
 }
 
+TEST(ParseSweepConfig, TheTimerIsAutoUnlessNamedAndAnUnknownOneNamesItsPath) {
+    json doc{{"kernels", {"k"}}, {"shapes", {{{"square", 4}}}}};
+    const SweepConfig plain = parse_sweep_config(doc, "t.json");
+    EXPECT_EQ(plain.settings.timer, TimerChoice::automatic);
+    EXPECT_FALSE(plain.to_json().contains("timer")) << "the default stays out of the report's config";
+    doc["timer"] = "events";
+    const SweepConfig events = parse_sweep_config(doc, "t.json");
+    EXPECT_EQ(events.settings.timer, TimerChoice::events);
+    EXPECT_EQ(events.to_json().at("timer"), "events");
+    doc["timer"] = "fast";
+    const ConfigError e = parse_error_of(doc);
+    EXPECT_EQ(e.json_path(), "/timer");
+    EXPECT_EQ(e.message(), "timer must be auto, cupti or events, got \"fast\"");
+    // The job's settings carry it to the worker and back.
+    RunSettings s;
+    s.timer = TimerChoice::cupti;
+    EXPECT_EQ(json(s).get<RunSettings>().timer, TimerChoice::cupti);
+    json old_job = json(s);
+    old_job.erase("timer");  // a worker reading a job from before the timer existed
+    EXPECT_EQ(old_job.get<RunSettings>().timer, TimerChoice::automatic);
+}
+
 TEST(ParseSweepConfig, BaselineErrorsNameTheJsonPath) {
     const json base{{"kernels", {"k"}}, {"shapes", {{{"square", 4}}}}};
     const auto error_of = [&](const json& baseline) -> std::pair<std::string, std::string> {

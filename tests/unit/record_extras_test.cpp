@@ -38,6 +38,8 @@ RecordExtras full_extras() {
     x.launch_overhead_ms = 0.004;
     x.hold_timeouts = 2;
     x.hold_timeout_s = 1.0;
+    x.kernel_time = KernelTimeEvidence{10, 0.0062, 0.006, 0.0088, 1, 0, 1, 2, 3, 0.5, 2, 0.4, 1};
+    x.timer_fallback = "CUPTI unavailable: CUPTI_ERROR_NOT_INITIALIZED";
     AnticheatEvidence a;
     a.calls = 13;
     a.calls_verified = 12;
@@ -51,6 +53,8 @@ RecordExtras full_extras() {
     a.guard_band_elements = 1024;
     a.guard_page_bytes = 1 << 20;
     a.timing = TimingCrossCheckFacts{true, 3, 0.5, 2.5, 0.05};
+    a.off_stream_calls = 5;
+    a.outliving_calls = 4;
     x.anticheat = a;
     x.call_checks = CallChecks{{"first call", "last timed call"}, 7, 16, 3e-7};
     SamplingEvidence s;
@@ -117,6 +121,8 @@ TEST(RecordExtras, EveryStructSurvivesItsRoundTrip) {
     EXPECT_EQ(json(j["attributes"].get<KernelAttributes>()), j["attributes"]);
     EXPECT_EQ(json(j["anticheat"].get<AnticheatEvidence>()), j["anticheat"]);
     EXPECT_EQ(json(j["call_checks"].get<CallChecks>()), j["call_checks"]);
+    EXPECT_EQ(json(j["kernel_time"].get<KernelTimeEvidence>()), j["kernel_time"]);
+    EXPECT_EQ(j["kernel_time"]["event_ms_median"], 0.0088);
     EXPECT_EQ(json(j["sampling"].get<SamplingEvidence>()), j["sampling"]);
     EXPECT_EQ(json(j["sampling"]["clock_settle"].get<ClockSettleFacts>()), j["sampling"]["clock_settle"]);
     EXPECT_EQ(json(j["roofline"].get<RooflineEvidence>()), j["roofline"]);
@@ -161,6 +167,7 @@ TEST(RecordExtras, AnUnknownFieldIsRefusedAtEveryLevelNamingItsPath) {
     EXPECT_EQ(read_error(with(good, "/attributes/spills", 0)), "/extra/attributes/spills: unknown field");
     EXPECT_EQ(read_error(with(good, "/anticheat/cheated", false)), "/extra/anticheat/cheated: unknown field");
     EXPECT_EQ(read_error(with(good, "/call_checks/skipped", 0)), "/extra/call_checks/skipped: unknown field");
+    EXPECT_EQ(read_error(with(good, "/kernel_time/trust_me", 1)), "/extra/kernel_time/trust_me: unknown field");
     EXPECT_EQ(read_error(with(good, "/sampling/clock_settle/mhz", 1)), "/extra/sampling/clock_settle/mhz: unknown field");
     EXPECT_EQ(read_error(with(good, "/roofline/trust_me", true)), "/extra/roofline/trust_me: unknown field");
     EXPECT_EQ(read_error(with(good, "/trusted_check/note", "x")), "/extra/trusted_check/note: unknown field");

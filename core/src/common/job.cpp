@@ -22,10 +22,25 @@ Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
 }
 }  // namespace
 
+const char* to_string(TimerChoice choice) {
+    switch (choice) {
+        case TimerChoice::cupti: return "cupti";
+        case TimerChoice::events: return "events";
+        case TimerChoice::automatic: break;
+    }
+    return "auto";
+}
+
+std::optional<TimerChoice> parse_timer_choice(const std::string& text) {
+    for (TimerChoice c : {TimerChoice::automatic, TimerChoice::cupti, TimerChoice::events})
+        if (text == to_string(c)) return c;
+    return std::nullopt;
+}
+
 void to_json(nlohmann::json& j, const RunSettings& s) {
     j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
          {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict},
-         {"checked_outside", s.checked_outside}};
+         {"checked_outside", s.checked_outside}, {"timer", to_string(s.timer)}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
     put_optional(j, "call_timeout_s", s.call_timeout_s);
@@ -41,6 +56,8 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     s.profile = j.value("profile", false);
     s.strict = j.value("strict", false);
     s.checked_outside = j.value("checked_outside", false);
+    s.timer = TimerChoice::automatic;
+    if (j.contains("timer")) s.timer = get_enum<TimerChoice>(j, "timer", parse_timer_choice);
     get_optional(j, "time_budget_s", s.time_budget_s);
     get_optional(j, "tolerance", s.tolerance);
     get_optional(j, "call_timeout_s", s.call_timeout_s);

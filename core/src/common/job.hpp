@@ -14,6 +14,12 @@
 
 namespace kreg {
 
+// CUDA: what times the calls (README, "Measurement"). automatic: CUPTI's kernel records where CUPTI works,
+// else CUDA events, and the row says why; cupti: CUPTI, or the row fails with the reason; events: CUDA events.
+enum class TimerChoice { automatic, cupti, events };
+const char* to_string(TimerChoice choice);                           // "auto", "cupti", "events"
+std::optional<TimerChoice> parse_timer_choice(const std::string& text);  // the same words
+
 // How one job is measured and checked. Defaults are the runner's defaults.
 struct RunSettings {
     int warmup = 2;                       // untimed calls before the first sample
@@ -32,6 +38,7 @@ struct RunSettings {
     bool warm_cache = false;              // CUDA: skip the L2 flush between timed launches
     int device = 0;                       // CUDA device ordinal
     bool profile = false;                 // CUDA: wrap each timed launch in an NVTX range named after the kernel
+    TimerChoice timer = TimerChoice::automatic;  // CUDA
     // Grading: every call (checked, warm-up, timed) gets fresh inputs in fresh buffers and is verified,
     // inputs are checksummed around each call, and timing also waits for the whole device and is
     // cross-checked against the host clock. Slower; makes caching, input tampering and hidden work visible.
@@ -79,7 +86,7 @@ struct Record {
     std::optional<double> max_rel_err;  // normalised error of the checked call
     std::optional<double> tolerance;
 
-    std::string timer;                  // "host" or "cuda_event"
+    std::string timer;                  // "host", "cuda_event" or "cupti"
     std::vector<double> samples_ms;     // raw timed samples
     std::optional<TimingStats> stats;
     std::optional<double> gflops;       // from the median (operations with FLOPs: GEMM)

@@ -53,6 +53,7 @@ void read_value(const json& j, const std::string& path, LaunchInfo& v);
 void read_value(const json& j, const std::string& path, KernelAttributes& v);
 void read_value(const json& j, const std::string& path, AnticheatEvidence& v);
 void read_value(const json& j, const std::string& path, CallChecks& v);
+void read_value(const json& j, const std::string& path, KernelTimeEvidence& v);
 void read_value(const json& j, const std::string& path, ClockSettleFacts& v);
 void read_value(const json& j, const std::string& path, SamplingEvidence& v);
 void read_value(const json& j, const std::string& path, RooflineEvidence& v);
@@ -122,7 +123,7 @@ void read_value(const json& j, const std::string& path, AnticheatEvidence& v) {
                    {"strict", "calls", "calls_verified", "calls_exported", "every_call_checked", "fresh_inputs", "fresh_buffers",
                     "buffer_sets", "input_checksums", "failed_at", "device_wide_sync", "threads_left_running", "max_threads_left",
                     "guard_band_elements", "guard_page_bytes", "timing_mismatch", "mismatched_calls", "event_ms_median",
-                    "wall_ms_median", "slack_ms"});
+                    "wall_ms_median", "slack_ms", "off_stream_calls", "outliving_calls"});
     f.required("strict", v.strict);
     f.required("calls", v.calls);
     f.required("calls_verified", v.calls_verified);
@@ -138,6 +139,8 @@ void read_value(const json& j, const std::string& path, AnticheatEvidence& v) {
     f.optional("max_threads_left", v.max_threads_left);
     f.optional("guard_band_elements", v.guard_band_elements);
     f.optional("guard_page_bytes", v.guard_page_bytes);
+    f.optional("off_stream_calls", v.off_stream_calls);
+    f.optional("outliving_calls", v.outliving_calls);
     v.timing.reset();
     if (f.has("timing_mismatch")) {  // the cross-check's five facts come together
         TimingCrossCheckFacts t;
@@ -151,6 +154,26 @@ void read_value(const json& j, const std::string& path, AnticheatEvidence& v) {
         for (const char* key : {"mismatched_calls", "event_ms_median", "wall_ms_median", "slack_ms"})
             if (f.has(key)) fail(path + "/" + key, "without timing_mismatch");
     }
+}
+
+void read_value(const json& j, const std::string& path, KernelTimeEvidence& v) {
+    const Fields f(j, path,
+                   {"calls", "span_ms_median", "kernel_sum_ms_median", "event_ms_median", "kernels_median", "memcpys_median",
+                    "memsets_median", "streams_max", "off_stream_calls", "off_stream_ms_median", "outliving_calls",
+                    "outlived_ms_max", "calls_without_records"});
+    f.required("calls", v.calls);
+    f.required("span_ms_median", v.span_ms_median);
+    f.required("kernel_sum_ms_median", v.kernel_sum_ms_median);
+    f.optional("event_ms_median", v.event_ms_median);
+    f.required("kernels_median", v.kernels_median);
+    f.required("memcpys_median", v.memcpys_median);
+    f.required("memsets_median", v.memsets_median);
+    f.required("streams_max", v.streams_max);
+    f.required("off_stream_calls", v.off_stream_calls);
+    f.required("off_stream_ms_median", v.off_stream_ms_median);
+    f.required("outliving_calls", v.outliving_calls);
+    f.required("outlived_ms_max", v.outlived_ms_max);
+    f.required("calls_without_records", v.calls_without_records);
 }
 
 void read_value(const json& j, const std::string& path, CallChecks& v) {
@@ -227,7 +250,7 @@ void read_value(const json& j, const std::string& path, RecordExtras& v) {
     const Fields f(j, path,
                    {"device", "device_uuid", "launch", "launch_error", "attributes", "attributes_error", "model_bytes", "verify_sampled",
                     "warm_cache", "l2_flush_bytes", "timing_method", "launch_overhead_ms", "hold_timeouts", "hold_timeout_s",
-                    "anticheat", "call_checks", "sampling", "roofline", "trusted_check", "timing_claims"});
+                    "kernel_time", "timer_fallback", "anticheat", "call_checks", "sampling", "roofline", "trusted_check", "timing_claims"});
     f.optional("device", v.device);
     f.optional("device_uuid", v.device_uuid);
     f.optional("launch", v.launch);
@@ -242,6 +265,8 @@ void read_value(const json& j, const std::string& path, RecordExtras& v) {
     f.optional("launch_overhead_ms", v.launch_overhead_ms);
     f.optional("hold_timeouts", v.hold_timeouts);
     f.optional("hold_timeout_s", v.hold_timeout_s);
+    f.optional("kernel_time", v.kernel_time);
+    f.optional("timer_fallback", v.timer_fallback);
     f.optional("anticheat", v.anticheat);
     f.optional("call_checks", v.call_checks);
     f.optional("sampling", v.sampling);
@@ -284,6 +309,8 @@ void to_json(json& j, const AnticheatEvidence& v) {
     put(j, "max_threads_left", v.max_threads_left);
     put(j, "guard_band_elements", v.guard_band_elements);
     put(j, "guard_page_bytes", v.guard_page_bytes);
+    put(j, "off_stream_calls", v.off_stream_calls);
+    put(j, "outliving_calls", v.outliving_calls);
     if (v.timing) {
         j["timing_mismatch"] = v.timing->timing_mismatch;
         j["mismatched_calls"] = v.timing->mismatched_calls;
@@ -293,6 +320,23 @@ void to_json(json& j, const AnticheatEvidence& v) {
     }
 }
 void from_json(const json& j, AnticheatEvidence& v) { read_value(j, "", v); }
+
+void to_json(json& j, const KernelTimeEvidence& v) {
+    j = {{"calls", v.calls},
+         {"span_ms_median", v.span_ms_median},
+         {"kernel_sum_ms_median", v.kernel_sum_ms_median},
+         {"kernels_median", v.kernels_median},
+         {"memcpys_median", v.memcpys_median},
+         {"memsets_median", v.memsets_median},
+         {"streams_max", v.streams_max},
+         {"off_stream_calls", v.off_stream_calls},
+         {"off_stream_ms_median", v.off_stream_ms_median},
+         {"outliving_calls", v.outliving_calls},
+         {"outlived_ms_max", v.outlived_ms_max},
+         {"calls_without_records", v.calls_without_records}};
+    put(j, "event_ms_median", v.event_ms_median);
+}
+void from_json(const json& j, KernelTimeEvidence& v) { read_value(j, "", v); }
 
 void to_json(json& j, const CallChecks& v) {
     j = {{"verified", v.verified},
@@ -368,6 +412,8 @@ void to_json(json& j, const RecordExtras& v) {
     put(j, "launch_overhead_ms", v.launch_overhead_ms);
     put(j, "hold_timeouts", v.hold_timeouts);
     put(j, "hold_timeout_s", v.hold_timeout_s);
+    put(j, "kernel_time", v.kernel_time);
+    put(j, "timer_fallback", v.timer_fallback);
     put(j, "anticheat", v.anticheat);
     put(j, "call_checks", v.call_checks);
     put(j, "sampling", v.sampling);

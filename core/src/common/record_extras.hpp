@@ -64,6 +64,27 @@ struct AnticheatEvidence {
     std::optional<uint64_t> guard_band_elements;  // guard words before C (and after, on CUDA)
     std::optional<uint64_t> guard_page_bytes;     // CPU: inaccessible bytes on each side of C
     std::optional<TimingCrossCheckFacts> timing;  // CUDA timed calls
+    // CUDA timed by CUPTI (extra.kernel_time has the rest): calls with GPU work off the harness stream,
+    // and calls whose such work outlived the call and the harness stream. Counted in the samples.
+    std::optional<int> off_stream_calls, outliving_calls;
+};
+
+// extra.kernel_time: what CUPTI saw the GPU run in the timed calls (measure/kernel_window.hpp), on every
+// stream, between each call's start and the moment the device was idle again. Medians over the calls that
+// had records; a row timed by CUPTI has span_ms's per-call values as its samples. event_ms_median: plain
+// CUDA events around the same calls on the harness stream, launch gap included, for comparison.
+struct KernelTimeEvidence {
+    int calls = 0;                    // timed calls
+    double span_ms_median = 0;        // first start to last end of each call's activities
+    double kernel_sum_ms_median = 0;  // each call's kernel durations added up
+    std::optional<double> event_ms_median;
+    double kernels_median = 0, memcpys_median = 0, memsets_median = 0;  // activities per call
+    int streams_max = 0;              // the most streams one call's work used
+    int off_stream_calls = 0;         // calls with work not on the harness stream (counted in span_ms)
+    double off_stream_ms_median = 0;  // of those calls: the off-stream work's durations added up
+    int outliving_calls = 0;          // calls whose off-stream work ran past the call and the harness stream
+    double outlived_ms_max = 0;       // the longest such overhang
+    int calls_without_records = 0;    // calls CUPTI saw nothing of: their sample is the event time
 };
 
 // extra.call_checks: the checks of a plain (not strict) run's calls (pipeline/pipeline.cpp).
@@ -136,10 +157,13 @@ struct RecordExtras {
     std::optional<bool> verify_sampled;            // a full verification compared sampled elements only
     std::optional<bool> warm_cache;                // CUDA: no L2 flush between timed calls
     std::optional<uint64_t> l2_flush_bytes;        // CUDA: bytes written to flush L2 before each call
-    std::optional<std::string> timing_method;      // CUDA: "held_stream" or "held_stream_until_timeout"
+    // CUDA: "cupti", "held_stream", "held_stream_until_timeout" or (strict runs timed by events) "cuda_event"
+    std::optional<std::string> timing_method;
     std::optional<double> launch_overhead_ms;      // CUDA: median host cost of a launch, not in samples
     std::optional<int> hold_timeouts;              // CUDA: timed calls whose stream hold timed out
     std::optional<double> hold_timeout_s;
+    std::optional<KernelTimeEvidence> kernel_time;  // CUDA timed by CUPTI
+    std::optional<std::string> timer_fallback;      // CUDA timed by events where CUPTI was wanted: why
     std::optional<AnticheatEvidence> anticheat;
     std::optional<CallChecks> call_checks;
     std::optional<SamplingEvidence> sampling;
@@ -156,6 +180,8 @@ void to_json(nlohmann::json& j, const KernelAttributes& v);
 void from_json(const nlohmann::json& j, KernelAttributes& v);
 void to_json(nlohmann::json& j, const AnticheatEvidence& v);
 void from_json(const nlohmann::json& j, AnticheatEvidence& v);
+void to_json(nlohmann::json& j, const KernelTimeEvidence& v);
+void from_json(const nlohmann::json& j, KernelTimeEvidence& v);
 void to_json(nlohmann::json& j, const CallChecks& v);
 void from_json(const nlohmann::json& j, CallChecks& v);
 void to_json(nlohmann::json& j, const ClockSettleFacts& v);

@@ -16,7 +16,8 @@ struct RowKey {
     int64_t m = 0, n = 0, k = 0;
     std::string dtype;
     // Parameters that change what is measured, in canonical JSON ("" when none): the row's `params`
-    // object, if it has one, and `extra.warm_cache` when true (a warm-cache time is not a cold-cache time).
+    // object, if it has one, and `extra.warm_cache` when true (a warm-cache time is not a cold-cache time),
+    // and `timer` when it is "cupti" (a kernel time is not an event time).
     std::string params;
     friend bool operator<(const RowKey& a, const RowKey& b);
     friend bool operator==(const RowKey& a, const RowKey& b);

@@ -255,6 +255,7 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.tolerance) s.tolerance = o.tolerance;
     if (o.verify) s.verify = *o.verify;
     if (o.warm_cache) s.warm_cache = *o.warm_cache;
+    if (o.timer) s.timer = *o.timer;
     if (o.seed) config.seed = *o.seed;
     if (o.device) s.device = *o.device;
     if (o.baseline) config.baseline = *o.baseline;

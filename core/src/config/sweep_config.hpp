@@ -119,6 +119,7 @@ struct CliOverrides {
     std::optional<int> warmup, repeats;
     std::optional<double> time_budget_s, timeout_s, tolerance;
     std::optional<bool> verify, warm_cache;
+    std::optional<TimerChoice> timer;
     std::optional<uint64_t> seed;
     std::optional<int> device;
     std::optional<Baseline> baseline;  // --baseline NAME or DTYPE=NAME,...

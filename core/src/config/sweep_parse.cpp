@@ -138,6 +138,11 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     if (const auto n = root.find("timeout_s")) s.timeout_s = n->as_positive_number("timeout_s");
     if (const auto n = root.find("warm_cache")) s.warm_cache = n->as_bool();
     if (const auto n = root.find("device")) s.device = int(n->as_int("device", 0, kIntMax));
+    if (const auto n = root.find("timer")) {
+        const auto timer = parse_timer_choice(n->as_string());
+        if (!timer) n->fail("timer must be auto, cupti or events, got " + n->value().dump());
+        s.timer = *timer;
+    }
 
     if (const auto n = root.find("baseline")) config.baseline = parse_baseline(*n);
     if (const auto n = root.find("output")) config.output = parse_output(*n);

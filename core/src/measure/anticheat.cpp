@@ -158,6 +158,8 @@ AnticheatEvidence StrictEvidence::facts() const {
     if (guard_band_elements > 0) e.guard_band_elements = guard_band_elements;
     if (guard_page_bytes > 0) e.guard_page_bytes = guard_page_bytes;
     if (timing) e.timing = timing->facts();
+    e.off_stream_calls = off_stream_calls;
+    e.outliving_calls = outliving_calls;
     return e;
 }
 

@@ -123,6 +123,7 @@ struct StrictEvidence {
     std::optional<bool> threads_left_running;  // CPU: some call returned with more threads than it began with
     int max_threads_left = 0;                  // CPU: the most threads one call left behind
     std::optional<TimingCrossCheck> timing;    // CUDA timed calls
+    std::optional<int> off_stream_calls, outliving_calls;  // CUDA timed by CUPTI (extra.kernel_time)
 
     // The row's evidence (common/record_extras.hpp's AnticheatEvidence): the counts and facts above,
     // every_call_checked (each call's output was verified here or exported), and the fixed facts of

@@ -7,11 +7,18 @@
 //   - poison is written with cuMemsetD32Async (fill_device_words, cuda/device_fill.hpp), L2 is flushed by
 //     overwriting twice its size, and C is scanned after every call on the device (cuda_kernels.cu), so
 //     only a few words travel back;
-//   - timed calls are timed with events while the stream is held (HeldStreamTimer below): the launch's
-//     host overhead is not in the sample, and is reported on its own (extra.launch_overhead_ms);
-//   - strict runs time with CudaEventTimer::Wait::device instead, whose host wall clock around a
+//   - timed calls are timed by CUPTI's kernel records where CUPTI works (cuda/cupti_timer.hpp; settings.timer
+//     auto or cupti): the sample is the span of every kernel, memcpy and memset the call ran, on every
+//     stream, by the GPU's clock; the device is idle before every call, so the window holds the call's work
+//     only. Plain events beside it (launch gap included) and the host's wall clock around a device-wide wait
+//     are kept too: the row shows both times, and strict runs cross-check the events as before;
+//   - otherwise (settings.timer events, or CUPTI unavailable: extra.timer_fallback says why) timed calls are
+//     timed with events while the stream is held (HeldStreamTimer below): the launch's host overhead is
+//     not in the sample, and is reported on its own (extra.launch_overhead_ms);
+//   - strict runs timed by events use CudaEventTimer::Wait::device instead, whose host wall clock around a
 //     device-wide wait is what TimingCrossCheck compares the event time with.
 #include "cuda/cuda_check.hpp"
+#include "cuda/cupti_timer.hpp"
 #include "cuda/device_fill.hpp"
 #include "cuda/event_timer.hpp"
 #include "cuda/fenced_device_buffer.hpp"
@@ -31,6 +38,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -209,7 +217,16 @@ public:
           stream_(stream),
           l2_bytes_(l2_bytes),
           held_timer_(stream, job.settings.call_timeout_s),
-          strict_timer_(stream, CudaEventTimer::Wait::device) {}
+          strict_timer_(stream, CudaEventTimer::Wait::device) {
+        if (job.settings.timer == TimerChoice::events) return;
+        if (job.settings.profile) timer_fallback_ = "CUPTI not used: --profile runs for a profiler, which owns CUPTI";
+        else cupti_timer_ = CuptiTimer::open(stream, timer_fallback_);
+        if (!cupti_timer_ && job.settings.timer == TimerChoice::cupti) throw KernelFailed{"--timer cupti: " + timer_fallback_};
+    }
+
+    // What the row's `timer` says, and why CUPTI was not used where it was wanted ("" if it was, or was not wanted).
+    const char* timer_name() const { return cupti_timer_ ? "cupti" : "cuda_event"; }
+    const std::string& timer_fallback() const { return timer_fallback_; }
 
     void allocate(const Job& job, int sets, bool guarded) override {
         shape_ = job.shape;
@@ -286,6 +303,9 @@ public:
         if (flush_.bytes() > 0) KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++, flush_.bytes(), stream_));
     }
     void synchronize(const std::string& when, bool device_wide) override {
+        // CUPTI's window takes every record of the device: it must be idle before the call starts, so that
+        // nothing of a previous call (or a plugin's leftover work) is in it.
+        if (cupti_timer_) device_wide = true;
         try {
             raise_pending(device_wide ? cudaDeviceSynchronize() : cudaStreamSynchronize(stream_), when);
         } catch (const WorkerFatal& fatal) {
@@ -400,6 +420,7 @@ public:
         }
     }
     Timer& timer(bool strict) override {
+        if (cupti_timer_) return *cupti_timer_;  // waits for the whole device, and reads the wall clock, always
         if (strict) return strict_timer_;
         return held_timer_;
     }
@@ -419,8 +440,19 @@ public:
         evidence.device_wide_sync = true;
         evidence.timing.emplace();
         evidence.guard_band_elements = guard_floats_;
+        if (cupti_timer_) evidence.off_stream_calls = evidence.outliving_calls = 0;  // until a timed call says more
     }
     void after_timed_call(double ms, StrictEvidence& evidence) override {
+        if (cupti_timer_) {
+            // The cross-check compares the harness stream's events with the wall clock, as it does when events
+            // time the row: what it catches is unchanged. CUPTI also names the work off the harness stream,
+            // which its samples count.
+            if (evidence.timing) evidence.timing->add(cupti_timer_->last_event_ms(), cupti_timer_->last_wall_ms());
+            const KernelTimeEvidence seen = tally_kernel_windows(cupti_timer_->windows(), {});
+            evidence.off_stream_calls = seen.off_stream_calls;
+            evidence.outliving_calls = seen.outliving_calls;
+            return;
+        }
         if (evidence.timing) evidence.timing->add(ms, strict_timer_.last_wall_ms());
     }
     std::string timing_violation(const StrictEvidence& evidence) override {
@@ -429,6 +461,18 @@ public:
     void timing_facts(Record& record) override {
         record.extra.warm_cache = warm_cache_;
         if (!warm_cache_) record.extra.l2_flush_bytes = flush_.bytes();
+        if (cupti_timer_) {
+            // The timed calls are the timer's last ones: clock-settling calls (sampler.hpp) came before them.
+            const size_t timed = record.samples_ms.size();
+            const auto last = [timed](const auto& all) {
+                return std::vector<typename std::decay_t<decltype(all)>::value_type>(all.end() - std::min(timed, all.size()), all.end());
+            };
+            record.extra.timing_method = "cupti";
+            record.extra.kernel_time = tally_kernel_windows(last(cupti_timer_->windows()), last(cupti_timer_->event_ms()));
+            const std::vector<double> launch = last(cupti_timer_->launch_ms());
+            if (!launch.empty()) record.extra.launch_overhead_ms = compute_stats(launch).median_ms;
+            return;
+        }
         const std::vector<double>& launch = held_timer_.launch_ms();
         if (launch.empty()) return;  // strict: timed by strict_timer_
         // The samples exclude the launch; its host cost, per timed call, is here.
@@ -468,6 +512,8 @@ private:
     std::vector<unsigned long long> at_host_;
     HeldStreamTimer held_timer_;
     CudaEventTimer strict_timer_;
+    std::unique_ptr<CuptiTimer> cupti_timer_;  // null: timed by held_timer_ / strict_timer_
+    std::string timer_fallback_;
 };
 
 }  // namespace
@@ -487,6 +533,8 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel
         KREG_RUNNER_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, job.settings.device));
         Stream stream;
         CudaBackend backend(job, kernel, stream.get(), l2_bytes);
+        record.timer = backend.timer_name();
+        if (!backend.timer_fallback().empty()) record.extra.timer_fallback = backend.timer_fallback();
         run_pipeline(job, kernel, backend, record, job.settings.checked_outside ? channel : nullptr);
         return record;
     } catch (const KernelFailed& e) {

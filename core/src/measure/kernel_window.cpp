@@ -1,0 +1,94 @@
+#include "measure/kernel_window.hpp"
+
+#include "measure/stats.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace kreg {
+namespace {
+
+double ns_to_ms(uint64_t ns) { return double(ns) * 1e-6; }
+
+double median_of(std::vector<double> values) { return values.empty() ? 0.0 : compute_stats(values).median_ms; }
+
+}  // namespace
+
+KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window, ActivityStream harness) {
+    KernelWindow w;
+    uint64_t first_start = 0, last_end = 0;
+    uint64_t harness_last_end = 0;  // 0: no activity on the harness stream
+    std::set<std::pair<uint32_t, uint32_t>> streams;
+    std::vector<const GpuActivity*> off_stream;
+    for (const GpuActivity& r : records) {
+        if (r.start_ns < window.t0_ns || r.end_ns > window.t1_ns || r.end_ns < r.start_ns) continue;
+        if (w.records == 0 || r.start_ns < first_start) first_start = r.start_ns;
+        last_end = std::max(last_end, r.end_ns);
+        ++w.records;
+        switch (r.kind) {
+            case GpuActivity::Kind::kernel:
+                ++w.kernels;
+                w.kernel_sum_ms += ns_to_ms(r.end_ns - r.start_ns);
+                break;
+            case GpuActivity::Kind::memcpy: ++w.memcpys; break;
+            case GpuActivity::Kind::memset: ++w.memsets; break;
+        }
+        streams.insert({r.context, r.stream});
+        if (r.context == harness.context && r.stream == harness.stream) {
+            harness_last_end = std::max(harness_last_end, r.end_ns);
+        } else {
+            off_stream.push_back(&r);
+            w.off_stream_ms += ns_to_ms(r.end_ns - r.start_ns);
+        }
+    }
+    if (w.records == 0) return w;
+    w.span_ms = ns_to_ms(last_end - first_start);
+    w.streams = int(streams.size());
+    w.off_stream = int(off_stream.size());
+    // An event recorded on the harness stream after the call completes once the call has returned and the
+    // stream's own work is done; off-stream work ending later is the work such a timer misses.
+    const uint64_t seen_until = std::max(window.returned_ns, harness_last_end);
+    for (const GpuActivity* r : off_stream)
+        if (r->end_ns > seen_until) {
+            w.outlived = true;
+            w.outlived_ms = std::max(w.outlived_ms, ns_to_ms(r->end_ns - seen_until));
+        }
+    return w;
+}
+
+KernelTimeEvidence tally_kernel_windows(const std::vector<KernelWindow>& windows, const std::vector<double>& event_ms) {
+    KernelTimeEvidence e;
+    e.calls = int(windows.size());
+    std::vector<double> span, sum, kernels, memcpys, memsets, off_ms;
+    for (const KernelWindow& w : windows) {
+        if (w.records == 0) {
+            ++e.calls_without_records;
+            continue;
+        }
+        span.push_back(w.span_ms);
+        sum.push_back(w.kernel_sum_ms);
+        kernels.push_back(w.kernels);
+        memcpys.push_back(w.memcpys);
+        memsets.push_back(w.memsets);
+        e.streams_max = std::max(e.streams_max, w.streams);
+        if (w.off_stream > 0) {
+            ++e.off_stream_calls;
+            off_ms.push_back(w.off_stream_ms);
+        }
+        if (w.outlived) {
+            ++e.outliving_calls;
+            e.outlived_ms_max = std::max(e.outlived_ms_max, w.outlived_ms);
+        }
+    }
+    e.span_ms_median = median_of(span);
+    e.kernel_sum_ms_median = median_of(sum);
+    e.kernels_median = median_of(kernels);
+    e.memcpys_median = median_of(memcpys);
+    e.memsets_median = median_of(memsets);
+    e.off_stream_ms_median = median_of(off_ms);
+    if (!event_ms.empty()) e.event_ms_median = median_of(event_ms);
+    return e;
+}
+
+}  // namespace kreg

@@ -1,0 +1,62 @@
+// What the GPU ran during one timed call, from the activity records CUPTI hands back (cuda/cupti_timer.hpp),
+// as plain arithmetic over (kind, stream, start, end) so that it is tested without a GPU.
+//
+// A call's window opens at t0 (read right before the call, with the device idle) and closes at t1 (read once
+// the device is idle again). Its records are those that started at or after t0 and ended by t1, on every
+// stream and context of the process: the harness's own work (poison, L2 flush, the output scan) is queued
+// and finished outside the window, so everything inside is the call's.
+#pragma once
+
+#include "common/record_extras.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace kreg {
+
+// One activity record, in CUPTI's nanosecond timestamps.
+struct GpuActivity {
+    enum class Kind { kernel, memcpy, memset };
+    Kind kind = Kind::kernel;
+    uint32_t context = 0;  // CUPTI's context id
+    uint32_t stream = 0;   // CUPTI's stream id, unique within the context
+    uint64_t start_ns = 0, end_ns = 0;
+};
+
+// A stream as CUPTI names it: the harness's, found from its cudaStream_t (cuptiGetStreamIdEx), so no plugin
+// can make its own work look like the harness's.
+struct ActivityStream {
+    uint32_t context = 0, stream = 0;
+};
+
+// The timestamps of one call: t0 right before it, returned_ns when it returned to the host, t1 once the
+// device was idle again (t0 <= returned_ns <= t1).
+struct CallWindow {
+    uint64_t t0_ns = 0, returned_ns = 0, t1_ns = 0;
+};
+
+// One call's GPU work.
+struct KernelWindow {
+    int records = 0;             // activities in the window (0: nothing the GPU ran was seen)
+    double span_ms = 0;          // first start to last end, over every stream: the sample
+    double kernel_sum_ms = 0;    // the kernels' durations added up (overlap counted twice)
+    int kernels = 0, memcpys = 0, memsets = 0;
+    int streams = 0;             // distinct (context, stream) pairs
+    int off_stream = 0;          // activities not on the harness stream
+    double off_stream_ms = 0;    // their durations added up
+    // Work off the harness stream that was still running after the call had returned and the harness
+    // stream's last activity had ended: what an event timer on the harness stream never sees. outlived_ms
+    // is how long it ran past the later of those two moments.
+    bool outlived = false;
+    double outlived_ms = 0;
+};
+
+// The window's records and their arithmetic. Records outside [t0, t1] (the harness's work before and after
+// the call, delivered by the same flush) are left out; a record with end < start is left out as malformed.
+KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window, ActivityStream harness);
+
+// The timed calls' windows and the event times measured beside them -> extra.kernel_time (medians of the
+// per-call values, counts of the calls with off-stream or outliving work). event_ms may be empty.
+KernelTimeEvidence tally_kernel_windows(const std::vector<KernelWindow>& windows, const std::vector<double>& event_ms);
+
+}  // namespace kreg

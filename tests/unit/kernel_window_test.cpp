@@ -1,0 +1,109 @@
+// The arithmetic of a CUPTI-timed call (measure/kernel_window.hpp) over hand-made activity records: which
+// records are the call's, the span and sum, and the work off the harness stream or outliving the call.
+#include "measure/kernel_window.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kreg {
+namespace {
+
+using Kind = GpuActivity::Kind;
+constexpr ActivityStream kHarness{1, 7};
+// t0 = 1000 ns, the call returns at 1500 ns, the device is idle again at 100000 ns.
+constexpr CallWindow kWindow{1000, 1500, 100000};
+
+GpuActivity on(uint32_t stream, Kind kind, uint64_t start, uint64_t end) { return {kind, 1, stream, start, end}; }
+
+TEST(KernelWindow, AnEmptyWindowHasNoRecordsAndNoSpan) {
+    const KernelWindow w = summarize_window({}, kWindow, kHarness);
+    EXPECT_EQ(w.records, 0);
+    EXPECT_EQ(w.span_ms, 0);
+    EXPECT_FALSE(w.outlived);
+}
+
+TEST(KernelWindow, RecordsOutsideTheWindowAreTheHarnessesAndLeftOut) {
+    const std::vector<GpuActivity> records = {
+        on(7, Kind::memset, 100, 900),           // the poison and the L2 flush, before t0
+        on(7, Kind::kernel, 2000, 8000),         // the call's kernel
+        on(7, Kind::kernel, 200000, 201000),     // the output scan, after t1 (delivered by the same flush)
+        on(7, Kind::kernel, 999, 3000),          // started before t0: not the call's
+        on(7, Kind::kernel, 5000, 4000),         // malformed: ends before it starts
+    };
+    const KernelWindow w = summarize_window(records, kWindow, kHarness);
+    EXPECT_EQ(w.records, 1);
+    EXPECT_EQ(w.kernels, 1);
+    EXPECT_EQ(w.memsets, 0);
+    EXPECT_DOUBLE_EQ(w.span_ms, 6000e-6);
+    EXPECT_DOUBLE_EQ(w.kernel_sum_ms, 6000e-6);
+    EXPECT_EQ(w.streams, 1);
+    EXPECT_EQ(w.off_stream, 0);
+}
+
+TEST(KernelWindow, SpanCoversEveryStreamAndTheSumAddsTheKernels) {
+    // Two kernels overlapping on two streams and a memcpy after them: the span is first start to last end,
+    // the sum counts the overlap twice and leaves the copy out.
+    const std::vector<GpuActivity> records = {on(7, Kind::kernel, 2000, 6000), on(9, Kind::kernel, 4000, 10000),
+                                              on(7, Kind::memcpy, 10000, 12000)};
+    const KernelWindow w = summarize_window(records, kWindow, kHarness);
+    EXPECT_EQ(w.records, 3);
+    EXPECT_EQ(w.kernels, 2);
+    EXPECT_EQ(w.memcpys, 1);
+    EXPECT_DOUBLE_EQ(w.span_ms, 10000e-6);
+    EXPECT_DOUBLE_EQ(w.kernel_sum_ms, 10000e-6);
+    EXPECT_EQ(w.streams, 2);
+    EXPECT_EQ(w.off_stream, 1);
+    EXPECT_DOUBLE_EQ(w.off_stream_ms, 6000e-6);
+    // The other stream's kernel ended before the harness stream's last activity: an event timer saw it out.
+    EXPECT_FALSE(w.outlived);
+}
+
+TEST(KernelWindow, WorkThatOutlivesTheCallAndTheHarnessStreamIsNamed) {
+    // The harness stream's work ends at 3000; the side stream's runs until 50000: 47000 ns unseen by events.
+    const std::vector<GpuActivity> records = {on(7, Kind::kernel, 2000, 3000), on(9, Kind::kernel, 2500, 50000)};
+    const KernelWindow w = summarize_window(records, kWindow, kHarness);
+    EXPECT_TRUE(w.outlived);
+    EXPECT_DOUBLE_EQ(w.outlived_ms, 47000e-6);
+    EXPECT_DOUBLE_EQ(w.span_ms, 48000e-6);
+}
+
+TEST(KernelWindow, WithNothingOnTheHarnessStreamTheCallsReturnIsTheMark) {
+    // A call that returns at 1500 after launching only on its own stream: everything after 1500 is unseen.
+    const KernelWindow w = summarize_window({on(9, Kind::kernel, 1200, 9500)}, kWindow, kHarness);
+    EXPECT_TRUE(w.outlived);
+    EXPECT_DOUBLE_EQ(w.outlived_ms, 8000e-6);
+    // Off-stream work the call waited for before it returned outlives nothing.
+    const KernelWindow waited = summarize_window({on(9, Kind::kernel, 1100, 1400)}, kWindow, kHarness);
+    EXPECT_EQ(waited.off_stream, 1);
+    EXPECT_FALSE(waited.outlived);
+}
+
+TEST(KernelWindow, AStreamOfTheSameNumberInAnotherContextIsNotTheHarnesses) {
+    const GpuActivity elsewhere{Kind::kernel, 2, 7, 2000, 3000};
+    const KernelWindow w = summarize_window({elsewhere}, kWindow, kHarness);
+    EXPECT_EQ(w.off_stream, 1);
+    EXPECT_TRUE(w.outlived);
+}
+
+TEST(KernelWindow, TheTallyTakesMediansAndCountsTheCallsWithHiddenWork) {
+    const std::vector<GpuActivity> honest = {on(7, Kind::kernel, 2000, 8000)};
+    const std::vector<GpuActivity> hidden = {on(7, Kind::kernel, 2000, 3000), on(9, Kind::kernel, 2500, 60000)};
+    const std::vector<KernelWindow> windows = {summarize_window(honest, kWindow, kHarness),
+                                               summarize_window(hidden, kWindow, kHarness),
+                                               summarize_window(honest, kWindow, kHarness), KernelWindow{}};
+    const KernelTimeEvidence e = tally_kernel_windows(windows, {0.010, 0.011, 0.012, 0.013});
+    EXPECT_EQ(e.calls, 4);
+    EXPECT_EQ(e.calls_without_records, 1);
+    EXPECT_DOUBLE_EQ(e.span_ms_median, 6000e-6);  // of the three calls with records
+    EXPECT_DOUBLE_EQ(e.kernels_median, 1);
+    EXPECT_EQ(e.streams_max, 2);
+    EXPECT_EQ(e.off_stream_calls, 1);
+    EXPECT_EQ(e.outliving_calls, 1);
+    EXPECT_DOUBLE_EQ(e.outlived_ms_max, 57000e-6);
+    EXPECT_DOUBLE_EQ(e.off_stream_ms_median, 57500e-6);
+    ASSERT_TRUE(e.event_ms_median.has_value());
+    EXPECT_DOUBLE_EQ(*e.event_ms_median, 0.0115);
+    EXPECT_FALSE(tally_kernel_windows(windows, {}).event_ms_median.has_value());
+}
+
+}  // namespace
+}  // namespace kreg

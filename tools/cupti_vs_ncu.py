@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The CUPTI timer against Nsight Compute: cuBLAS BF16 and FP32 GEMMs at 512-8192^3, timed by the runner with
+--timer cupti, and the same calls under ncu --clock-control none --metrics gpu__time_duration.sum.
+
+    tools/cupti_vs_ncu.py [--build build] [--sizes 512,1024,2048,4096,8192] [--out DIR] [--ncu ncu]
+
+Prints, per kernel and shape, the CUPTI span median (the row's sample), its kernel-sum median and kernels per
+call, the event time beside it, ncu's median kernel duration times the kernels per call, and CUPTI / ncu.
+The runner's rows go to DIR/cupti.json; ncu's raw CSV to DIR/ncu-KERNEL-SIZE.csv, so the log can be committed.
+Under ncu the runner is run with --profile --isolation none: each call inside an NVTX range named after the
+kernel, which ncu targets (README, "Lab conveniences"); the runner's own CUPTI timer steps aside there (a
+profiler owns CUPTI), which this run also shows: those rows say cuda_event with the reason.
+Exit status: 0 when every ratio is within --tolerance (3 %), 1 otherwise, 2 when something could not run.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+KERNELS = [("cublas_bf16", "bf16"), ("cublas_sgemm", "fp32")]
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, text=True, capture_output=True, **kw)
+
+
+def cupti_rows(runner, sizes, out):
+    report = os.path.join(out, "cupti.json")
+    kernels = ",".join(k for k, _ in KERNELS)
+    dtypes = ",".join(d for _, d in KERNELS)
+    r = run([runner, "--kernels", kernels, "--dtype", dtypes, "--sizes", ",".join(map(str, sizes)), "--timer", "cupti",
+             "--no-calibrate", "--force", "--json", report])
+    if r.returncode not in (0, 1) or not os.path.exists(report):
+        sys.exit(f"the runner failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    rows = {}
+    with open(report) as f:
+        for rec in json.load(f)["records"]:
+            if rec["status"] != "ok":
+                print(f"{rec['kernel']} {rec['m']}^3: {rec['status']}: {rec['reason']}", file=sys.stderr)
+                continue
+            rows[(rec["kernel"], rec["m"])] = rec
+    return rows
+
+
+def ncu_durations_ms(ncu, runner, kernel, dtype, size, out):
+    """Every kernel launch ncu profiled inside the kernel's NVTX ranges: gpu__time_duration.sum in ms."""
+    r = run([ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--nvtx", "--nvtx-include",
+             f"{kernel}/", "--csv", "--print-units", "base", runner, "--profile", "--isolation", "none", "--kernels", kernel,
+             "--dtype", dtype, "--shape", f"{size}x{size}x{size}", "--no-calibrate"])
+    path = os.path.join(out, f"ncu-{kernel}-{size}.csv")
+    with open(path, "w") as f:
+        f.write(r.stdout)
+    text = r.stdout[r.stdout.find('"ID"'):] if '"ID"' in r.stdout else ""
+    durations = []
+    for row in csv.DictReader(io.StringIO(text)):
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            unit = row.get("Metric Unit", "nsecond")
+            value = float(row["Metric Value"].replace(",", ""))
+            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(unit)
+            if scale is None:
+                sys.exit(f"{path}: unknown unit {unit!r}")
+            durations.append(value * scale)
+    if not durations:
+        print(f"{path}: ncu profiled nothing (exit {r.returncode}):\n{r.stderr[-2000:]}", file=sys.stderr)
+    return durations
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    p.add_argument("--sizes", default="512,1024,2048,4096,8192")
+    p.add_argument("--out", default="cupti-vs-ncu")
+    p.add_argument("--ncu", default=shutil.which("ncu") or "/usr/local/cuda/bin/ncu")
+    p.add_argument("--tolerance", type=float, default=0.03)
+    a = p.parse_args()
+    runner = os.path.join(a.build, "bin", "runner")
+    sizes = [int(s) for s in a.sizes.split(",")]
+    os.makedirs(a.out, exist_ok=True)
+    if not os.path.exists(a.ncu):
+        sys.exit(f"no ncu at {a.ncu} (--ncu PATH)")
+    rows = cupti_rows(runner, sizes, a.out)
+    print(f"{'kernel':14} {'size':>5} {'cupti span':>11} {'kernel sum':>11} {'k/call':>6} {'events':>9} "
+          f"{'ncu':>11} {'cupti/ncu':>9}")
+    worst, missing = 0.0, False
+    for kernel, dtype in KERNELS:
+        for size in sizes:
+            rec = rows.get((kernel, size))
+            durations = ncu_durations_ms(a.ncu, runner, kernel, dtype, size, a.out)
+            if rec is None or not durations or rec.get("timer") != "cupti":
+                print(f"{kernel:14} {size:5} not measured (row: {rec and rec.get('timer')}, ncu launches: {len(durations)})")
+                missing = True
+                continue
+            kt = rec["extra"]["kernel_time"]
+            per_call = kt["kernels_median"] or 1
+            ncu_ms = statistics.median(durations) * per_call
+            ratio = kt["span_ms_median"] / ncu_ms
+            worst = max(worst, abs(ratio - 1))
+            print(f"{kernel:14} {size:5} {kt['span_ms_median'] * 1e3:9.2f}us {kt['kernel_sum_ms_median'] * 1e3:9.2f}us "
+                  f"{per_call:6g} {kt.get('event_ms_median', 0) * 1e3:7.2f}us {ncu_ms * 1e3:9.2f}us {ratio:9.4f}")
+    print(f"worst |cupti/ncu - 1| = {worst:.4f} (tolerance {a.tolerance})")
+    if missing:
+        return 2
+    return 0 if worst <= a.tolerance else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
