@@ -25,10 +25,18 @@ std::string ms(double v) {
 }  // namespace
 
 double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls) {
-    double largest = -1;
+    std::vector<double> gaps;
     for (const CheckedCall& c : trusted_calls)
-        if (c.measured_ms) largest = std::max(largest, c.window_ms - *c.measured_ms);
-    return largest < 0 ? std::numeric_limits<double>::infinity() : 1.5 * largest + 0.05;
+        if (c.measured_ms) gaps.push_back(std::max(0.0, c.window_ms - *c.measured_ms));
+    if (gaps.empty()) return std::numeric_limits<double>::infinity();
+    std::sort(gaps.begin(), gaps.end());
+    // The median, not the largest: on a loaded 2-core machine a third of the calls had the scheduler take
+    // the core for 2-6 ms during the harness's part of their window (256^3: median 0.92 ms, smallest 0.84,
+    // largest 6.1). Those delays belong to no call's work; one of them must not cancel every call's bound.
+    // The median's distance above the smallest gap is added once more: the submission's calls whose harness
+    // share runs higher than the calibration's median (a cache its kernel left colder) stay under the bound.
+    const double middle = gaps[gaps.size() / 2];
+    return middle + (middle - gaps.front()) + kAllowanceClockError_ms;
 }
 
 TimingClaims TimingVerdict::evidence() const {

@@ -16,9 +16,15 @@
 
 namespace kreg {
 
-// The harness work inside a window at a shape, from a trusted kernel's checked run: the largest
-// window - measured of its timed calls, times 1.5, plus 0.05 ms. Infinite (no bound: every claim that
-// fits its window is believed) when the run has no timed call.
+// The harness work inside a window at a shape, from a trusted kernel's checked run (kCalibrationCalls
+// timed calls): of the gaps window - measured of its timed calls, the median plus its distance above the
+// smallest, plus kAllowanceClockError_ms (two clocks read in two processes). Infinite (no bound: every
+// claim that fits its window is believed) when the run has no timed call.
+// The window holds only the seed's round trip, the inputs drawn from it, the call and C's hand-over
+// (pipeline/pipeline.cpp does the rest before the seed or after the hand-over), so this is small next to
+// a call, and a plugin that skips harness work to shrink its windows gains at most this much.
+constexpr int kCalibrationCalls = 20;
+constexpr double kAllowanceClockError_ms = 0.01;
 double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls);
 
 struct TimingVerdict {
