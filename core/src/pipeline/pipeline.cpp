@@ -243,7 +243,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
         // Strict: C first (work finishing after the call returned is not seen), then everything else.
         backend.copy_output(set, c.data());
         ++evidence.calls;
-        if (channel != nullptr) {  // the checker checks C, outside this process; its window ends here, before the checks below
+        // The checker checks C, outside this process; its window on the call ends here, before the checks below.
+        if (channel != nullptr) {
             channel->hand_over(number, c.data(), c.size(), measured_ms);
             ++evidence.calls_exported;
         }
