@@ -91,6 +91,8 @@ const std::map<std::string, Expected> kCorpus = {
     {"leftover_fork", {"attack_leftover_fork.so", "graded", kNaiveSpeed}},
     {"leftover_holds_reply", {"attack_leftover_holds_reply.so", "crashed", 0}},
     {"leftover_stops", {"attack_leftover_stops_worker.so", "!graded,timeout", 0}},
+    // 10. Timer tampering: the worker's clock reads 1/50 of each call; the grader's own bound decides the tier.
+    {"timer_tamper", {"attack_timer_tamper.so", "graded", kNaiveSpeed}},
 };
 const std::string kSourceStudent = "plant_src";
 

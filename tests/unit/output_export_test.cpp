@@ -260,11 +260,12 @@ TEST(CallOutputs, TransposesAreCheckedBitForBitEveryCall) {
         wrong = check_call_outputs(job, outputs(), 4);
         EXPECT_NE(wrong.reason.find("was never written (it still holds the poison NaN)"), std::string::npos) << wrong.reason;
         c[3][5] = saved;
-        // An element left holding what C was filled with before that call (verify/output_fill.hpp, drawn from
-        // the call's seed as in the worker) is named as unwritten, whichever fill it was.
+        // An element left holding what C was filled with before that call (verify/output_fill.hpp, drawn as in
+        // the worker) is named as unwritten, whichever fill it was.
         if (op == Operation::transpose) {
-            const bool first_finite = draw_output_fill(1000).finite;
-            const OutputFill fill = call_output_fill(3, 1003, first_finite);
+            // Filled before the call's own seed is asked for: from the job's seed, then the previous call's.
+            const bool first_finite = draw_output_fill(checked_fill_seed(0, job.seed, 0)).finite;
+            const OutputFill fill = call_output_fill(3, checked_fill_seed(3, job.seed, 1002), first_finite);
             size_t at = 0;
             while (fill.finite && !fill_word_is_implausible(finite_fill_word(fill.key, at))) ++at;
             const uint32_t word = fill.finite ? finite_fill_word(fill.key, at) : fill.nan_word;

@@ -192,8 +192,7 @@ double Grader::harness_allowance(const Shape& shape, Backend backend) {
         job.shape = shape;
         job.seed = kReferenceSeed;
         job.settings.warmup = options_.rubric.warmup;
-        job.settings.repeats = options_.rubric.repeats;
-        job.settings.time_budget_s = options_.rubric.time_budget_s;
+        job.settings.repeats = std::max(options_.rubric.repeats, kCalibrationCalls);  // enough gaps for a quantile
         job.settings.timeout_s = std::max(options_.rubric.limits.call_s, 60.0) * (2 + job.settings.warmup + job.settings.repeats);
         job.settings.device = options_.device;
         job.settings.strict = true;

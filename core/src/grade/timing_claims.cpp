@@ -25,10 +25,19 @@ std::string ms(double v) {
 }  // namespace
 
 double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls) {
-    double largest = -1;
+    std::vector<double> gaps;
     for (const CheckedCall& c : trusted_calls)
-        if (c.measured_ms) largest = std::max(largest, c.window_ms - *c.measured_ms);
-    return largest < 0 ? std::numeric_limits<double>::infinity() : 1.5 * largest + 0.05;
+        if (c.measured_ms) gaps.push_back(std::max(0.0, c.window_ms - *c.measured_ms));
+    if (gaps.empty()) return std::numeric_limits<double>::infinity();
+    std::sort(gaps.begin(), gaps.end());
+    // The median, not the largest: on a loaded 2-core machine a third of the calls had the scheduler take
+    // the core for 2-6 ms during the harness's part of their window (256^3: median 0.92 ms, smallest 0.84,
+    // largest 6.1). Those delays belong to no call's work; one of them must not cancel every call's bound.
+    // The margin is for a submission's calls whose harness share runs higher than the calibration's (another
+    // kernel leaves the caches otherwise): honest transposes at 128^3 showed median shares up to 1.25 x the
+    // calibration's median plus its spread, and a bound above an honest kernel's time costs it its tiers.
+    const double middle = gaps[gaps.size() / 2];
+    return kAllowanceMedianFactor * middle + 2 * (middle - gaps.front()) + kAllowanceClockError_ms;
 }
 
 TimingClaims TimingVerdict::evidence() const {
@@ -74,7 +83,11 @@ TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::ve
         bounds.push_back(std::max(0.0, c.window_ms - allowance_ms));
     }
     v.claimed_median_ms = median(claimed);
-    v.bound_median_ms = median(bounds);
+    // The smallest call's bound, not their median: the scheduler only lengthens windows, so the quietest
+    // call is the one whose bound is nearest its own time, and with three timed calls on a loaded machine
+    // two delayed ones put the median bound above an honest kernel's time (a 0.04 ms transpose bounded at
+    // 2.1 ms). A kernel whose timer lies is bounded by its quietest call all the same.
+    v.bound_median_ms = bounds.empty() ? 0 : *std::min_element(bounds.begin(), bounds.end());
     v.believed = v.claimed_median_ms >= v.bound_median_ms;
     return v;
 }

@@ -111,7 +111,9 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
         }
         // What C held before the call, drawn from the same seed as in the worker (pipeline.cpp): an element
         // that still holds it was never written, whatever the fill was (a finite one is not "fine").
-        const OutputFill fill = call_output_fill(out.call, out.seed, first_call_finite);
+        const uint64_t previous_seed = out.call > 0 ? outputs[size_t(out.call) - 1].seed : 0;
+        const OutputFill fill =
+            call_output_fill(out.call, checked_fill_seed(out.call, job.seed, previous_seed), first_call_finite);
         if (out.call == 0) first_call_finite = fill.finite;
         if (!geometry.in_place)
             for (size_t i = 0; i < c_count; ++i) {

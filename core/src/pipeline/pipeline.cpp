@@ -203,11 +203,26 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     std::random_device fill_entropy;
     OutputFill fill;
     bool first_call_finite = false;
+    uint64_t previous_call_seed = 0;  // checked outside: the seed the checker issued for the last call
 
     // Outside the timed region, before every call.
     auto prepare = [&](const CallSite& site) {
         current = site;
         std::optional<uint64_t> call_seed;
+        // Checked outside, what does not depend on the call's inputs is done before its seed is asked for:
+        // outside the grader's window, which then holds little more than the call (grade/timing_claims.hpp).
+        // C's fill is then drawn from the previous call's seed (checked_fill_seed), which the checker knows too.
+        const bool before_seed = channel != nullptr && !geometry.in_place;
+        auto fill_c = [&](uint64_t fill_seed) {
+            fill = backend.poison_output(set, call_output_fill(call_number, fill_seed, first_call_finite));
+            if (call_number == 0) first_call_finite = fill.finite;
+        };
+        const uint64_t channel_fill_seed = checked_fill_seed(call_number, job.seed, previous_call_seed);
+        if (before_seed) {
+            set = int(call_number % uint64_t(sets));
+            fill_c(channel_fill_seed);
+            backend.before_call();
+        }
         if (strict) {
             set = int(call_number % uint64_t(sets));
             if (channel != nullptr) {
@@ -220,13 +235,13 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             }
             backend.fill_inputs(set, a, b);
         }
-        const uint64_t fill_seed = call_seed ? *call_seed : (uint64_t(fill_entropy()) << 32) ^ fill_entropy();
-        fill = backend.poison_output(set, call_output_fill(call_number, fill_seed, first_call_finite));
-        if (call_number == 0) first_call_finite = fill.finite;
+        if (call_seed) previous_call_seed = *call_seed;
+        if (!before_seed)
+            fill_c(channel != nullptr ? channel_fill_seed : (uint64_t(fill_entropy()) << 32) ^ fill_entropy());
         if (site.role != CallSite::Role::checked && !settings.warm_cache) backend.flush_caches();
         backend.synchronize("preparing the " + site.label() + " of " + record.kernel, strict);
         args = backend.operands(set);
-        if (strict) backend.before_call();
+        if (strict && !before_seed) backend.before_call();
         limit.arm();
     };
     // Full verification of the host copy c.
@@ -277,16 +292,17 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
         // Strict: C first (work finishing after the call returned is not seen), then everything else.
         backend.copy_output(set, c.data());
         ++evidence.calls;
+        // The checker checks C, outside this process; its window on the call ends here, before the checks below.
+        if (channel != nullptr) {
+            channel->hand_over(number, c.data(), c.size(), measured_ms);
+            ++evidence.calls_exported;
+        }
         backend.after_call(evidence);
         if (const std::string change = backend.inputs_changed(set); !change.empty())
             throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
         if (const std::string oob = backend.guard_damage(set); !oob.empty())
             throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
-        if (channel != nullptr) {  // the checker checks C, outside this process
-            channel->hand_over(number, c.data(), c.size(), measured_ms);
-            ++evidence.calls_exported;
-            return;
-        }
+        if (channel != nullptr) return;
         verify_full(site.label(), verify_seed + number);
     };
 

@@ -35,6 +35,10 @@ OutputFill call_output_fill(uint64_t call, uint64_t seed, bool first_call_finite
     return fill;
 }
 
+uint64_t checked_fill_seed(uint64_t call, uint64_t job_seed, uint64_t previous_call_seed) {
+    return call == 0 ? job_seed ^ 0x6a09e667f3bcc908ULL : previous_call_seed ^ 0xbb67ae8584caa73bULL;
+}
+
 void write_output_fill(const OutputFill& fill, float* c, size_t count) {
     if (!fill.finite) {
         fill_bits(c, count, fill.nan_word);

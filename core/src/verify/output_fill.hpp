@@ -71,6 +71,12 @@ OutputFill draw_output_fill(uint64_t seed, int finite_share = 128);
 // checker outside it (ops/output_export.cpp) both call this, with the same seeds.
 OutputFill call_output_fill(uint64_t call, uint64_t seed, bool first_call_finite);
 
+// The fill seed of call `call` of a job checked outside the worker: C is filled before the call's own seed
+// is asked for (so that the fill lies outside the grader's window), hence from the seed issued for the
+// call before it, or for the first call from the job's seed. Both sides know these; the kernel sees its C
+// during the call anyway, so knowing the fill earlier tells it nothing more.
+uint64_t checked_fill_seed(uint64_t call, uint64_t job_seed, uint64_t previous_call_seed);
+
 // Writes the fill over c[0, count).
 void write_output_fill(const OutputFill& fill, float* c, size_t count);
 
