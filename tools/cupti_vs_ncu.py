@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The CUPTI timer against Nsight Compute: cuBLAS BF16 and FP32 GEMMs at 512-8192^3, timed by the runner with
 --timer cupti, and the same calls under ncu --clock-control none --metrics gpu__time_duration.sum.
 

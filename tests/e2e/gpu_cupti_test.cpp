@@ -2,7 +2,7 @@
 // the kernel time beside the event time; work a plugin leaves running on a stream of its own is counted in
 // the sample and named; and where CUPTI cannot be had the row is timed by events and says why. No test
 // here judges speed beyond ratios a loaded machine cannot come near (the times themselves are the H200
-// batch's business, tools/cupti_vs_ncu.sh). Without a GPU every test is skipped with the reason.
+// batch's business, tools/cupti_vs_ncu.py). Without a GPU every test is skipped with the reason.
 #include "record_json.hpp"
 #include "common/job.hpp"
 #include "cuda/device_facts.hpp"
