@@ -171,6 +171,37 @@ TEST(RlimitData, IsNotSetWithoutAMemoryLimitAndTheReportSaysSo) {
     }));
 }
 
+// With the runner's cgroup holding the worker, RLIMIT_DATA stays unset, so a request of twice the limit is
+// not refused in the worker (where only the worker could see it) but counted by the cgroup's memory.events.
+TEST(RlimitData, IsNotSetWhereTheRunnersCgroupCapsMemory) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        rlimit before{};
+        ::getrlimit(RLIMIT_DATA, &before);
+        SandboxPolicy policy;
+        policy.memory_bytes = 64 * kMiB;
+        policy.memory_in_cgroup = true;
+        SandboxReport report;
+        apply_resource_limits(policy, report);
+        rlimit after{};
+        ::getrlimit(RLIMIT_DATA, &after);
+        const bool reported = std::find(report.unavailable.begin(), report.unavailable.end(),
+                                        "RLIMIT_DATA: not set (the runner's cgroup caps memory: memory.max)") !=
+                              report.unavailable.end();
+        if (!reported || report.has_applied("RLIMIT_DATA") || after.rlim_cur != before.rlim_cur) {
+            message = "RLIMIT_DATA was set though the cgroup caps memory, or the report does not say so";
+            return kFail;
+        }
+        void* block = std::malloc(128 * kMiB);  // twice the limit: only the cgroup may stop it (none here)
+        escape = block;
+        std::free(block);
+        if (block == nullptr) {
+            message = "malloc of twice the limit was refused in the process";
+            return kFail;
+        }
+        return kPass;
+    }));
+}
+
 // ---- reading how a worker ended ----------------------------------------------------------------------------
 
 TEST(LooksLikeMemoryLimit, PeakRssAtNinetyPercentOfTheLimit) {
