@@ -52,7 +52,7 @@ def ncu_durations_ms(ncu, runner, kernel, dtype, size, out):
     """Every kernel launch ncu profiled inside the kernel's NVTX ranges: gpu__time_duration.sum in ms."""
     r = run([ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--nvtx", "--nvtx-include",
              f"{kernel}/", "--csv", "--print-units", "base", runner, "--profile", "--isolation", "none", "--kernels", kernel,
-             "--dtype", dtype, "--shape", f"{size}x{size}x{size}", "--no-calibrate"])
+             "--dtype", dtype, "--shape", f"{size}x{size}x{size}", "--no-calibrate", "--warmup", "2", "--repeat", "10"])
     path = os.path.join(out, f"ncu-{kernel}-{size}.csv")
     with open(path, "w") as f:
         f.write(r.stdout)
@@ -62,7 +62,8 @@ def ncu_durations_ms(ncu, runner, kernel, dtype, size, out):
         if row.get("Metric Name") == "gpu__time_duration.sum":
             unit = row.get("Metric Unit", "nsecond")
             value = float(row["Metric Value"].replace(",", ""))
-            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(unit)
+            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
+                     "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}.get(unit)
             if scale is None:
                 sys.exit(f"{path}: unknown unit {unit!r}")
             durations.append(value * scale)

@@ -47,7 +47,7 @@ constexpr double kCorrectness = 80, kNaiveSpeed = 90;
 
 struct Expected {
     std::string file;    // in the fixture folder; '@': the runner's plugin folder
-    std::string status;  // "!a,b": anything but these
+    std::string status;  // "!a,b": anything but these; "@memory": kMemoryCapStatus
     double score;        // -1: not checked here (the honest ones are compared with the baseline)
 };
 
@@ -81,8 +81,10 @@ const std::map<std::string, Expected> kCorpus = {
     // 5. and 6. Secrets and the network: a leak turns into a wrong result.
     {"secrets", {"attack_read_secrets.so", "graded", kNaiveSpeed}},
     {"network", {"attack_network.so", "graded", kNaiveSpeed}},
-    // 7. Memory over the rubric's limit.
-    {"memory_hog", {"attack_memory_hog.so", "memory_limit", 0}},
+    // 7. Memory over the rubric's limit, asked for with new[], malloc and mmap: one grade for all three.
+    {"memory_hog", {"attack_memory_hog.so", "@memory", 0}},
+    {"memory_malloc", {"attack_memory_malloc.so", "@memory", 0}},
+    {"memory_mmap", {"attack_memory_mmap.so", "@memory", 0}},
     // 8. Writes outside C.
     {"oob_far_past", {"attack_write_far_past_c.so", "crashed", 0}},
     {"oob_before", {"attack_write_before_c.so", "failed", 0}},
@@ -93,6 +95,8 @@ const std::map<std::string, Expected> kCorpus = {
     {"leftover_stops", {"attack_leftover_stops_worker.so", "!graded,timeout", 0}},
     // 10. Timer tampering: the worker's clock reads 1/50 of each call; the grader's own bound decides the tier.
     {"timer_tamper", {"attack_timer_tamper.so", "graded", kNaiveSpeed}},
+    // 11. A failure message made of kreg's own phrases: what the grader saw is a kernel's failure.
+    {"kreg_phrases", {"attack_kreg_phrases.so", "failed", 0}},
 };
 const std::string kSourceStudent = "plant_src";
 
@@ -215,7 +219,20 @@ double correctness_points(const StudentResult& r) {
     return points;
 }
 
+// "@memory": memory_limit where the worker's cgroup held it (memory.events counts the cap reached), failed
+// where only RLIMIT_DATA did (an ordinary user without a delegated cgroup): a refused request leaves the
+// parent nothing to observe but the plugin's word, which is not read.
+std::string memory_cap_status(const StudentResult& r) {
+    for (const auto& applied : r.sandbox.value("applied", nlohmann::json::array()))
+        if (applied.is_string() && applied.get<std::string>().rfind("memory cgroup: ", 0) == 0) return "memory_limit";
+    return "failed";
+}
+
 void expect_status(const std::string& student, const StudentResult& r, const std::string& expected) {
+    if (expected == "@memory") {
+        EXPECT_EQ(r.status, memory_cap_status(r)) << student << ": " << r.summary << "\n" << r.sandbox.dump();
+        return;
+    }
     if (expected[0] != '!') {
         EXPECT_EQ(r.status, expected) << student << ": " << r.summary;
         return;

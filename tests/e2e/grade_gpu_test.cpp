@@ -31,6 +31,7 @@ const std::map<std::string, Expected> kGpuCorpus = {
     {"warptiled", {"@cuda_09_warptiled.so", "graded", -1}},
     {"honest", {"honest_cuda.so", "graded", -1}},
     {"faults", {"fixture_illegal_address.so", "cuda_error", 0}},
+    {"phrases", {"fixture_cuda_kreg_phrases.so", "failed", 0}},  // kreg's phrases as its message: what was seen
     {"hangs", {"fixture_infinite_kernel.so", "timeout", 0}},
     // One row past C meets the unmapped pages after C's mapping (cuda/fenced_device_buffer.hpp).
     {"overruns", {"fixture_cuda_writes_past_c.so", "cuda_error", 0}},

@@ -131,6 +131,7 @@ void to_json(nlohmann::json& j, const Record& r) {
     put_optional(j, "gflops", r.gflops);
     put_optional(j, "exit_code", r.exit_code);
     put_optional(j, "signal", r.signal);
+    if (r.end_cause != EndCause::none) j["end_cause"] = to_string(r.end_cause);  // rows that ran to their end unchanged
     // Only other operations name theirs, so every GEMM row (and report) stays as it was.
     if (r.operation != Operation::gemm) j["operation"] = to_string(r.operation);
     if (r.shape.block > 0) j["block"] = r.shape.block;
@@ -161,6 +162,7 @@ void from_json(const nlohmann::json& j, Record& r) {
     get_optional(j, "gbps", r.gbps);
     get_optional(j, "exit_code", r.exit_code);
     get_optional(j, "signal", r.signal);
+    if (j.contains("end_cause")) r.end_cause = get_enum<EndCause>(j, "end_cause", parse_end_cause);
 }
 
 Record record_for(const Job& job, RowStatus status, std::string reason) {

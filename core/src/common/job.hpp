@@ -95,6 +95,7 @@ struct Record {
 
     std::optional<int> exit_code;       // worker exit code, when it exited
     std::optional<std::string> signal;  // signal name, when it was killed by one
+    EndCause end_cause = EndCause::none;  // why it ended, typed where seen (common/types.hpp); the outcome's source
 
     RecordExtras extra;  // evidence: launch, attributes, roofline, strict-run facts (common/record_extras.hpp)
 };

@@ -27,7 +27,23 @@ constexpr std::array<std::pair<RowStatus, std::string_view>, 6> kStatuses{{{RowS
                                                                            {RowStatus::failed, "failed"},
                                                                            {RowStatus::crashed, "crashed"},
                                                                            {RowStatus::timeout, "timeout"}}};
+constexpr std::array<std::pair<EndCause, std::string_view>, 11> kEndCauses{
+    {{EndCause::none, "none"},
+     {EndCause::kernel_failed, "kernel_failed"},
+     {EndCause::cuda_error, "cuda_error"},
+     {EndCause::signal, "signal"},
+     {EndCause::exited, "exited"},
+     {EndCause::call_timeout, "call_timeout"},
+     {EndCause::job_timeout, "job_timeout"},
+     {EndCause::load_timeout, "load_timeout"},
+     {EndCause::memory_cap, "memory_cap"},
+     {EndCause::sandbox_refusal, "sandbox_refusal"},
+     {EndCause::protocol_breach, "protocol_breach"}}};
 }  // namespace
+
+std::string_view to_string(EndCause c) { return name_of(kEndCauses, c); }
+std::optional<EndCause> parse_end_cause(std::string_view s) { return lookup(kEndCauses, s); }
+bool worker_may_claim(EndCause c) { return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error; }
 
 std::string_view to_string(DType d) { return name_of(kDTypes, d); }
 std::optional<DType> parse_dtype(std::string_view s) { return lookup(kDTypes, s); }

@@ -43,6 +43,29 @@ std::string_view to_string(RowStatus s);
 std::optional<RowStatus> parse_row_status(std::string_view s);
 const std::vector<RowStatus>& all_row_statuses();
 
+// Why a row ended, typed where it was seen and never read back from a message (docs/GRADING.md, "Outcomes").
+// The worker may claim only kernel_failed (a kernel's status) and cuda_error (a sticky CUDA error it hit);
+// every other cause is the parent's own observation: a signal or exit status from the reaper, a time limit
+// the parent enforced, memory.events of the worker's cgroup (or its peak RSS), SIGSYS from seccomp, a
+// reply out of protocol.
+enum class EndCause {
+    none,             // ran to its end (ok, wrong_result, skipped), or a refusal decided before running
+    kernel_failed,    // worker's claim: the kernel or the pipeline returned a failure status
+    cuda_error,       // worker's claim: a sticky CUDA error ended the context
+    signal,           // parent: the worker was killed by a signal (not SIGSYS)
+    exited,           // parent: the worker exited on its own
+    call_timeout,     // parent: one call ran past the per-call limit (the watchdog's exit code)
+    job_timeout,      // parent: the job ran past its time limit; worker killed
+    load_timeout,     // parent: loading ran past its time limit; worker killed
+    memory_cap,       // parent: the memory cap was reached (memory.events, or peak RSS at the limit)
+    sandbox_refusal,  // parent: seccomp killed the worker (SIGSYS)
+    protocol_breach,  // parent: the worker wrote out of protocol or its claims contradicted what was seen
+};
+std::string_view to_string(EndCause c);
+std::optional<EndCause> parse_end_cause(std::string_view s);
+// kernel_failed and cuda_error: what a worker may say about its own end.
+bool worker_may_claim(EndCause c);
+
 // A problem size. GEMM: M x N x K. Transposes have no K (k is 0): A is M x N; block_transpose also has
 // its tile edge in block (0 for every other operation).
 struct Shape {

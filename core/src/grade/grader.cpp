@@ -53,7 +53,9 @@ Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
     const TimingVerdict timing = judge_timing_claims(job, r, calls, allowance_ms);
     if (!timing.violation.empty()) {
         executor.finish();  // a worker that lies is not asked again
-        return record_for(job, RowStatus::crashed, std::string(kProtocolViolationPrefix) + timing.violation);
+        Record breach = record_for(job, RowStatus::crashed, std::string(kProtocolViolationPrefix) + timing.violation);
+        breach.end_cause = EndCause::protocol_breach;
+        return breach;
     }
     const int minimum = std::min(3, std::max(1, job.settings.repeats));
     std::vector<CallOutput> outputs;
@@ -95,15 +97,22 @@ uint64_t largest_output_bytes(const Rubric& rubric) {
     return largest;
 }
 
-// A load that failed inside the worker's describe: crashed/timed out/exited, or a plain load error.
-std::string classify_load_error(const std::string& error) {
-    if (error.find("did not finish within") != std::string::npos) return "timeout";
-    if (error.find(kProtocolViolationPrefix) != std::string::npos) return "protocol_violation";
-    if (error.find("memory limit of ") != std::string::npos) return "memory_limit";
-    if (error.find("killed by SIGSYS") != std::string::npos) return "sandbox_violation";
-    if (error.find("killed by SIGABRT") != std::string::npos) return "aborted";
-    if (error.find("worker killed by") != std::string::npos) return "crashed";
-    if (error.find("worker exited with code") != std::string::npos) return "exited";
+// A load that failed inside the worker's describe, from how the parent saw the worker end (never from the
+// error's text, part of which is the plugin's): crashed/timed out/exited, or a plain load error.
+std::string classify_load_error(const PluginInfo& info) {
+    switch (info.load_end) {
+        case EndCause::load_timeout:
+        case EndCause::job_timeout:
+        case EndCause::call_timeout: return "timeout";
+        case EndCause::protocol_breach: return "protocol_violation";
+        case EndCause::memory_cap: return "memory_limit";
+        case EndCause::sandbox_refusal: return "sandbox_violation";
+        case EndCause::signal: return info.load_signal == "SIGABRT" ? "aborted" : "crashed";
+        case EndCause::exited: return "exited";
+        case EndCause::none:
+        case EndCause::kernel_failed:
+        case EndCause::cuda_error: return "load_failed";
+    }
     return "load_failed";
 }
 
@@ -297,7 +306,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     result.sandbox = executor.last_sandbox_report();
     if (!info.error.empty()) {
         result.checks.push_back({"load", "load in a hardened worker", 0, 0, false, info.error, {}});
-        return finish(classify_load_error(info.error), "could not be loaded: " + info.error);
+        return finish(classify_load_error(info), "could not be loaded: " + info.error);
     }
     std::string kernel;
     if (rubric.kernel) {

@@ -1,29 +1,34 @@
 #include "grade/outcome.hpp"
 
-#include "sweep/executor.hpp"
-
 #include <algorithm>
 #include <array>
 
 namespace kreg {
 
 std::string classify_outcome(const Record& r) {
-    // The parent's own findings first: they are what happened, whatever the worker's status claims.
-    if (r.reason.rfind(kProtocolViolationPrefix, 0) == 0) return "protocol_violation";
-    if (r.reason.rfind("memory limit of ", 0) == 0) return "memory_limit";
+    // From the typed cause set where the end was seen, never from the reason: part of a reason is the
+    // plugin's own text. The parent's observations come first: they are what happened, whatever the status
+    // a worker claimed (read_record_claim lets a worker claim only kernel_failed and cuda_error).
+    switch (r.end_cause) {
+        case EndCause::protocol_breach: return "protocol_violation";
+        case EndCause::memory_cap: return "memory_limit";
+        case EndCause::sandbox_refusal: return "sandbox_violation";
+        case EndCause::call_timeout:
+        case EndCause::job_timeout:
+        case EndCause::load_timeout: return "timeout";
+        case EndCause::signal: return r.signal == "SIGABRT" ? "aborted" : "crashed";
+        case EndCause::exited: return "exited";
+        case EndCause::cuda_error: return r.status == RowStatus::crashed ? "cuda_error" : "failed";
+        case EndCause::kernel_failed:
+        case EndCause::none: break;
+    }
     switch (r.status) {
         case RowStatus::ok: return "ok";
         case RowStatus::wrong_result: return "wrong_result";
         case RowStatus::skipped: return "skipped";
         case RowStatus::timeout: return "timeout";
-        case RowStatus::failed:
-            return r.reason.find("Operation not permitted") != std::string::npos ? "sandbox_violation" : "failed";
-        case RowStatus::crashed:
-            if (r.signal == "SIGSYS") return "sandbox_violation";
-            if (r.signal == "SIGABRT") return "aborted";
-            if (r.reason.find("cudaError") != std::string::npos) return "cuda_error";
-            if (r.exit_code) return "exited";
-            return "crashed";
+        case RowStatus::failed: return "failed";
+        case RowStatus::crashed: return "crashed";
     }
     return "failed";
 }

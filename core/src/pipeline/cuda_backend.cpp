@@ -54,7 +54,7 @@ void raise_pending(cudaError_t waited, const std::string& when) {
     const cudaError_t e = waited != cudaSuccess ? waited : last;
     if (e == cudaSuccess) return;
     const std::string message = cuda_error_text(e) + " (" + when + ")";
-    if (is_sticky(e)) throw WorkerFatal(message);
+    if (is_sticky(e)) throw WorkerFatal::cuda(message);
     throw KernelFailed{message};
 }
 
@@ -415,7 +415,7 @@ public:
             held_timer_.release();
             const cudaError_t e = cudaStreamSynchronize(stream_);
             (void)cudaGetLastError();
-            if (is_sticky(e)) throw WorkerFatal(cuda_error_text(e) + " (" + who_ + ": " + message + ")");
+            if (is_sticky(e)) throw WorkerFatal::cuda(cuda_error_text(e) + " (" + who_ + ": " + message + ")");
             throw KernelFailed{message};
         }
     }
@@ -540,7 +540,7 @@ Record run_cuda_gemm_job(const Job& job, const LoadedKernel& kernel, CallChannel
     } catch (const KernelFailed& e) {
         record.reason = e.message;
     } catch (const CudaError& e) {
-        if (e.sticky()) throw WorkerFatal(e.what());
+        if (e.sticky()) throw WorkerFatal::cuda(e.what());
         record.reason = e.what();
     } catch (const std::bad_alloc&) {
         record.reason = "out of host memory for the operands of " + to_string(job.shape);

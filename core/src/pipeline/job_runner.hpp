@@ -27,6 +27,13 @@ struct LoadedKernel {
 class WorkerFatal : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+    // A sticky CUDA error (the cause the row carries, EndCause::cuda_error), known where it is detected.
+    static WorkerFatal cuda(const std::string& what) {
+        WorkerFatal fatal(what);
+        fatal.cuda_error = true;
+        return fatal;
+    }
+    bool cuda_error = false;
 };
 
 // Grading's line to the checker outside the worker (the parent, through the worker session). For a job

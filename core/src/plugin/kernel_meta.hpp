@@ -37,6 +37,10 @@ struct PluginInfo {
     std::string sha256;
     std::vector<KernelMeta> kernels;
     std::string error;  // why the plugin could not be used; empty when it loaded
+    // How the loading worker ended when it did, as the parent saw it (never sent by a worker, not in the JSON):
+    // what a grader's load outcome is derived from, not error's text.
+    EndCause load_end = EndCause::none;
+    std::optional<std::string> load_signal;
 };
 
 void to_json(nlohmann::json& j, const KernelMeta& k);

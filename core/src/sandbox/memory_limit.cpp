@@ -447,11 +447,9 @@ void WorkerCgroup::kill_all() {
     }
 }
 
-bool looks_like_memory_limit(uint64_t limit_bytes, long ru_maxrss_kib, const std::string& failure_text) {
+bool looks_like_memory_limit(uint64_t limit_bytes, long ru_maxrss_kib) {
     if (limit_bytes == 0) return false;
-    if (ru_maxrss_kib > 0 && uint64_t(ru_maxrss_kib) * kKiB >= limit_bytes - limit_bytes / 10) return true;
-    return failure_text.find("std::bad_alloc") != std::string::npos ||
-           failure_text.find("Cannot allocate memory") != std::string::npos;
+    return ru_maxrss_kib > 0 && uint64_t(ru_maxrss_kib) * kKiB >= limit_bytes - limit_bytes / 10;
 }
 
 std::string memory_limit_reason(uint64_t limit_bytes, uint64_t peak_bytes) {
@@ -460,11 +458,9 @@ std::string memory_limit_reason(uint64_t limit_bytes, uint64_t peak_bytes) {
     return reason;
 }
 
-std::string describe_memory_limit_hit(uint64_t limit_bytes, const WorkerCgroup* cgroup, long ru_maxrss_kib,
-                                      const std::string& failure_text) {
+std::string describe_memory_limit_hit(uint64_t limit_bytes, const WorkerCgroup* cgroup, long ru_maxrss_kib) {
     if (limit_bytes == 0) return "";
-    const bool hit =
-        (cgroup && cgroup->memory_limit_hit()) || looks_like_memory_limit(limit_bytes, ru_maxrss_kib, failure_text);
+    const bool hit = (cgroup && cgroup->memory_limit_hit()) || looks_like_memory_limit(limit_bytes, ru_maxrss_kib);
     if (!hit) return "";
     uint64_t peak = cgroup ? cgroup->peak_bytes() : 0;
     if (peak == 0 && ru_maxrss_kib > 0) peak = uint64_t(ru_maxrss_kib) * kKiB;

@@ -86,20 +86,20 @@ private:
     std::string limits_;
 };
 
-// Without a cgroup, whether a worker that failed probably ran into the memory limit: its peak RSS (wait4's
-// ru_maxrss, KiB) reached 90 % of the limit, or its failure text says an allocation failed ("std::bad_alloc",
-// "Cannot allocate memory" — RLIMIT_DATA's ENOMEM). CUDA's "out of memory" is device memory and does not count.
-bool looks_like_memory_limit(uint64_t limit_bytes, long ru_maxrss_kib, const std::string& failure_text);
+// Without a cgroup, whether a worker that ended ran into the memory limit, by what the parent saw of it: its
+// peak RSS (wait4's ru_maxrss, KiB) reached 90 % of the limit. What the worker wrote ("std::bad_alloc",
+// "Cannot allocate memory") is its claim and is never read: an allocation RLIMIT_DATA refused leaves nothing
+// the parent can observe, so that row is the kernel's failure (docs/GRADING.md, "Outcomes").
+bool looks_like_memory_limit(uint64_t limit_bytes, long ru_maxrss_kib);
 
 // "memory limit of 4 GiB exceeded (peak 4.0 GiB)"; without "(peak ...)" when peak_bytes is 0.
 std::string memory_limit_reason(uint64_t limit_bytes, uint64_t peak_bytes);
 
 // For the runner after a worker ended and was reaped (before its WorkerCgroup is destroyed): the reason the
-// row carries when the memory limit explains the end, else "". cgroup may be null (none could be made). With
-// a cgroup: memory_limit_hit(), or the RLIMIT_DATA signs of looks_like_memory_limit; the peak is memory.peak
-// where it exists, else ru_maxrss. limit_bytes 0 (no limit): always "".
-std::string describe_memory_limit_hit(uint64_t limit_bytes, const WorkerCgroup* cgroup, long ru_maxrss_kib,
-                                      const std::string& failure_text);
+// row carries when the memory limit explains the end, else "". cgroup may be null (none could be made). The
+// cgroup's memory.events (memory_limit_hit()), or the peak RSS of looks_like_memory_limit; the peak is
+// memory.peak where it exists, else ru_maxrss. limit_bytes 0 (no limit): always "".
+std::string describe_memory_limit_hit(uint64_t limit_bytes, const WorkerCgroup* cgroup, long ru_maxrss_kib);
 
 // The pieces of create(), separate so a test can point them at a hierarchy and controllers of its choosing.
 namespace detail {

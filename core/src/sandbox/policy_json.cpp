@@ -14,6 +14,7 @@ void to_json(nlohmann::json& j, const SandboxPolicy& p) {
          {"scratch_dir", p.scratch_dir},
          {"readable_paths", p.readable_paths},
          {"memory_bytes", p.memory_bytes},
+         {"memory_in_cgroup", p.memory_in_cgroup},
          {"max_processes", p.max_processes},
          {"scratch_bytes", p.scratch_bytes}};
 }
@@ -30,6 +31,7 @@ void from_json(const nlohmann::json& j, SandboxPolicy& p) {
     p.scratch_dir = j.value("scratch_dir", p.scratch_dir);
     p.readable_paths = j.value("readable_paths", p.readable_paths);
     p.memory_bytes = j.value("memory_bytes", p.memory_bytes);
+    p.memory_in_cgroup = j.value("memory_in_cgroup", p.memory_in_cgroup);
     p.max_processes = j.value("max_processes", p.max_processes);
     p.scratch_bytes = j.value("scratch_bytes", p.scratch_bytes);
 }

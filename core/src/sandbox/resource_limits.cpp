@@ -79,7 +79,9 @@ void apply_resource_limits(const SandboxPolicy& policy, SandboxReport& report) {
     // processes count against the same limit.
     if (policy.max_processes > 0 && ::geteuid() == kSandboxUid)
         lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", rlim_t(policy.max_processes), rlim_t(policy.max_processes), "", report);
-    if (policy.memory_bytes > 0) {
+    if (policy.memory_bytes > 0 && policy.memory_in_cgroup) {
+        report.unavailable.push_back("RLIMIT_DATA: not set (the runner's cgroup caps memory: memory.max)");
+    } else if (policy.memory_bytes > 0) {
         const rlim_t data =
             policy.memory_bytes >= uint64_t(RLIM_INFINITY) ? RLIM_INFINITY - 1 : rlim_t(policy.memory_bytes);
         lower_limit(RLIMIT_DATA, "RLIMIT_DATA", data, data, " bytes", report);

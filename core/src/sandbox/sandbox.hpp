@@ -54,6 +54,11 @@ struct SandboxPolicy {
     // Memory: a cgroup v2 memory.max (and pids.max) where one can be made, else RLIMIT_DATA
     // (sandbox/memory_limit.hpp). 0: no limit.
     uint64_t memory_bytes = uint64_t(4) << 30;
+    // Set by the runner when it made the worker's cgroup with memory.max = memory_bytes: then the cgroup alone
+    // caps memory and RLIMIT_DATA is not set, so a cap reached is one the parent sees in memory.events however
+    // the memory was asked for (RLIMIT_DATA refuses a large request before the cgroup counts anything, and a
+    // refusal leaves the parent nothing to observe but the worker's word).
+    bool memory_in_cgroup = false;
     // Processes and threads together (pids.max; RLIMIT_NPROC where the process runs as the sandbox's own
     // uid, which nothing else uses). 0: no limit.
     uint64_t max_processes = 512;

@@ -41,7 +41,8 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
     if (it == reply.end() || !it->is_object()) return "sent a result without a record";
     if (std::string why = unexpected_field(*it, {"op", "job_id", "kernel", "plugin", "plugin_path", "backend", "dtype", "m", "n", "k",
                                                    "seed", "status", "reason", "timer", "samples_ms", "extra", "max_rel_err",
-                                                   "tolerance", "stats", "gflops", "exit_code", "signal", "operation", "block", "gbps"});
+                                                   "tolerance", "stats", "gflops", "exit_code", "signal", "operation", "block", "gbps",
+                                                   "end_cause"});
         !why.empty())
         return why;
     if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples) return "sent a record with too many samples";
@@ -59,6 +60,11 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
     record.plugin = printable_utf8(record.plugin, 256);
     record.exit_code.reset();  // how a worker ended is the parent's to say
     record.signal.reset();
+    // A worker speaks only of its kernel's failure and of a CUDA error it hit; the rest is the parent's to see.
+    if (!worker_may_claim(record.end_cause)) return "claimed the end cause '" + std::string(to_string(record.end_cause)) + "', which only the runner observes";
+    if (record.status == RowStatus::failed) record.end_cause = EndCause::kernel_failed;
+    else if (record.status != RowStatus::crashed) record.end_cause = EndCause::none;
+    else if (record.end_cause != EndCause::cuda_error) record.end_cause = EndCause::kernel_failed;
     return "";
 }
 
@@ -100,6 +106,12 @@ struct Executor::Worker {
     std::string unstage(const std::string& text) const { return replace_all(text, staged_path, plugin_path); }
 };
 
+EndCause end_cause_of(const ExitInfo& exit) {
+    if (exit.signal) return *exit.signal == "SIGSYS" ? EndCause::sandbox_refusal : EndCause::signal;
+    if (exit.exit_code) return EndCause::exited;
+    return EndCause::signal;  // reaped without a status the reaper could report: killed by the parent
+}
+
 std::string explain_worker_end(const ExitInfo& exit, const std::string& stderr_tail) {
     std::string s = "worker " + exit.describe();
     const std::string tail = last_lines(stderr_tail, 300);
@@ -115,7 +127,8 @@ Executor::~Executor() {
     if (worker_) worker_->process.stop();
 }
 
-std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error) {
+std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error, ExitInfo* ended,
+                                                          bool* violated) {
     try {
         auto w = std::make_unique<Worker>();
         std::vector<std::string> args{"__worker"};
@@ -137,6 +150,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             w->memory_bytes = policy.memory_bytes;
             if (policy.memory_bytes > 0 || policy.max_processes > 0)
                 w->cgroup = WorkerCgroup::create(policy.memory_bytes, policy.max_processes, w->cgroup_unavailable);
+            policy.memory_in_cgroup = w->cgroup && policy.memory_bytes > 0;
             confinement.emplace();
             confinement->scratch_dir = work;
             confinement->scratch_tmpfs_bytes = policy.scratch_bytes;
@@ -151,14 +165,22 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             };
             args.insert(args.end(), {"--sandbox", nlohmann::json(policy).dump()});
         }
+        const bool memory_in_cgroup = w->cgroup && w->memory_bytes > 0;
         w->process = WorkerProcess::start(options_.runner_exe, args, confinement ? &*confinement : nullptr);
+        if (memory_in_cgroup && !w->cgroup) {  // the worker was told the cgroup caps its memory: none would
+            error = "worker did not start: " + w->cgroup_unavailable;
+            return nullptr;
+        }
         const auto hello = w->process.exchange(nullptr, options_.load_timeout_s);
         if (hello.outcome == WorkerProcess::Outcome::violation) {
             error = "worker did not start: " + std::string(kProtocolViolationPrefix) + hello.violation;
+            if (violated) *violated = true;
             return nullptr;
         }
         if (hello.outcome != WorkerProcess::Outcome::reply || hello.message.value("op", "") != "hello") {
             error = "worker did not start: " + explain_worker_end(hello.exit, w->process.stderr_tail());
+            if (ended && hello.outcome == WorkerProcess::Outcome::ended) *ended = hello.exit;
+            if (violated && hello.outcome == WorkerProcess::Outcome::reply) *violated = true;
             return nullptr;
         }
         if (hello.message.value("protocol", 0) != kWorkerProtocolVersion) {
@@ -197,9 +219,14 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
     if (in_process_)
         return in_process_->handle({{"op", "describe"}, {"plugin", plugin_path}, {"device", device}}).at("plugin").get<PluginInfo>();
     std::string error;
-    auto w = start_worker(plugin_path, error);
+    ExitInfo ended;
+    bool violated = false;
+    auto w = start_worker(plugin_path, error, &ended, &violated);
     if (!w) {
         info.error = plugin_path + ": " + error;
+        if (violated) info.load_end = EndCause::protocol_breach;
+        else if (ended.signal || ended.exit_code) info.load_end = end_cause_of(ended);
+        info.load_signal = ended.signal;
         return info;
     }
     const std::string loads = w->staged_path.empty() ? plugin_path : w->staged_path;
@@ -207,12 +234,23 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
     if (reply.outcome == WorkerProcess::Outcome::timed_out) {
         info.error = plugin_path + ": loading did not finish within " + seconds_text(options_.load_timeout_s) +
                      " s; worker killed";
+        info.load_end = EndCause::load_timeout;
     } else if (reply.outcome == WorkerProcess::Outcome::violation) {
         info.error = plugin_path + ": " + kProtocolViolationPrefix + reply.violation + " while loading; worker killed";
+        info.load_end = EndCause::protocol_breach;
     } else if (reply.outcome == WorkerProcess::Outcome::ended) {
         info.error = plugin_path + ": " + explain_worker_end(reply.exit, w->process.stderr_tail()) + " while loading";
+        info.load_end = end_cause_of(reply.exit);
+        info.load_signal = reply.exit.signal;
+        const std::string memory =
+            describe_memory_limit_hit(w->memory_bytes, w->cgroup ? &*w->cgroup : nullptr, reply.exit.max_rss_kib);
+        if (!memory.empty()) {
+            info.error = plugin_path + ": " + memory + "; " + info.error.substr(plugin_path.size() + 2);
+            info.load_end = EndCause::memory_cap;
+        }
     } else if (std::string why = unexpected_field(reply.message, {"op", "plugin"}); !why.empty() || reply.message.value("op", "") != "described") {
         info.error = plugin_path + ": " + kProtocolViolationPrefix + (why.empty() ? "answered a description with '" + reply.message.value("op", "") + "'" : why);
+        info.load_end = EndCause::protocol_breach;
     } else {
         try {
             info = reply.message.at("plugin").get<PluginInfo>();
@@ -227,6 +265,7 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
             info = PluginInfo{};
             info.path = plugin_path;
             info.error = plugin_path + ": " + kProtocolViolationPrefix + "sent a malformed description: " + e.what();
+            info.load_end = EndCause::protocol_breach;
         }
     }
     w->process.stop();
@@ -285,8 +324,10 @@ Record Executor::row_for_lost_worker(const Job& job, const WorkerProcess::Reply&
     Record r = record_for(job, RowStatus::crashed, "");
     if (reply.outcome == WorkerProcess::Outcome::violation) {
         r.reason = kProtocolViolationPrefix + printable_utf8(reply.violation, kMaxClaimText) + phase + "; worker killed";
+        r.end_cause = EndCause::protocol_breach;
     } else if (reply.outcome == WorkerProcess::Outcome::timed_out) {
         r.status = RowStatus::timeout;
+        r.end_cause = phase.empty() ? EndCause::job_timeout : EndCause::load_timeout;
         r.reason = phase.empty() ? "exceeded the time limit of " + seconds_text(job.settings.timeout_s) + " s; worker and everything it started killed"
                                  : "loading the plugin exceeded " + seconds_text(options_.load_timeout_s) + " s; worker killed";
         r.signal = reply.exit.signal;
@@ -294,14 +335,19 @@ Record Executor::row_for_lost_worker(const Job& job, const WorkerProcess::Reply&
         r.status = RowStatus::timeout;
         r.reason = "a single call exceeded the per-call time limit of " + seconds_text(*job.settings.call_timeout_s) + " s; worker ended";
         r.exit_code = reply.exit.exit_code;
+        r.end_cause = EndCause::call_timeout;
     } else {
         r.reason = explain_worker_end(reply.exit, tail) + phase;
         r.exit_code = reply.exit.exit_code;
         r.signal = reply.exit.signal;
-        if (worker_) {
+        r.end_cause = end_cause_of(reply.exit);
+        if (worker_) {  // the cgroup's memory.events or the peak RSS wait4 gave, never the worker's words
             const std::string memory = describe_memory_limit_hit(worker_->memory_bytes, worker_->cgroup ? &*worker_->cgroup : nullptr,
-                                                                 reply.exit.max_rss_kib, tail);
-            if (!memory.empty()) r.reason = memory + "; " + r.reason;
+                                                                 reply.exit.max_rss_kib);
+            if (!memory.empty()) {
+                r.reason = memory + "; " + r.reason;
+                r.end_cause = EndCause::memory_cap;
+            }
         }
     }
     worker_.reset();
@@ -353,6 +399,7 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
             else
                 r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" + printable_utf8(op, 64) + "'";
             r.status = op == "load_failed" ? RowStatus::failed : RowStatus::crashed;
+            r.end_cause = op == "load_failed" ? EndCause::kernel_failed : EndCause::protocol_breach;
             worker_.reset();
             return r;
         }
@@ -370,8 +417,11 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     if (reply.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, reply, "");
 
     const std::string op = reply.message.value("op", "");
-    if (op == "error" && unexpected_field(reply.message, {"op", "message"}).empty())
-        return record_for(job, RowStatus::failed, "worker error: " + printable_utf8(reply.message.value("message", ""), kMaxClaimText));
+    if (op == "error" && unexpected_field(reply.message, {"op", "message"}).empty()) {
+        Record failed = record_for(job, RowStatus::failed, "worker error: " + printable_utf8(reply.message.value("message", ""), kMaxClaimText));
+        failed.end_cause = EndCause::kernel_failed;
+        return failed;
+    }
     Record r;
     std::string violation = op == "result" ? read_record_claim(reply.message, sent, r) : "answered a run with '" + printable_utf8(op, 64) + "'";
     if (!violation.empty()) {
@@ -382,9 +432,11 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     }
     r.plugin_path = job.plugin_path;
     r.reason = worker_->unstage(r.reason);
-    if (r.status == RowStatus::failed) {  // an allocation that failed under RLIMIT_DATA, reported by the plugin
-        const std::string memory = describe_memory_limit_hit(worker_->memory_bytes, nullptr, 0, r.reason);
-        if (!memory.empty()) r.reason = memory + "; " + r.reason;
+    if (r.status == RowStatus::failed && worker_->cgroup && worker_->memory_bytes > 0 && worker_->cgroup->memory_limit_hit()) {
+        // The worker lives on, but its cgroup counted the cap being reached (memory.events): that is seen, its
+        // failure message is not read.
+        r.reason = memory_limit_reason(worker_->memory_bytes, worker_->cgroup->peak_bytes()) + "; " + r.reason;
+        r.end_cause = EndCause::memory_cap;
     }
     if (r.status == RowStatus::crashed) {  // fatal inside the worker: it exits after replying
         worker_->process.stop();

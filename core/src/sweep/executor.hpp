@@ -73,7 +73,9 @@ public:
 private:
     struct Worker;
     // plugin: the plugin a confined worker will load, copied into its scratch folder ("" for none).
-    std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error);
+    // error says why none started; ended, how the worker that did not start ended as the parent saw it.
+    std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error, ExitInfo* ended = nullptr,
+                                         bool* violated = nullptr);
     Record run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls);
     // The row of a job whose exchange did not end in a reply; drops the worker.
     Record row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase);
@@ -87,6 +89,10 @@ private:
 // "killed by SIGSEGV; last stderr: ..." — one line for a row's reason. The stderr tail is the
 // plugin's text: only printable UTF-8 of it is kept.
 std::string explain_worker_end(const ExitInfo& exit, const std::string& stderr_tail);
+
+// The cause a worker's end shows the reaper: SIGSYS (seccomp's kill) is a sandbox refusal, any other signal a
+// signal, an exit status an exit.
+EndCause end_cause_of(const ExitInfo& exit);
 
 // The prefix of the reason of a row whose worker broke the protocol (grade/outcome.cpp reads it).
 inline constexpr const char* kProtocolViolationPrefix = "protocol violation: ";

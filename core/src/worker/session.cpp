@@ -162,14 +162,17 @@ nlohmann::json WorkerSession::run(const Job& job) {
             record.job_id = job.id;
             record.plugin = kernel.plugin_name;
             record.plugin_path = job.plugin_path;
+            if (record.status == RowStatus::failed) record.end_cause = EndCause::kernel_failed;
         }
     } catch (const WorkerFatal& e) {
         record.status = RowStatus::crashed;
         record.reason = e.what();
+        record.end_cause = e.cuda_error ? EndCause::cuda_error : EndCause::kernel_failed;
         finished_ = true;
     } catch (const std::exception& e) {
         record.status = RowStatus::failed;
         record.reason = e.what();
+        record.end_cause = EndCause::kernel_failed;
     }
     return {{"op", "result"}, {"record", record}};
 }
