@@ -306,15 +306,13 @@ public:
         // CUPTI's window takes every record of the device: it must be idle before the call starts, so that
         // nothing of a previous call (or a plugin's leftover work) is in it.
         if (cupti_timer_) device_wide = true;
-        try {
-            raise_pending(device_wide ? cudaDeviceSynchronize() : cudaStreamSynchronize(stream_), when);
-        } catch (const WorkerFatal& fatal) {
-            // C lies between unmapped pages: an illegal address is most likely a write outside C.
-            if (c_fallback_reason_.empty() && std::string(fatal.what()).find("illegal memory access") != std::string::npos)
-                throw WorkerFatal(std::string(fatal.what()) + "; C lies between unmapped pages, so an access "
-                                  "outside C (or outside the inputs and their padding) faults");
-            throw;
-        }
+        const cudaError_t waited = device_wide ? cudaDeviceSynchronize() : cudaStreamSynchronize(stream_);
+        // C lies between unmapped pages: an illegal address is most likely an access outside C. Decided on
+        // the error code, never on text (the row's cause stays the typed cuda_error of raise_pending).
+        const bool fenced_fault = waited == cudaErrorIllegalAddress && c_fallback_reason_.empty();
+        raise_pending(waited, fenced_fault ? when + "; C lies between unmapped pages, so an access outside C (or "
+                                                    "outside the inputs and their padding) faults"
+                                           : when);
     }
     void copy_output(int set, float* c) override {
         KREG_RUNNER_CUDA_CHECK(
