@@ -84,7 +84,8 @@ const std::map<std::string, Expected> kCorpus = {
     // 7. Memory over the rubric's limit, asked for with new[], malloc and mmap: one grade for all three.
     {"memory_hog", {"attack_memory_hog.so", "@memory", 0}},
     {"memory_malloc", {"attack_memory_malloc.so", "@memory", 0}},
-    {"memory_mmap", {"attack_memory_mmap.so", "@memory", 0}},
+    // mmap is refused by the static audit before any cap could be reached (a way of asking closed earlier).
+    {"memory_mmap", {"attack_memory_mmap.so", "rejected_audit", 0}},
     // 8. Writes outside C.
     {"oob_far_past", {"attack_write_far_past_c.so", "crashed", 0}},
     {"oob_before", {"attack_write_before_c.so", "failed", 0}},
@@ -223,6 +224,7 @@ double correctness_points(const StudentResult& r) {
 // where only RLIMIT_DATA did (an ordinary user without a delegated cgroup): a refused request leaves the
 // parent nothing to observe but the plugin's word, which is not read.
 std::string memory_cap_status(const StudentResult& r) {
+    if (!r.sandbox.is_object()) return "failed";  // no confinement report: no cgroup was seen to hold it
     for (const auto& applied : r.sandbox.value("applied", nlohmann::json::array()))
         if (applied.is_string() && applied.get<std::string>().rfind("memory cgroup: ", 0) == 0) return "memory_limit";
     return "failed";
