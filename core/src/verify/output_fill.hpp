@@ -32,6 +32,7 @@ struct OutputFill {
     uint64_t key = 0;                // finite fill: the hash key
 };
 
+// splitmix64's finaliser: a bijective mix with full avalanche (also the input streams of verify/random_fill.cpp).
 KREG_HOST_DEVICE inline uint64_t output_fill_mix(uint64_t x) {
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ULL;

@@ -1,18 +1,12 @@
 #include "verify/random_fill.hpp"
 
+#include "verify/output_fill.hpp"  // output_fill_mix: splitmix64's finaliser, shared with C's fill
+
 #include <cstring>
 
 namespace kreg {
 namespace {
-// splitmix64's finaliser: a bijective mix with full avalanche, good enough for test inputs.
-uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
+uint64_t mix64(uint64_t x) { return output_fill_mix(x); }
 }  // namespace
 
 void fill_uniform(float* data, size_t count, uint64_t seed, uint64_t stream) {
