@@ -140,16 +140,17 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("isolation", "process: every plugin runs in a worker process (default); none: in this process, for debugging", cxxopts::value<std::string>()->default_value("process"))
         ("load-timeout", "Seconds a worker may take to start and load its plugin", cxxopts::value<double>()->default_value("60"));
     // clang-format on
-    cl.help_text = options.help() +
-                   "\nSubcommands:\n"
-                   "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
-                   "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
-                   "  runner submit --slurm --shards K [--partition P] [--exclusive] [--wait] --config X [OPTION...]\n"
-                   "        Run a sweep on Slurm as K shards (a job array) and merge them (see 'runner submit --help')\n"
-                   "  runner compare A.json B.json [--control KERNEL,..] [--threshold PCT] [--json FILE] [--csv FILE]\n"
-                   "        Compare two reports row by row from their raw samples; exit 1 on a regression\n"
-                   "  runner merge --expect K OUT REPORT...\n"
-                   "        Put the K shards of a sweep (--shard) or of a grading run back together (see 'runner merge --help')\n";
+    cl.help_text =
+        options.help() +
+        "\nSubcommands:\n"
+        "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
+        "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
+        "  runner submit --slurm --shards K [--partition P] [--exclusive] [--wait] --config X [OPTION...]\n"
+        "        Run a sweep on Slurm as K shards (a job array) and merge them (see 'runner submit --help')\n"
+        "  runner compare A.json B.json [--control KERNEL,..] [--threshold PCT] [--json FILE] [--csv FILE]\n"
+        "        Compare two reports row by row from their raw samples; exit 1 on a regression\n"
+        "  runner merge --expect K OUT REPORT...\n"
+        "        Put the K shards of a sweep (--shard) or of a grading run back together (see 'runner merge --help')\n";
 
     cxxopts::ParseResult r;
     try {

@@ -1,16 +1,16 @@
 // runner compare end to end: the real binary on small hand-made reports (tests/data/reports/compare_*),
 // its exit status (0 no regression, 1 regression, 2 bad input) and its machine-readable output; and its
 // noise model on real CPU sweeps, run twice under load.
-#include "run_command.hpp"
-
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
+
+#include "run_command.hpp"
 
 namespace kreg {
 namespace {
@@ -105,11 +105,12 @@ TEST(Compare, AnExistingOutputIsOverwrittenOnlyWithForce) {
 // stops, when the test is done with it or after a bound, whichever comes first.
 class BusyCore {
 public:
-    BusyCore() : thread_([this] {
-        const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        volatile unsigned long spins = 0;
-        while (!stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < bound) ++spins;
-    }) {}
+    BusyCore()
+        : thread_([this] {
+              const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+              volatile unsigned long spins = 0;
+              while (!stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < bound) ++spins;
+          }) {}
     ~BusyCore() {
         stop_ = true;
         thread_.join();
@@ -129,7 +130,8 @@ std::string gemm_sweep(const std::string& plugin, const std::string& json) {
     return kRunner + " --no-default-plugins --plugin " + std::string(KREG_PLUGIN_DIR) + "/cpu_naive.so --plugin " +
            std::string(KREG_FIXTURE_DIR) + "/" + plugin + ".so --plugin " + std::string(KREG_PLUGIN_DIR) +
            "/cpu_blocked.so -k cpu_naive,fixture_honest_gemm,cpu_blocked --sizes 128,160,192,224 --warmup 1"
-           " --time-budget 0.2 --json " + json;
+           " --time-budget 0.2 --json " +
+           json;
 }
 
 std::vector<nlohmann::json> rows_of(const nlohmann::json& comparison, const std::string& kernel) {

@@ -3,15 +3,15 @@
 // the sample and named; and where CUPTI cannot be had the row is timed by events and says why. No test
 // here judges speed beyond ratios a loaded machine cannot come near (the times themselves are the H200
 // batch's business, tools/cupti_vs_ncu.py). Without a GPU every test is skipped with the reason.
-#include "record_json.hpp"
-#include "common/job.hpp"
-#include "cuda/device_facts.hpp"
-#include "report/json_report.hpp"
-#include "run_command.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "common/job.hpp"
+#include "cuda/device_facts.hpp"
+#include "record_json.hpp"
+#include "report/json_report.hpp"
+#include "run_command.hpp"
 
 namespace kreg {
 namespace {
@@ -24,8 +24,9 @@ std::string plugin(const std::string& name) { return std::string(KREG_PLUGIN_DIR
 Record run_one(const std::string& dir_name, const std::string& plugin_path, const std::string& kernel,
                const std::string& args, int expected_exit = 0, const std::string& env = "") {
     const auto dir = test::fresh_dir(dir_name);
-    const std::string cmd = env + " " + std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --timeout 120" +
-                            " --json out.json --kernels " + kernel + " --plugin " + plugin_path + " " + args;
+    const std::string cmd = env + " " + std::string(KREG_RUNNER) +
+                            " --no-default-plugins --no-calibrate --timeout 120" + " --json out.json --kernels " +
+                            kernel + " --plugin " + plugin_path + " " + args;
     const auto r = test::run_command(cmd, dir, dir);
     EXPECT_EQ(r.exit_code, expected_exit) << cmd << "\n" << r.err;
     const auto rows = test::rows_by_kernel(dir / "out.json");
@@ -35,7 +36,8 @@ Record run_one(const std::string& dir_name, const std::string& plugin_path, cons
 
 TEST(GpuCupti, TheDefaultTimerIsCuptiAndShowsTheEventTimeBeside) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
-    const Record r = run_one("cupti-cublas", plugin("cublas_reference"), "cublas_sgemm", "--shape 2048x2048x2048 --warmup 2 --repeat 10");
+    const Record r = run_one("cupti-cublas", plugin("cublas_reference"), "cublas_sgemm",
+                             "--shape 2048x2048x2048 --warmup 2 --repeat 10");
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
     EXPECT_EQ(r.timer, "cupti");
     const nlohmann::json x = extra_json(r);
@@ -100,12 +102,14 @@ TEST(GpuCupti, TimedByEventsTheSameCallHidesItsWork) {
 TEST(GpuCupti, WithoutLibcuptiTheRowIsTimedByEventsAndSaysWhy) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
     const std::string missing = "KREG_CUPTI_LIBRARY=/nonexistent/libcupti.so";
-    const Record r = run_one("cupti-missing", fixture("fixture_good_cuda"), "fixture_good_cuda", "--shape 64x48x40 --repeat 5", 0, missing);
+    const Record r = run_one("cupti-missing", fixture("fixture_good_cuda"), "fixture_good_cuda",
+                             "--shape 64x48x40 --repeat 5", 0, missing);
     ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
     EXPECT_EQ(r.timer, "cuda_event");
     const nlohmann::json x = extra_json(r);
     EXPECT_EQ(x.value("timing_method", ""), "held_stream") << x.dump();
-    EXPECT_EQ(x.value("timer_fallback", "").rfind("CUPTI unavailable: dlopen(/nonexistent/libcupti.so)", 0), 0u) << x.dump();
+    EXPECT_EQ(x.value("timer_fallback", "").rfind("CUPTI unavailable: dlopen(/nonexistent/libcupti.so)", 0), 0u)
+        << x.dump();
     EXPECT_FALSE(x.contains("kernel_time"));
     // Asked for by name, CUPTI that cannot be had fails the row instead.
     const Record forced = run_one("cupti-missing-forced", fixture("fixture_good_cuda"), "fixture_good_cuda",

@@ -22,7 +22,8 @@ using test::fixture;
 std::map<std::string, Record> run_fixtures(const std::string& dir_name, const std::vector<std::string>& kernels,
                                            int expected_exit, const std::string& options = "") {
     const auto dir = test::fresh_dir(dir_name);
-    std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --warmup 1 --repeat 6" +
+    std::string cmd = std::string(KREG_RUNNER) +
+                      " --no-default-plugins --no-calibrate --shape 64x48x40 --warmup 1 --repeat 6" +
                       " --timeout 120 --json out.json --csv out.csv " + options + " --kernels ";
     for (size_t i = 0; i < kernels.size(); ++i) cmd += (i ? "," : "") + kernels[i];
     for (const auto& k : kernels) cmd += " --plugin " + fixture(k);

@@ -252,9 +252,12 @@ TEST(StrictCpu, EveryCallGetsNewPointersNewInputsAndTheSameArguments) {
         const SpyCall& call = g_spy_calls[i];
         EXPECT_TRUE(call.c_poisoned) << "call " << i;
         // C's fill varies (verify/output_fill.hpp): never the one word of old, finite at least once.
-        if (call.c_finite) ++finite_calls;
-        else nan_words.insert(call.c_first_word);
-        if (i == 1) EXPECT_TRUE(call.c_finite || g_spy_calls[0].c_finite) << "the call after a NaN first call is finite";
+        if (call.c_finite)
+            ++finite_calls;
+        else
+            nan_words.insert(call.c_first_word);
+        if (i == 1)
+            EXPECT_TRUE(call.c_finite || g_spy_calls[0].c_finite) << "the call after a NaN first call is finite";
         distinct_a.insert(call.a);
         distinct_b.insert(call.b);
         if (i == 0) continue;
@@ -629,7 +632,8 @@ TEST(StrictCpuGuardBands, HonestKernelsLeaveThemIntact) {
         const Record r = run(strict_job(plugin(name), name));
         EXPECT_EQ(r.status, RowStatus::ok) << name << ": " << r.reason;
         EXPECT_EQ(extra_json(r)["anticheat"]["guard_band_elements"], 1024) << name;
-        EXPECT_EQ(extra_json(r)["anticheat"]["guard_page_bytes"], 64 << 20) << name << ": max(64 MiB, C, 256 rows + 256 columns)";
+        EXPECT_EQ(extra_json(r)["anticheat"]["guard_page_bytes"], 64 << 20)
+            << name << ": max(64 MiB, C, 256 rows + 256 columns)";
     }
 }
 

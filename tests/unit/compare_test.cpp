@@ -1,19 +1,20 @@
 // runner compare's statistics and verdicts: the rank test against known values, and the verdict rules
 // (threshold AND significance) on sample sets built to sit on each side of them.
 #include "compare/compare.hpp"
-#include "compare/compare_output.hpp"
-#include "compare/mann_whitney.hpp"
-#include "config/sweep_config.hpp"
-#include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
+
+#include "compare/compare_output.hpp"
+#include "compare/mann_whitney.hpp"
+#include "config/sweep_config.hpp"
+#include "scratch_dir.hpp"
 
 namespace kreg {
 namespace {
@@ -234,18 +235,19 @@ TEST(NoiseModel, AGlobalDriftOfUnchangedRowsIsSame) {
 // One rebuilt plugin 25 % slower among unchanged controls, on a machine 20 % slower: slower at every size,
 // a regression at every size, and the controls stay same.
 TEST(NoiseModel, AChangedPluginTwentyFivePercentSlowerUnderDriftIsSlowerAtEverySize) {
-    const auto runs = synthetic_runs(
-        {"naive", "blocked", "mine"}, kSizes,
-        [](const std::string& k, int64_t s) {
-            return 1.20 * (k == "mine" ? 1.25 : 1.0) * (1.0 + 0.02 * std::sin(double(s) + double(k.size())));
-        },
-        {"mine"});
+    const auto runs = synthetic_runs({"naive", "blocked", "mine"}, kSizes,
+                                     [](const std::string& k, int64_t s) {
+                                         return 1.20 * (k == "mine" ? 1.25 : 1.0) *
+                                                (1.0 + 0.02 * std::sin(double(s) + double(k.size())));
+                                     },
+                                     {"mine"});
     const Comparison c = compare_reports(runs.a, runs.b, CompareOptions{});
     EXPECT_EQ(c.model.control_rows, 8u);  // "mine" changed: not a control
     EXPECT_NEAR(c.model.drift, 1.20, 0.03);
     for (const auto& r : c.rows) {
         const bool mine = r.key.kernel == "mine";
-        EXPECT_EQ(r.verdict, mine ? Verdict::slower : Verdict::same) << r.key.kernel << " " << r.key.m << ": " << r.note;
+        EXPECT_EQ(r.verdict, mine ? Verdict::slower : Verdict::same)
+            << r.key.kernel << " " << r.key.m << ": " << r.note;
         EXPECT_EQ(r.regression, mine);
         EXPECT_EQ(r.plugin_unchanged, !mine);
         EXPECT_NEAR(*r.samples.adjusted_ratio, mine ? 1.25 : 1.0, 0.04);
@@ -290,14 +292,13 @@ TEST(NoiseModel, TheNoiseFloorGrowsWithScatteredControls) {
 // Heavy tails: seven controls agree to 1 % and one strayed 40 %. The MAD's sigma does not see it (1 % x 3),
 // but a row that moved 30 % moved less than that control did: not news.
 TEST(NoiseModel, NoRowIsSlowerForMovingLessThanAControlDid) {
-    const auto runs = synthetic_runs(
-        {"naive", "blocked", "mine"}, kSizes,
-        [](const std::string& k, int64_t s) {
-            if (k == "mine") return 1.30;
-            if (k == "naive" && s == 512) return 1.40;
-            return 1.0 + 0.01 * std::sin(double(s) + double(k.size()));
-        },
-        {"mine"});
+    const auto runs = synthetic_runs({"naive", "blocked", "mine"}, kSizes,
+                                     [](const std::string& k, int64_t s) {
+                                         if (k == "mine") return 1.30;
+                                         if (k == "naive" && s == 512) return 1.40;
+                                         return 1.0 + 0.01 * std::sin(double(s) + double(k.size()));
+                                     },
+                                     {"mine"});
     const Comparison c = compare_reports(runs.a, runs.b, CompareOptions{});
     EXPECT_LT(std::expm1(kNoiseFloorSigmas * c.model.between_run_sigma), 0.1);
     EXPECT_NEAR(c.model.widest_control_deviation, 0.40, 0.03);
@@ -309,8 +310,8 @@ TEST(NoiseModel, NoRowIsSlowerForMovingLessThanAControlDid) {
 }
 
 TEST(NoiseModel, NoControlsMeansNoDriftCorrectionAndTheDefaultThreshold) {
-    const auto all_changed = synthetic_runs(
-        {"naive", "mine"}, kSizes, [](const std::string&, int64_t) { return 1.08; }, {"naive", "mine"});
+    const auto all_changed =
+        synthetic_runs({"naive", "mine"}, kSizes, [](const std::string&, int64_t) { return 1.08; }, {"naive", "mine"});
     const Comparison none = compare_reports(all_changed.a, all_changed.b, CompareOptions{});
     EXPECT_FALSE(none.model.drift_corrected);
     EXPECT_EQ(none.model.control_rows, 0u);
@@ -322,8 +323,8 @@ TEST(NoiseModel, NoControlsMeansNoDriftCorrectionAndTheDefaultThreshold) {
         EXPECT_DOUBLE_EQ(*r.samples.adjusted_ratio, *r.samples.ratio);
     }
     // Two controls are not enough either.
-    const auto two = synthetic_runs({"naive", "mine"}, {64, 128}, [](const std::string&, int64_t) { return 1.3; },
-                                    {"mine"});
+    const auto two =
+        synthetic_runs({"naive", "mine"}, {64, 128}, [](const std::string&, int64_t) { return 1.3; }, {"mine"});
     const Comparison few = compare_reports(two.a, two.b, CompareOptions{});
     EXPECT_FALSE(few.model.drift_corrected);
     EXPECT_EQ(few.model.note, "2 control row(s), fewer than 3: drift not corrected");

@@ -23,11 +23,11 @@ TEST(KernelWindow, AnEmptyWindowHasNoRecordsAndNoSpan) {
 
 TEST(KernelWindow, RecordsOutsideTheWindowAreTheHarnessesAndLeftOut) {
     const std::vector<GpuActivity> records = {
-        on(7, Kind::memset, 100, 900),           // the poison and the L2 flush, before t0
-        on(7, Kind::kernel, 2000, 8000),         // the call's kernel
-        on(7, Kind::kernel, 200000, 201000),     // the output scan, after t1 (delivered by the same flush)
-        on(7, Kind::kernel, 999, 3000),          // started before t0: not the call's
-        on(7, Kind::kernel, 5000, 4000),         // malformed: ends before it starts
+        on(7, Kind::memset, 100, 900),        // the poison and the L2 flush, before t0
+        on(7, Kind::kernel, 2000, 8000),      // the call's kernel
+        on(7, Kind::kernel, 200000, 201000),  // the output scan, after t1 (delivered by the same flush)
+        on(7, Kind::kernel, 999, 3000),       // started before t0: not the call's
+        on(7, Kind::kernel, 5000, 4000),      // malformed: ends before it starts
     };
     const KernelWindow w = summarize_window(records, kWindow, kHarness);
     EXPECT_EQ(w.records, 1);

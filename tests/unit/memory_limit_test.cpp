@@ -184,9 +184,9 @@ TEST(RlimitData, IsNotSetWhereTheRunnersCgroupCapsMemory) {
         apply_resource_limits(policy, report);
         rlimit after{};
         ::getrlimit(RLIMIT_DATA, &after);
-        const bool reported = std::find(report.unavailable.begin(), report.unavailable.end(),
-                                        "RLIMIT_DATA: not set (the runner's cgroup caps memory: memory.max)") !=
-                              report.unavailable.end();
+        const bool reported =
+            std::find(report.unavailable.begin(), report.unavailable.end(),
+                      "RLIMIT_DATA: not set (the runner's cgroup caps memory: memory.max)") != report.unavailable.end();
         if (!reported || report.has_applied("RLIMIT_DATA") || after.rlim_cur != before.rlim_cur) {
             message = "RLIMIT_DATA was set though the cgroup caps memory, or the report does not say so";
             return kFail;

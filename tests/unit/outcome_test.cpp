@@ -24,7 +24,8 @@ Record row(RowStatus status, EndCause cause, std::string reason) {
 
 TEST(ClassifyOutcome, AReasonMadeOfKregsPhrasesIsOnlyWhatWasObserved) {
     EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::kernel_failed, kKregPhrases)), "failed");
-    EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::kernel_failed, "memory limit of 1 MiB exceeded")), "failed");
+    EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::kernel_failed, "memory limit of 1 MiB exceeded")),
+              "failed");
     EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::kernel_failed, "protocol violation: x")), "failed");
     EXPECT_EQ(classify_outcome(row(RowStatus::crashed, EndCause::kernel_failed, kKregPhrases)), "crashed");
     EXPECT_EQ(classify_outcome(row(RowStatus::wrong_result, EndCause::none, kKregPhrases)), "wrong_result");
@@ -56,8 +57,9 @@ TEST(ClassifyOutcome, TheSignalFieldAloneDecidesNothing) {
 
 TEST(EndCause, OnlyTheKernelsFailureAndACudaErrorMayBeClaimedByAWorker) {
     for (EndCause c : {EndCause::none, EndCause::kernel_failed, EndCause::cuda_error}) EXPECT_TRUE(worker_may_claim(c));
-    for (EndCause c : {EndCause::signal, EndCause::exited, EndCause::call_timeout, EndCause::job_timeout,
-                       EndCause::load_timeout, EndCause::memory_cap, EndCause::sandbox_refusal, EndCause::protocol_breach})
+    for (EndCause c :
+         {EndCause::signal, EndCause::exited, EndCause::call_timeout, EndCause::job_timeout, EndCause::load_timeout,
+          EndCause::memory_cap, EndCause::sandbox_refusal, EndCause::protocol_breach})
         EXPECT_FALSE(worker_may_claim(c)) << to_string(c);
 }
 

@@ -1,12 +1,7 @@
 // The grader's trusted re-check of the outputs a worker handed over call by call (check_call_outputs).
 // Right outputs pass; a changed, missing, duplicated, reordered, NaN or truncated one fails naming the
 // call. Transposes are checked bit for bit, on inputs that carry NaN payloads, -0, Inf and a subnormal.
-#include "measure/anticheat.hpp"
 #include "ops/output_export.hpp"
-#include "ops/transpose.hpp"
-#include "verify/output_fill.hpp"
-#include "verify/random_fill.hpp"
-#include "verify/reference_gemm.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +9,12 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
+
+#include "measure/anticheat.hpp"
+#include "ops/transpose.hpp"
+#include "verify/output_fill.hpp"
+#include "verify/random_fill.hpp"
+#include "verify/reference_gemm.hpp"
 
 namespace kreg {
 namespace {

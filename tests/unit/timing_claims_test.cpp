@@ -1,6 +1,5 @@
 // What the grader believes of a worker's timings (grade/timing_claims.hpp), and what it keeps of a
 // plugin's text (common/text.hpp): both are claims of the process the submission controls.
-#include "common/text.hpp"
 #include "grade/timing_claims.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "common/text.hpp"
 
 namespace kreg {
 namespace {

@@ -24,9 +24,12 @@ Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
 
 const char* to_string(TimerChoice choice) {
     switch (choice) {
-        case TimerChoice::cupti: return "cupti";
-        case TimerChoice::events: return "events";
-        case TimerChoice::automatic: break;
+        case TimerChoice::cupti:
+            return "cupti";
+        case TimerChoice::events:
+            return "events";
+        case TimerChoice::automatic:
+            break;
     }
     return "auto";
 }
@@ -38,9 +41,10 @@ std::optional<TimerChoice> parse_timer_choice(const std::string& text) {
 }
 
 void to_json(nlohmann::json& j, const RunSettings& s) {
-    j = {{"warmup", s.warmup}, {"repeats", s.repeats}, {"verify", s.verify},
-         {"timeout_s", s.timeout_s}, {"warm_cache", s.warm_cache}, {"device", s.device}, {"profile", s.profile}, {"strict", s.strict},
-         {"checked_outside", s.checked_outside}, {"timer", to_string(s.timer)}};
+    j = {{"warmup", s.warmup},         {"repeats", s.repeats},       {"verify", s.verify},
+         {"timeout_s", s.timeout_s},   {"warm_cache", s.warm_cache}, {"device", s.device},
+         {"profile", s.profile},       {"strict", s.strict},         {"checked_outside", s.checked_outside},
+         {"timer", to_string(s.timer)}};
     put_optional(j, "time_budget_s", s.time_budget_s);
     put_optional(j, "tolerance", s.tolerance);
     put_optional(j, "call_timeout_s", s.call_timeout_s);

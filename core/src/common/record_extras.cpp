@@ -120,10 +120,28 @@ void read_value(const json& j, const std::string& path, KernelAttributes& v) {
 
 void read_value(const json& j, const std::string& path, AnticheatEvidence& v) {
     const Fields f(j, path,
-                   {"strict", "calls", "calls_verified", "calls_exported", "every_call_checked", "fresh_inputs", "fresh_buffers",
-                    "buffer_sets", "input_checksums", "failed_at", "device_wide_sync", "threads_left_running", "max_threads_left",
-                    "guard_band_elements", "guard_page_bytes", "timing_mismatch", "mismatched_calls", "event_ms_median",
-                    "wall_ms_median", "slack_ms", "off_stream_calls", "outliving_calls"});
+                   {"strict",
+                    "calls",
+                    "calls_verified",
+                    "calls_exported",
+                    "every_call_checked",
+                    "fresh_inputs",
+                    "fresh_buffers",
+                    "buffer_sets",
+                    "input_checksums",
+                    "failed_at",
+                    "device_wide_sync",
+                    "threads_left_running",
+                    "max_threads_left",
+                    "guard_band_elements",
+                    "guard_page_bytes",
+                    "timing_mismatch",
+                    "mismatched_calls",
+                    "event_ms_median",
+                    "wall_ms_median",
+                    "slack_ms",
+                    "off_stream_calls",
+                    "outliving_calls"});
     f.required("strict", v.strict);
     f.required("calls", v.calls);
     f.required("calls_verified", v.calls_verified);
@@ -158,9 +176,9 @@ void read_value(const json& j, const std::string& path, AnticheatEvidence& v) {
 
 void read_value(const json& j, const std::string& path, KernelTimeEvidence& v) {
     const Fields f(j, path,
-                   {"calls", "span_ms_median", "kernel_sum_ms_median", "event_ms_median", "kernels_median", "memcpys_median",
-                    "memsets_median", "streams_max", "off_stream_calls", "off_stream_ms_median", "outliving_calls",
-                    "outlived_ms_max", "calls_without_records"});
+                   {"calls", "span_ms_median", "kernel_sum_ms_median", "event_ms_median", "kernels_median",
+                    "memcpys_median", "memsets_median", "streams_max", "off_stream_calls", "off_stream_ms_median",
+                    "outliving_calls", "outlived_ms_max", "calls_without_records"});
     f.required("calls", v.calls);
     f.required("span_ms_median", v.span_ms_median);
     f.required("kernel_sum_ms_median", v.kernel_sum_ms_median);
@@ -247,10 +265,12 @@ void read_value(const json& j, const std::string& path, TimingClaims& v) {
 }
 
 void read_value(const json& j, const std::string& path, RecordExtras& v) {
-    const Fields f(j, path,
-                   {"device", "device_uuid", "launch", "launch_error", "attributes", "attributes_error", "model_bytes", "verify_sampled",
-                    "warm_cache", "l2_flush_bytes", "timing_method", "launch_overhead_ms", "hold_timeouts", "hold_timeout_s",
-                    "kernel_time", "timer_fallback", "anticheat", "call_checks", "sampling", "roofline", "trusted_check", "timing_claims"});
+    const Fields f(
+        j, path,
+        {"device",        "device_uuid",    "launch",        "launch_error",   "attributes",    "attributes_error",
+         "model_bytes",   "verify_sampled", "warm_cache",    "l2_flush_bytes", "timing_method", "launch_overhead_ms",
+         "hold_timeouts", "hold_timeout_s", "kernel_time",   "timer_fallback", "anticheat",     "call_checks",
+         "sampling",      "roofline",       "trusted_check", "timing_claims"});
     f.optional("device", v.device);
     f.optional("device_uuid", v.device_uuid);
     f.optional("launch", v.launch);

@@ -79,7 +79,7 @@ struct KernelTimeEvidence {
     double kernel_sum_ms_median = 0;  // each call's kernel durations added up
     std::optional<double> event_ms_median;
     double kernels_median = 0, memcpys_median = 0, memsets_median = 0;  // activities per call
-    int streams_max = 0;              // the most streams one call's work used
+    int streams_max = 0;                                                // the most streams one call's work used
     int off_stream_calls = 0;         // calls with work not on the harness stream (counted in span_ms)
     double off_stream_ms_median = 0;  // of those calls: the off-stream work's durations added up
     int outliving_calls = 0;          // calls whose off-stream work ran past the call and the harness stream

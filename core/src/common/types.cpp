@@ -43,7 +43,9 @@ constexpr std::array<std::pair<EndCause, std::string_view>, 11> kEndCauses{
 
 std::string_view to_string(EndCause c) { return name_of(kEndCauses, c); }
 std::optional<EndCause> parse_end_cause(std::string_view s) { return lookup(kEndCauses, s); }
-bool worker_may_claim(EndCause c) { return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error; }
+bool worker_may_claim(EndCause c) {
+    return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error;
+}
 
 std::string_view to_string(DType d) { return name_of(kDTypes, d); }
 std::optional<DType> parse_dtype(std::string_view s) { return lookup(kDTypes, s); }

@@ -1,12 +1,12 @@
 #include "compare/compare.hpp"
 
-#include "compare/mann_whitney.hpp"
-#include "config/sweep_config.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+
+#include "compare/mann_whitney.hpp"
+#include "config/sweep_config.hpp"
 
 namespace kreg {
 namespace {
@@ -174,8 +174,8 @@ SideOfRow side_of_row(const ReportRow& first, const std::vector<const ReportFile
     SideOfRow side;
     std::vector<double> medians;
     for (const ReportFile* run : runs) {
-        const auto it = std::find_if(run->rows.begin(), run->rows.end(),
-                                     [&](const ReportRow& r) { return r.key == first.key; });
+        const auto it =
+            std::find_if(run->rows.begin(), run->rows.end(), [&](const ReportRow& r) { return r.key == first.key; });
         if (it == run->rows.end()) continue;
         if (it->plugin_sha256 != first.plugin_sha256) side.one_binary = false;
         if (it->status != "ok") continue;

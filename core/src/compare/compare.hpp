@@ -51,8 +51,8 @@ struct NoiseModel {
     // How far the farthest control strayed from the drift (relative): timing noise has heavy tails, which a
     // sigma from the MAD does not see, and a row is not news when it moved no more than a control did.
     double widest_control_deviation = 0;
-    double threshold = 0;          // the minimum effect in force (the option, or the default for this case)
-    std::string note;              // "no control rows: drift not corrected", ...
+    double threshold = 0;  // the minimum effect in force (the option, or the default for this case)
+    std::string note;      // "no control rows: drift not corrected", ...
 };
 
 // Learns the model from the controls' medians (A, B pairs, in ms). With fewer than kMinControlRows, or when
@@ -66,11 +66,11 @@ struct SampleVerdict {
     double median_a_ms = 0, median_b_ms = 0;
     std::optional<double> ratio;           // median B / median A; none when A's median is 0
     std::optional<double> adjusted_ratio;  // ratio / drift: what is left for the code
-    double within_run = 0;   // relative half-width of the ratio's 95 % interval from the two sample sets
-    double noise_floor = 0;  // relative change the adjusted ratio must exceed:
-                             // max(threshold, k sigma, the widest control deviation, within_run)
-    double p_value = 1.0;    // rank test of A's samples against B's divided by the drift
-    std::string note;        // why a visible change is still `same`, e.g. "not significant (p=0.2)"
+    double within_run = 0;                 // relative half-width of the ratio's 95 % interval from the two sample sets
+    double noise_floor = 0;                // relative change the adjusted ratio must exceed:
+                                           // max(threshold, k sigma, the widest control deviation, within_run)
+    double p_value = 1.0;                  // rank test of A's samples against B's divided by the drift
+    std::string note;                      // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options, const NoiseModel& model);

@@ -58,7 +58,7 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
         out << " (name baseline kernels with --control: on a shared machine run-to-run noise can exceed the "
                "threshold)";
     out << "\n\n";
-    const std::vector<std::string> header = {"kernel", "shape",     "dtype", "A ms",    "B ms", "B/A",
+    const std::vector<std::string> header = {"kernel", "shape", "dtype", "A ms",    "B ms", "B/A",
                                              "/drift", "floor", "p",     "verdict", "note"};
     std::vector<std::vector<std::string>> table;
     for (const auto& r : c.rows) {
@@ -180,29 +180,28 @@ std::string comparison_to_csv(const Comparison& c) {
         const bool ok = both_ok(r);
         // Text goes through csv_field (quoted, printable, no spreadsheet formulas); numbers never do.
         const auto text = [](const std::string& t) { return csv_field(t); };
-        const std::vector<std::string> cells = {text(r.key.kernel),
-                                                std::to_string(r.key.m),
-                                                std::to_string(r.key.n),
-                                                std::to_string(r.key.k),
-                                                text(r.key.dtype),
-                                                text(params_text(r.key)),
-                                                text(r.a ? r.a->status : ""),
-                                                text(r.b ? r.b->status : ""),
-                                                ok ? fixed(r.samples.median_a_ms, "%.9g") : "",
-                                                ok ? fixed(r.samples.median_b_ms, "%.9g") : "",
-                                                ok && r.samples.ratio ? fixed(*r.samples.ratio, "%.9g") : "",
-                                                ok ? fixed(r.samples.p_value, "%.6g") : "",
-                                                std::to_string(r.a ? r.a->samples_ms.size() : 0),
-                                                std::to_string(r.b ? r.b->samples_ms.size() : 0),
-                                                std::string(to_string(r.verdict)),
-                                                r.regression ? "true" : "false",
-                                                text(r.note),
-                                                ok && r.samples.adjusted_ratio
-                                                    ? fixed(*r.samples.adjusted_ratio, "%.9g")
-                                                    : "",
-                                                ok ? fixed(r.samples.noise_floor, "%.6g") : "",
-                                                r.control ? "true" : "false",
-                                                r.plugin_unchanged ? "true" : "false"};
+        const std::vector<std::string> cells = {
+            text(r.key.kernel),
+            std::to_string(r.key.m),
+            std::to_string(r.key.n),
+            std::to_string(r.key.k),
+            text(r.key.dtype),
+            text(params_text(r.key)),
+            text(r.a ? r.a->status : ""),
+            text(r.b ? r.b->status : ""),
+            ok ? fixed(r.samples.median_a_ms, "%.9g") : "",
+            ok ? fixed(r.samples.median_b_ms, "%.9g") : "",
+            ok && r.samples.ratio ? fixed(*r.samples.ratio, "%.9g") : "",
+            ok ? fixed(r.samples.p_value, "%.6g") : "",
+            std::to_string(r.a ? r.a->samples_ms.size() : 0),
+            std::to_string(r.b ? r.b->samples_ms.size() : 0),
+            std::string(to_string(r.verdict)),
+            r.regression ? "true" : "false",
+            text(r.note),
+            ok && r.samples.adjusted_ratio ? fixed(*r.samples.adjusted_ratio, "%.9g") : "",
+            ok ? fixed(r.samples.noise_floor, "%.6g") : "",
+            r.control ? "true" : "false",
+            r.plugin_unchanged ? "true" : "false"};
         for (std::size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << cells[i];
         out << "\n";
     }

@@ -56,7 +56,8 @@ std::string params_of(const json& record, const std::string& file, const std::st
             params["warm_cache"] = true;         // only when on: the default (cold) is no parameter, as on CPU rows
     // A kernel time (CUPTI) is not an event time: the launch gap is in one and not the other, so a row timed
     // one way never meets a row timed the other (it would read as a speed-up of up to a third at small shapes).
-    if (const auto timer = record.find("timer"); timer != record.end() && *timer == json("cupti")) params["timer"] = "cupti";
+    if (const auto timer = record.find("timer"); timer != record.end() && *timer == json("cupti"))
+        params["timer"] = "cupti";
     return params.empty() ? "" : params.dump();  // nlohmann's objects are ordered by key: canonical
 }
 

@@ -15,9 +15,10 @@ ConfigError::ConfigError(std::string file, std::string json_path, std::string me
       message_(std::move(message)) {}
 
 const std::vector<std::string>& sweep_config_keys() {
-    static const std::vector<std::string> keys{
-        "$schema", "name",      "description", "operation", "kernels",   "shapes", "dtypes",   "seed",   "warmup", "repeats",
-        "time_budget_s", "noise_target", "verify", "tolerance", "timeout_s", "warm_cache", "device", "baseline", "output", "timer"};
+    static const std::vector<std::string> keys{"$schema",       "name",         "description", "operation", "kernels",
+                                               "shapes",        "dtypes",       "seed",        "warmup",    "repeats",
+                                               "time_budget_s", "noise_target", "verify",      "tolerance", "timeout_s",
+                                               "warm_cache",    "device",       "baseline",    "output",    "timer"};
     return keys;
 }
 
@@ -52,7 +53,8 @@ nlohmann::json SweepConfig::to_json() const {
     if (settings.time_budget_s) j["time_budget_s"] = *settings.time_budget_s;
     if (settings.tolerance) j["tolerance"] = *settings.tolerance;
     j["noise_target"] = settings.noise_target.value_or(0.0);
-    if (settings.timer != TimerChoice::automatic) j["timer"] = to_string(settings.timer);  // the default stays unwritten
+    if (settings.timer != TimerChoice::automatic)
+        j["timer"] = to_string(settings.timer);  // the default stays unwritten
     if (baseline) j["baseline"] = baseline.to_json();
     nlohmann::json out = nlohmann::json::object();
     if (output.json) out["json"] = *output.json;

@@ -1,8 +1,6 @@
 #include "cuda/cupti_timer.hpp"
 
-#include "cuda/cuda_check.hpp"
-
-#include <cuda.h>  // CUcontext, CUstream: cuStreamGetCtx is fetched through the runtime, as device_fill.hpp does
+#include <cuda.h>   // CUcontext, CUstream: cuStreamGetCtx is fetched through the runtime, as device_fill.hpp does
 #include <cupti.h>  // declarations and record layouts only: the functions come from dlopen
 #include <dlfcn.h>
 
@@ -11,6 +9,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "cuda/cuda_check.hpp"
 
 #ifndef KREG_CUPTI_LIBRARY
 #define KREG_CUPTI_LIBRARY "libcupti.so"
@@ -88,7 +88,8 @@ public:
         using StreamGetCtxFn = CUresult (*)(CUstream, CUcontext*);
         void* entry = nullptr;
         cudaDriverEntryPointQueryResult query{};
-        if (cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &entry, 12000, cudaEnableDefault, &query) != cudaSuccess ||
+        if (cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &entry, 12000, cudaEnableDefault, &query) !=
+                cudaSuccess ||
             query != cudaDriverEntryPointSuccess) {
             (void)cudaGetLastError();
             throw std::runtime_error("the driver's cuStreamGetCtx cannot be reached");
@@ -134,7 +135,8 @@ private:
         // steps aside rather than fight it for the activity buffers, and the profiler's replays would make
         // the times meaningless anyway.
         if (const char* injected = std::getenv("CUDA_INJECTION64_PATH"); injected != nullptr && *injected != '\0') {
-            unavailable_ = std::string("a profiler is attached (CUDA_INJECTION64_PATH=") + injected + ") and owns CUPTI";
+            unavailable_ =
+                std::string("a profiler is attached (CUDA_INJECTION64_PATH=") + injected + ") and owns CUPTI";
             return;
         }
         const char* override_path = std::getenv("KREG_CUPTI_LIBRARY");
@@ -154,17 +156,18 @@ private:
         }
         if (!bind(get_version_, "cuptiGetVersion") || !bind(result_string_, "cuptiGetResultString") ||
             !bind(enable_, "cuptiActivityEnable") || !bind(disable_, "cuptiActivityDisable") ||
-            !bind(register_callbacks_, "cuptiActivityRegisterCallbacks") || !bind(flush_all_, "cuptiActivityFlushAll") ||
-            !bind(next_record_, "cuptiActivityGetNextRecord") ||
-            !bind(dropped_records_, "cuptiActivityGetNumDroppedRecords") || !bind(get_timestamp_, "cuptiGetTimestamp") ||
-            !bind(get_context_id_, "cuptiGetContextId") || !bind(get_stream_id_, "cuptiGetStreamIdEx"))
+            !bind(register_callbacks_, "cuptiActivityRegisterCallbacks") ||
+            !bind(flush_all_, "cuptiActivityFlushAll") || !bind(next_record_, "cuptiActivityGetNextRecord") ||
+            !bind(dropped_records_, "cuptiActivityGetNumDroppedRecords") ||
+            !bind(get_timestamp_, "cuptiGetTimestamp") || !bind(get_context_id_, "cuptiGetContextId") ||
+            !bind(get_stream_id_, "cuptiGetStreamIdEx"))
             return;
         // The records are read with this header's layouts (CUpti_ActivityKernel10, ...): another library
         // version may lay them out differently.
         uint32_t version = 0;
         if (get_version_(&version) != CUPTI_SUCCESS || version != CUPTI_API_VERSION) {
-            unavailable_ = path + " is CUPTI API version " + std::to_string(version) + ", the runner was built against " +
-                           std::to_string(CUPTI_API_VERSION);
+            unavailable_ = path + " is CUPTI API version " + std::to_string(version) +
+                           ", the runner was built against " + std::to_string(CUPTI_API_VERSION);
             return;
         }
         if (const CUptiResult r = register_callbacks_(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
@@ -259,7 +262,8 @@ void CuptiTimer::start() {
 double CuptiTimer::stop_ms() {
     CuptiSession& session = CuptiSession::instance();
     const uint64_t returned_ns = session.timestamp();
-    launch_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start_).count());
+    launch_ms_.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start_).count());
     KREG_RUNNER_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
     KREG_RUNNER_CUDA_CHECK(cudaDeviceSynchronize());
     last_wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start_).count();

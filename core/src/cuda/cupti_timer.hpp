@@ -22,16 +22,16 @@
 // of the toolkit's (tests point it at a missing file to exercise the fallback).
 #pragma once
 
-#include "cuda/resources.hpp"
-#include "measure/kernel_window.hpp"
-#include "measure/sampler.hpp"
-
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "cuda/resources.hpp"
+#include "measure/kernel_window.hpp"
+#include "measure/sampler.hpp"
 
 namespace kreg {
 

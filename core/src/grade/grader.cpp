@@ -103,15 +103,22 @@ std::string classify_load_error(const PluginInfo& info) {
     switch (info.load_end) {
         case EndCause::load_timeout:
         case EndCause::job_timeout:
-        case EndCause::call_timeout: return "timeout";
-        case EndCause::protocol_breach: return "protocol_violation";
-        case EndCause::memory_cap: return "memory_limit";
-        case EndCause::sandbox_refusal: return "sandbox_violation";
-        case EndCause::signal: return info.load_signal == "SIGABRT" ? "aborted" : "crashed";
-        case EndCause::exited: return "exited";
+        case EndCause::call_timeout:
+            return "timeout";
+        case EndCause::protocol_breach:
+            return "protocol_violation";
+        case EndCause::memory_cap:
+            return "memory_limit";
+        case EndCause::sandbox_refusal:
+            return "sandbox_violation";
+        case EndCause::signal:
+            return info.load_signal == "SIGABRT" ? "aborted" : "crashed";
+        case EndCause::exited:
+            return "exited";
         case EndCause::none:
         case EndCause::kernel_failed:
-        case EndCause::cuda_error: return "load_failed";
+        case EndCause::cuda_error:
+            return "load_failed";
     }
     return "load_failed";
 }

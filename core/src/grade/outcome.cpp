@@ -10,25 +10,35 @@ std::string classify_outcome(const Record& r) {
     // plugin's own text. The parent's observations come first: they are what happened, whatever the status
     // a worker claimed (read_record_claim lets a worker claim only kernel_failed and cuda_error).
     switch (r.end_cause) {
-        case EndCause::protocol_breach: return "protocol_violation";
-        case EndCause::memory_cap: return "memory_limit";
-        case EndCause::sandbox_refusal: return "sandbox_violation";
+        case EndCause::protocol_breach:
+            return "protocol_violation";
+        case EndCause::memory_cap:
+            return "memory_limit";
+        case EndCause::sandbox_refusal:
+            return "sandbox_violation";
         case EndCause::call_timeout:
         case EndCause::job_timeout:
-        case EndCause::load_timeout: return "timeout";
-        case EndCause::signal: return r.signal == "SIGABRT" ? "aborted" : "crashed";
-        case EndCause::exited: return "exited";
-        case EndCause::cuda_error: return r.status == RowStatus::crashed ? "cuda_error" : "failed";
+        case EndCause::load_timeout:
+            return "timeout";
+        case EndCause::signal:
+            return r.signal == "SIGABRT" ? "aborted" : "crashed";
+        case EndCause::exited:
+            return "exited";
+        case EndCause::cuda_error:
+            return r.status == RowStatus::crashed ? "cuda_error" : "failed";
         case EndCause::kernel_failed:
-        case EndCause::none: break;
+        case EndCause::none:
+            break;
     }
     switch (r.status) {
         case RowStatus::ok: return "ok";
         case RowStatus::wrong_result: return "wrong_result";
         case RowStatus::skipped: return "skipped";
         case RowStatus::timeout: return "timeout";
-        case RowStatus::failed: return "failed";
-        case RowStatus::crashed: return "crashed";
+        case RowStatus::failed:
+            return "failed";
+        case RowStatus::crashed:
+            return "crashed";
     }
     return "failed";
 }

@@ -100,7 +100,8 @@ std::string run_build_step(const BuildSandbox& box, const std::vector<std::strin
         else
             why = what + " killed by " + signal_name(WTERMSIG(end.wait_status));
         if (!why.empty()) {
-            const std::string memory = describe_memory_limit_hit(policy.memory_bytes, cgroup ? &*cgroup : nullptr, end.max_rss_kib);
+            const std::string memory =
+                describe_memory_limit_hit(policy.memory_bytes, cgroup ? &*cgroup : nullptr, end.max_rss_kib);
             if (!memory.empty()) why = memory + "; " + why;
         }
     } catch (const std::exception& e) {

@@ -1,9 +1,9 @@
 // CPU runs (every run, strict or not): C, and the storage of A and B (verify/padded_operand.hpp), each in
 // a mapping of its own with large inaccessible regions on both sides (far_guard_bytes: at least 64 MiB,
 // at least the buffer's own size; reserving address space costs nothing), so a write past C faults
-// wherever it lands, instead of landing in memory the process owns. Earlier: C between inaccessible pages, so a write past either end of C faults at the
-// instruction that makes it, instead of landing in memory the process owns (where a value band can only
-// notice it afterwards, and only if it lands inside the band).
+// wherever it lands, instead of landing in memory the process owns. Earlier: C between inaccessible pages, so a write
+// past either end of C faults at the instruction that makes it, instead of landing in memory the process owns (where a
+// value band can only notice it afterwards, and only if it lands inside the band).
 //
 // One mapping per buffer, page aligned:
 //
@@ -20,9 +20,9 @@
 // whose address lies in a watched region writes one line to stderr,
 //     kreg: the kernel wrote past the end of C (guard page at +N bytes)
 //     kreg: the kernel wrote before the start of C (guard page at -N bytes)
-// (N counted from C's end or start; A and B's mappings say "A's padding" or "B's padding" for C; "read" instead of "wrote" where the CPU says the access was a read),
-// then restores the default action and returns, so the fault happens again and the worker dies of
-// SIGSEGV: the parent reports a crashed row with that line in the worker's stderr tail.
+// (N counted from C's end or start; A and B's mappings say "A's padding" or "B's padding" for C; "read" instead of
+// "wrote" where the CPU says the access was a read), then restores the default action and returns, so the fault happens
+// again and the worker dies of SIGSEGV: the parent reports a crashed row with that line in the worker's stderr tail.
 #pragma once
 
 #include <cstddef>
@@ -34,8 +34,9 @@ namespace kreg {
 class GuardedFloats {
 public:
     // count floats of C, at least min_band guard words before it, guard regions of guard_bytes (rounded
-    // up to whole pages; the runner passes tile_guard_bytes, anticheat.hpp) on both sides. Throws std::bad_alloc when the mapping cannot be made.
-    // name: what the buffer is called in the fault's line (a string literal: the handler reads it).
+    // up to whole pages; the runner passes tile_guard_bytes, anticheat.hpp) on both sides. Throws std::bad_alloc when
+    // the mapping cannot be made. name: what the buffer is called in the fault's line (a string literal: the handler
+    // reads it).
     GuardedFloats(size_t count, size_t min_band, size_t guard_bytes, const char* name = "C");
     ~GuardedFloats();
     GuardedFloats(GuardedFloats&& other) noexcept;

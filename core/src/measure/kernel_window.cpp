@@ -1,10 +1,10 @@
 #include "measure/kernel_window.hpp"
 
-#include "measure/stats.hpp"
-
 #include <algorithm>
 #include <set>
 #include <utility>
+
+#include "measure/stats.hpp"
 
 namespace kreg {
 namespace {
@@ -15,7 +15,8 @@ double median_of(std::vector<double> values) { return values.empty() ? 0.0 : com
 
 }  // namespace
 
-KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window, ActivityStream harness) {
+KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window,
+                              ActivityStream harness) {
     KernelWindow w;
     uint64_t first_start = 0, last_end = 0;
     uint64_t harness_last_end = 0;  // 0: no activity on the harness stream
@@ -31,8 +32,12 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
                 ++w.kernels;
                 w.kernel_sum_ms += ns_to_ms(r.end_ns - r.start_ns);
                 break;
-            case GpuActivity::Kind::memcpy: ++w.memcpys; break;
-            case GpuActivity::Kind::memset: ++w.memsets; break;
+            case GpuActivity::Kind::memcpy:
+                ++w.memcpys;
+                break;
+            case GpuActivity::Kind::memset:
+                ++w.memsets;
+                break;
         }
         streams.insert({r.context, r.stream});
         if (r.context == harness.context && r.stream == harness.stream) {

@@ -7,10 +7,10 @@
 // and finished outside the window, so everything inside is the call's.
 #pragma once
 
-#include "common/record_extras.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "common/record_extras.hpp"
 
 namespace kreg {
 
@@ -37,13 +37,13 @@ struct CallWindow {
 
 // One call's GPU work.
 struct KernelWindow {
-    int records = 0;             // activities in the window (0: nothing the GPU ran was seen)
-    double span_ms = 0;          // first start to last end, over every stream: the sample
-    double kernel_sum_ms = 0;    // the kernels' durations added up (overlap counted twice)
+    int records = 0;           // activities in the window (0: nothing the GPU ran was seen)
+    double span_ms = 0;        // first start to last end, over every stream: the sample
+    double kernel_sum_ms = 0;  // the kernels' durations added up (overlap counted twice)
     int kernels = 0, memcpys = 0, memsets = 0;
-    int streams = 0;             // distinct (context, stream) pairs
-    int off_stream = 0;          // activities not on the harness stream
-    double off_stream_ms = 0;    // their durations added up
+    int streams = 0;           // distinct (context, stream) pairs
+    int off_stream = 0;        // activities not on the harness stream
+    double off_stream_ms = 0;  // their durations added up
     // Work off the harness stream that was still running after the call had returned and the harness
     // stream's last activity had ended: what an event timer on the harness stream never sees. outlived_ms
     // is how long it ran past the later of those two moments.
@@ -53,7 +53,8 @@ struct KernelWindow {
 
 // The window's records and their arithmetic. Records outside [t0, t1] (the harness's work before and after
 // the call, delivered by the same flush) are left out; a record with end < start is left out as malformed.
-KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window, ActivityStream harness);
+KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window,
+                              ActivityStream harness);
 
 // The timed calls' windows and the event times measured beside them -> extra.kernel_time (medians of the
 // per-call values, counts of the calls with off-stream or outliving work). event_ms may be empty.

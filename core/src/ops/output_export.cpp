@@ -1,12 +1,5 @@
 #include "ops/output_export.hpp"
 
-#include "measure/sampler.hpp"
-#include "ops/operation.hpp"
-#include "verify/output_fill.hpp"
-#include "verify/random_fill.hpp"
-#include "verify/tolerance.hpp"
-#include "verify/verify_gemm.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +7,13 @@
 #include <random>
 #include <stdexcept>
 #include <vector>
+
+#include "measure/sampler.hpp"
+#include "ops/operation.hpp"
+#include "verify/output_fill.hpp"
+#include "verify/random_fill.hpp"
+#include "verify/tolerance.hpp"
+#include "verify/verify_gemm.hpp"
 
 namespace kreg {
 namespace {

@@ -8,17 +8,17 @@
 // its job entry point (run_cpu_gemm_job, run_cuda_gemm_job) turns into the row's end.
 #pragma once
 
-#include "common/job.hpp"
-#include "measure/anticheat.hpp"
-#include "measure/sampler.hpp"
-#include "ops/operation.hpp"
-#include "verify/output_fill.hpp"
-
 #include <kreg/abi.h>
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "common/job.hpp"
+#include "measure/anticheat.hpp"
+#include "measure/sampler.hpp"
+#include "ops/operation.hpp"
+#include "verify/output_fill.hpp"
 
 namespace kreg {
 

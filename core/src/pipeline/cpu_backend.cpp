@@ -70,7 +70,8 @@ public:
         Set& s = sets_[size_t(set)];
         s.c->fill_band();  // checked after every checked call
         if (geometry_.in_place) std::memcpy(c_of(s), s.a.data(), c_count() * sizeof(float));
-        else write_output_fill(fill, c_of(s), c_count());
+        else
+            write_output_fill(fill, c_of(s), c_count());
         return fill;
     }
     void flush_caches() override {}

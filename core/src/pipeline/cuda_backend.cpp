@@ -17,6 +17,19 @@
 //     not in the sample, and is reported on its own (extra.launch_overhead_ms);
 //   - strict runs timed by events use CudaEventTimer::Wait::device instead, whose host wall clock around a
 //     device-wide wait is what TimingCrossCheck compares the event time with.
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX: ranges for --profile
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "cuda/cuda_check.hpp"
 #include "cuda/cupti_timer.hpp"
 #include "cuda/device_fill.hpp"
@@ -30,19 +43,6 @@
 #include "pipeline/job_runner.hpp"
 #include "pipeline/pipeline.hpp"
 #include "verify/random_fill.hpp"
-
-#include <cuda_runtime.h>
-#include <nvtx3/nvToolsExt.h>  // header-only NVTX: ranges for --profile
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstring>
-#include <memory>
-#include <new>
-#include <optional>
-#include <string>
-#include <vector>
 
 namespace kreg {
 namespace {
@@ -219,9 +219,12 @@ public:
           held_timer_(stream, job.settings.call_timeout_s),
           strict_timer_(stream, CudaEventTimer::Wait::device) {
         if (job.settings.timer == TimerChoice::events) return;
-        if (job.settings.profile) timer_fallback_ = "CUPTI not used: --profile runs for a profiler, which owns CUPTI";
-        else cupti_timer_ = CuptiTimer::open(stream, timer_fallback_);
-        if (!cupti_timer_ && job.settings.timer == TimerChoice::cupti) throw KernelFailed{"--timer cupti: " + timer_fallback_};
+        if (job.settings.profile)
+            timer_fallback_ = "CUPTI not used: --profile runs for a profiler, which owns CUPTI";
+        else
+            cupti_timer_ = CuptiTimer::open(stream, timer_fallback_);
+        if (!cupti_timer_ && job.settings.timer == TimerChoice::cupti)
+            throw KernelFailed{"--timer cupti: " + timer_fallback_};
     }
 
     // What the row's `timer` says, and why CUPTI was not used where it was wanted ("" if it was, or was not wanted).
@@ -247,17 +250,18 @@ public:
         KREG_RUNNER_CUDA_CHECK(cudaGetDevice(&device));
         const std::vector<uint32_t> guard_words(guard_floats_, kGuardBits);
         for (int i = 0; i < sets; ++i) {
-            sets_.push_back({PaddedDeviceOperand(g.a_count, esize_, g.a_cols, kPadBeforeABits, kPadAfterABits, stream_),
-                             PaddedDeviceOperand(g.b_count, esize_, g.b_cols, kPadBeforeBBits, kPadAfterBBits, stream_),
-                             FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float),
-                                                size_t(256) << 20, device),
-                             DeviceBuffer(), DeviceBuffer()});
+            sets_.push_back(
+                {PaddedDeviceOperand(g.a_count, esize_, g.a_cols, kPadBeforeABits, kPadAfterABits, stream_),
+                 PaddedDeviceOperand(g.b_count, esize_, g.b_cols, kPadBeforeBBits, kPadAfterBBits, stream_),
+                 FencedDeviceBuffer(guard_floats_ * sizeof(float), c_count_ * sizeof(float), size_t(256) << 20, device),
+                 DeviceBuffer(), DeviceBuffer()});
             const Set& set = sets_.back();
             c_fallback_reason_ = set.c.fallback_reason();
             const size_t bytes = guard_floats_ * sizeof(uint32_t);
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c.band(), guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
             KREG_RUNNER_CUDA_CHECK(
-                cudaMemcpyAsync(set.c.after(), guard_words.data(), set.c.after_bytes(), cudaMemcpyHostToDevice, stream_));
+                cudaMemcpyAsync(set.c.band(), guard_words.data(), bytes, cudaMemcpyHostToDevice, stream_));
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(set.c.after(), guard_words.data(), set.c.after_bytes(),
+                                                   cudaMemcpyHostToDevice, stream_));
         }
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));  // guard_words is read by the copies
         // Flushing L2 means overwriting more than all of it; twice its size leaves no line of A, B or C.
@@ -292,7 +296,8 @@ public:
         }
         OutputFill written = fill;
         if (fill.finite)
-            KREG_RUNNER_CUDA_CHECK(launch_finite_fill(reinterpret_cast<uint32_t*>(c_of(s)), c_count_, fill.key, stream_));
+            KREG_RUNNER_CUDA_CHECK(
+                launch_finite_fill(reinterpret_cast<uint32_t*>(c_of(s)), c_count_, fill.key, stream_));
         else
             written.nan_word = poison_device(c_of(s), c_count_, fill.nan_word, stream_);
         return written;
@@ -310,8 +315,9 @@ public:
         // C lies between unmapped pages: an illegal address is most likely an access outside C. Decided on
         // the error code, never on text (the row's cause stays the typed cuda_error of raise_pending).
         const bool fenced_fault = waited == cudaErrorIllegalAddress && c_fallback_reason_.empty();
-        raise_pending(waited, fenced_fault ? when + "; C lies between unmapped pages, so an access outside C (or "
-                                                    "outside the inputs and their padding) faults"
+        raise_pending(waited, fenced_fault ? when +
+                                                 "; C lies between unmapped pages, so an access outside C (or "
+                                                 "outside the inputs and their padding) faults"
                                            : when);
     }
     void copy_output(int set, float* c) override {
@@ -330,13 +336,15 @@ public:
         } compared[] = {{s.a.get(), s.pristine_a}, {s.b.get(), s.pristine_b}};
         for (int i = 0; i < 2; ++i) {
             if (compared[i].pristine.bytes() == 0) continue;
-            KREG_RUNNER_CUDA_CHECK(launch_first_difference(static_cast<const unsigned char*>(compared[i].got),
-                                                           compared[i].pristine.as<unsigned char>(), compared[i].pristine.bytes(),
-                                                           first_difference_.as<unsigned long long>() + i, stream_));
+            KREG_RUNNER_CUDA_CHECK(launch_first_difference(
+                static_cast<const unsigned char*>(compared[i].got), compared[i].pristine.as<unsigned char>(),
+                compared[i].pristine.bytes(), first_difference_.as<unsigned long long>() + i, stream_));
         }
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(first, first_difference_.get(), sizeof first, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(first, first_difference_.get(), sizeof first, cudaMemcpyDeviceToHost, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        if ((compared[0].pristine.bytes() == 0 || first[0] == ~0ULL) && (compared[1].pristine.bytes() == 0 || first[1] == ~0ULL))
+        if ((compared[0].pristine.bytes() == 0 || first[0] == ~0ULL) &&
+            (compared[1].pristine.bytes() == 0 || first[1] == ~0ULL))
             return "";
         a_back_.resize(s.a.bytes());
         b_back_.resize(s.b.bytes());
@@ -360,9 +368,11 @@ public:
         const Set& s = sets_[size_t(set)];
         const size_t after_words = s.c.after_bytes() / sizeof(uint32_t);
         std::vector<uint32_t> before(guard_floats_), after(after_words);
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(before.data(), s.c.band(), guard_floats_ * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(before.data(), s.c.band(), guard_floats_ * sizeof(uint32_t),
+                                               cudaMemcpyDeviceToHost, stream_));
         if (after_words > 0)
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(after.data(), s.c.after(), after_words * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(after.data(), s.c.after(), after_words * sizeof(uint32_t),
+                                                   cudaMemcpyDeviceToHost, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
         return describe_guard_damage(before.data(), guard_floats_, after.data(), after_words);
     }
@@ -373,7 +383,8 @@ public:
                                                cudaMemcpyHostToDevice, stream_));
         KREG_RUNNER_CUDA_CHECK(launch_scan_c(reinterpret_cast<const uint32_t*>(c_of(sets_[size_t(set)])), c_count_,
                                              fill, scan_counts_.as<DeviceScanCounts>(),
-                                             scan_at_.as<unsigned long long>(), scan_samples_.as<float>(), count, stream_));
+                                             scan_at_.as<unsigned long long>(), scan_samples_.as<float>(), count,
+                                             stream_));
         DeviceScanCounts counts{};
         OutputScan scan;
         scan.samples.resize(size_t(count));
@@ -463,10 +474,12 @@ public:
             // The timed calls are the timer's last ones: clock-settling calls (sampler.hpp) came before them.
             const size_t timed = record.samples_ms.size();
             const auto last = [timed](const auto& all) {
-                return std::vector<typename std::decay_t<decltype(all)>::value_type>(all.end() - std::min(timed, all.size()), all.end());
+                return std::vector<typename std::decay_t<decltype(all)>::value_type>(
+                    all.end() - std::min(timed, all.size()), all.end());
             };
             record.extra.timing_method = "cupti";
-            record.extra.kernel_time = tally_kernel_windows(last(cupti_timer_->windows()), last(cupti_timer_->event_ms()));
+            record.extra.kernel_time =
+                tally_kernel_windows(last(cupti_timer_->windows()), last(cupti_timer_->event_ms()));
             const std::vector<double> launch = last(cupti_timer_->launch_ms());
             if (!launch.empty()) record.extra.launch_overhead_ms = compute_stats(launch).median_ms;
             return;

@@ -3,12 +3,12 @@
 // so that the rest of the pipeline stays plain C++.
 #pragma once
 
-#include "verify/output_fill.hpp"
-
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+
+#include "verify/output_fill.hpp"
 
 namespace kreg {
 

@@ -1,16 +1,5 @@
 #include "pipeline/pipeline.hpp"
 
-#include "measure/anticheat.hpp"
-#include "ops/output_export.hpp"
-#include "measure/sampler.hpp"
-#include "measure/stats.hpp"
-#include "pipeline/call_watchdog.hpp"
-#include "verify/output_fill.hpp"
-#include "verify/random_fill.hpp"
-#include "verify/tolerance.hpp"
-#include "verify/verify_gemm.hpp"
-#include "ops/operation.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +10,17 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "measure/anticheat.hpp"
+#include "measure/sampler.hpp"
+#include "measure/stats.hpp"
+#include "ops/operation.hpp"
+#include "ops/output_export.hpp"
+#include "pipeline/call_watchdog.hpp"
+#include "verify/output_fill.hpp"
+#include "verify/random_fill.hpp"
+#include "verify/tolerance.hpp"
+#include "verify/verify_gemm.hpp"
 
 namespace kreg {
 namespace {
@@ -86,8 +86,8 @@ public:
         const int64_t n = geometry_.c_cols;
         const size_t total = geometry_.c_count;
         if (scan.unwritten > 0)
-            return "unwritten element at " + position(scan.first_unwritten, n) + " (" + std::to_string(scan.unwritten) + " of " +
-                   std::to_string(total) + " elements of C never written" +
+            return "unwritten element at " + position(scan.first_unwritten, n) + " (" + std::to_string(scan.unwritten) +
+                   " of " + std::to_string(total) + " elements of C never written" +
                    // A finite fill proves only its values no result can have unwritten (output_fill.hpp).
                    (fill.finite ? ", counting the elements whose fill no result can equal)" : ")");
         // Exact operations copy A's NaN and Inf on purpose (plant_special_values); their samples are
@@ -283,7 +283,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             }
             if (!check) return;
             const std::vector<size_t> elements = scanner.elements(number);
-            const std::string why = scanner.judge(backend.scan_output(set, fill, elements), fill, elements, a, b, sampled_worst);
+            const std::string why =
+                scanner.judge(backend.scan_output(set, fill, elements), fill, elements, a, b, sampled_worst);
             check_inputs(site.label());
             ++scanned_calls;
             if (!why.empty()) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + why};

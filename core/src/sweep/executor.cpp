@@ -39,10 +39,11 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
     if (std::string why = unexpected_field(reply, {"op", "record"}); !why.empty()) return why;
     const auto it = reply.find("record");
     if (it == reply.end() || !it->is_object()) return "sent a result without a record";
-    if (std::string why = unexpected_field(*it, {"op", "job_id", "kernel", "plugin", "plugin_path", "backend", "dtype", "m", "n", "k",
-                                                   "seed", "status", "reason", "timer", "samples_ms", "extra", "max_rel_err",
-                                                   "tolerance", "stats", "gflops", "exit_code", "signal", "operation", "block", "gbps",
-                                                   "end_cause"});
+    if (std::string why = unexpected_field(
+            *it,
+            {"op",    "job_id", "kernel",    "plugin", "plugin_path", "backend",    "dtype", "m",           "n",
+             "k",     "seed",   "status",    "reason", "timer",       "samples_ms", "extra", "max_rel_err", "tolerance",
+             "stats", "gflops", "exit_code", "signal", "operation",   "block",      "gbps",  "end_cause"});
         !why.empty())
         return why;
     if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples) return "sent a record with too many samples";
@@ -61,10 +62,15 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
     record.exit_code.reset();  // how a worker ended is the parent's to say
     record.signal.reset();
     // A worker speaks only of its kernel's failure and of a CUDA error it hit; the rest is the parent's to see.
-    if (!worker_may_claim(record.end_cause)) return "claimed the end cause '" + std::string(to_string(record.end_cause)) + "', which only the runner observes";
-    if (record.status == RowStatus::failed) record.end_cause = EndCause::kernel_failed;
-    else if (record.status != RowStatus::crashed) record.end_cause = EndCause::none;
-    else if (record.end_cause != EndCause::cuda_error) record.end_cause = EndCause::kernel_failed;
+    if (!worker_may_claim(record.end_cause))
+        return "claimed the end cause '" + std::string(to_string(record.end_cause)) +
+               "', which only the runner observes";
+    if (record.status == RowStatus::failed)
+        record.end_cause = EndCause::kernel_failed;
+    else if (record.status != RowStatus::crashed)
+        record.end_cause = EndCause::none;
+    else if (record.end_cause != EndCause::cuda_error)
+        record.end_cause = EndCause::kernel_failed;
     return "";
 }
 
@@ -128,7 +134,7 @@ Executor::~Executor() {
 }
 
 std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error, ExitInfo* ended,
-                                                          bool* violated) {
+                                                         bool* violated) {
     try {
         auto w = std::make_unique<Worker>();
         std::vector<std::string> args{"__worker"};
@@ -224,8 +230,10 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
     auto w = start_worker(plugin_path, error, &ended, &violated);
     if (!w) {
         info.error = plugin_path + ": " + error;
-        if (violated) info.load_end = EndCause::protocol_breach;
-        else if (ended.signal || ended.exit_code) info.load_end = end_cause_of(ended);
+        if (violated)
+            info.load_end = EndCause::protocol_breach;
+        else if (ended.signal || ended.exit_code)
+            info.load_end = end_cause_of(ended);
         info.load_signal = ended.signal;
         return info;
     }
@@ -342,8 +350,8 @@ Record Executor::row_for_lost_worker(const Job& job, const WorkerProcess::Reply&
         r.signal = reply.exit.signal;
         r.end_cause = end_cause_of(reply.exit);
         if (worker_) {  // the cgroup's memory.events or the peak RSS wait4 gave, never the worker's words
-            const std::string memory = describe_memory_limit_hit(worker_->memory_bytes, worker_->cgroup ? &*worker_->cgroup : nullptr,
-                                                                 reply.exit.max_rss_kib);
+            const std::string memory = describe_memory_limit_hit(
+                worker_->memory_bytes, worker_->cgroup ? &*worker_->cgroup : nullptr, reply.exit.max_rss_kib);
             if (!memory.empty()) {
                 r.reason = memory + "; " + r.reason;
                 r.end_cause = EndCause::memory_cap;
@@ -418,7 +426,9 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
 
     const std::string op = reply.message.value("op", "");
     if (op == "error" && unexpected_field(reply.message, {"op", "message"}).empty()) {
-        Record failed = record_for(job, RowStatus::failed, "worker error: " + printable_utf8(reply.message.value("message", ""), kMaxClaimText));
+        Record failed =
+            record_for(job, RowStatus::failed,
+                       "worker error: " + printable_utf8(reply.message.value("message", ""), kMaxClaimText));
         failed.end_cause = EndCause::kernel_failed;
         return failed;
     }
@@ -432,7 +442,8 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     }
     r.plugin_path = job.plugin_path;
     r.reason = worker_->unstage(r.reason);
-    if (r.status == RowStatus::failed && worker_->cgroup && worker_->memory_bytes > 0 && worker_->cgroup->memory_limit_hit()) {
+    if (r.status == RowStatus::failed && worker_->cgroup && worker_->memory_bytes > 0 &&
+        worker_->cgroup->memory_limit_hit()) {
         // The worker lives on, but its cgroup counted the cap being reached (memory.events): that is seen, its
         // failure message is not read.
         r.reason = memory_limit_reason(worker_->memory_bytes, worker_->cgroup->peak_bytes()) + "; " + r.reason;

@@ -1,8 +1,8 @@
 #include "verify/random_fill.hpp"
 
-#include "verify/output_fill.hpp"  // output_fill_mix: splitmix64's finaliser, shared with C's fill
-
 #include <cstring>
+
+#include "verify/output_fill.hpp"  // output_fill_mix: splitmix64's finaliser, shared with C's fill
 
 namespace kreg {
 namespace {
