@@ -30,7 +30,9 @@ sections are:
                   figures so the author can explain why; the tool states facts and offers no explanation
 
 With several reports the document has, after the header, a list of the reports, one GPU part (a column per
-distinct GPU) and one ceilings part (a column per report: each run measured its own), then one part per
+distinct GPU) and one ceilings part (a column per report: each run measured its own), a "timers side by side"
+part for each two reports of the same GPU and kernels whose rows were timed by different timers (CUPTI and CUDA
+events: each shared row's median under both and its ratio to the baseline under each), then one part per
 report, titled by its config name (meta.config.name), with that report's provenance and the sections above.
 Its charts are named <config name>-<chart>.png so the reports' charts do not overwrite each other.
 
@@ -735,6 +737,49 @@ def multi_ceilings_section(parts):
     return lines
 
 
+def part_timer(res):
+    """The one timer every ok row of a report was timed by (the row's "timer"), or None for none or several."""
+    timers = {r.get("timer") for r in res.records if r.get("status") == "ok" and r.get("timer")}
+    return next(iter(timers)) if len(timers) == 1 else None
+
+
+def timer_pairs(parts):
+    """(a, b) for each two reports of the same GPU (equal meta.gpu.facts) that share kernels and shapes and were
+    each timed by one timer, a different one: the same calls seen by two clocks."""
+    pairs = []
+    for i, a in enumerate(parts):
+        for b in parts[i + 1:]:
+            ta, tb = part_timer(a), part_timer(b)
+            if ta and tb and ta != tb and a.facts == b.facts and any(key in b.rows for key in a.rows):
+                pairs.append((a, b))
+    return pairs
+
+
+def timers_section(parts):
+    """A table per pair of timer_pairs: each shared row's median by both timers, their ratio, and the row's
+    ratio to its report's own baseline under each, so what a timer changes in a verdict is on one line."""
+    lines = []
+    for a, b in timer_pairs(parts):
+        ta, tb = part_timer(a), part_timer(b)
+        lines += [heading(2, f"Timers side by side: {a.name} and {b.name}"), "",
+                  f"The same kernels and shapes on the same GPU, timed by `{ta}` in {a.name} and by `{tb}` in "
+                  f"{b.name}. Medians in microseconds; × baseline is each report's baseline median over the row's "
+                  "(> 1: faster than the baseline), each under its own timer.", ""]
+        rows = []
+        for problem in a.problems:
+            for kernel in a.kernels:
+                ra, rb = a.row(kernel, problem), b.row(kernel, problem)
+                if ra is None or rb is None:
+                    continue
+                ma, mb = kr.median_ms(ra), kr.median_ms(rb)
+                shown = [kr.fmt(m * 1e3, 4) if m else cell(r["status"]) for m, r in ((ma, ra), (mb, rb))]
+                rows.append([f"`{kernel}`", kr.problem_label(problem)] + shown +
+                            [kr.fmt(mb / ma if ma and mb else None, 4), kr.fmt(a.ratio(ra)), kr.fmt(b.ratio(rb))])
+        lines += table(["kernel", "problem", f"{ta} (µs)", f"{tb} (µs)", f"{tb} / {ta}",
+                        f"× baseline ({ta})", f"× baseline ({tb})"], rows)
+    return lines
+
+
 def report_part(res, charts, md_dir):
     lines = [heading(2, res.name), ""]
     description = (res.meta.get("config") or {}).get("description") if isinstance(res.meta.get("config"), dict) else None
@@ -890,6 +935,7 @@ def build_document(parts, tool_command, charts, md_dir):
         lines += results_sections(res, charts[id(res)], md_dir, 2)
     else:
         lines = multi_header(parts, tool_command) + multi_gpu_section(parts) + multi_ceilings_section(parts)
+        lines += timers_section(parts)
         for res in parts:
             lines += report_part(res, charts, md_dir)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -11,6 +11,7 @@ the README. Used by tests/tools/CMakeLists.txt; every check raises on a mismatch
     check_results.py refuse  --tools DIR --report R [--report R2 ...] --workdir W
     check_results.py compare --runner RUNNER --report R --workdir W [--slow-kernel K]
     check_results.py layout  --tools DIR --readme README.md
+    check_results.py timers  --tools DIR --report R1 --report R2 --workdir W
 
 render checks the one-report document (the layout it has always had: the same top-level sections, charts
 named as before); multi checks a document of several reports: a part per report titled by its config name,
@@ -550,6 +551,55 @@ def mode_multi(a):
           "baseline, tables, charts; overwrite refusal checked")
 
 
+def mode_timers(a):
+    """Two reports of the same calls under two timers (CUPTI and CUDA events): the document holds a "timers
+    side by side" table with a line for every kernel and shape the two share, both medians as the reports
+    hold them, their ratio, and each row's ratio to its own report's baseline recomputed here."""
+    workdir = fresh_dir(a.workdir)
+    out = os.path.join(workdir, "RESULTS.md")
+    tool = os.path.join(a.tools, "kreg_results.py")
+    expect(len(a.report) == 2, "timers needs two --report")
+    done = run_tool([tool] + a.report + ["--out", out, "--no-charts"])
+    expect(done.returncode == 0, f"kreg_results.py exited {done.returncode}")
+    reports = []
+    for path in a.report:
+        with open(path, encoding="utf-8") as f:
+            reports.append(json.load(f))
+    timers = [{r["timer"] for r in rep["records"] if r["status"] == "ok"} for rep in reports]
+    expect(all(len(t) == 1 for t in timers) and timers[0] != timers[1], f"the reports' timers are {timers}")
+    ta, tb = next(iter(timers[0])), next(iter(timers[1]))
+    with open(out, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    headings = [line for line in lines if line.startswith("## Timers side by side: ")]
+    expect(len(headings) == 1, f"{len(headings)} timers sections, expected 1")
+    found = tables_in(section(lines, headings[0]))
+    expect(len(found) == 1, f"{len(found)} tables in the timers section")
+    header, rows = found[0]
+    expect(header[2:5] == [f"{ta} (µs)", f"{tb} (µs)", f"{tb} / {ta}"], f"timers header {header}")
+    index = [{(r["kernel"], r["m"], r["n"], r["k"], r["dtype"]): r for r in rep["records"]} for rep in reports]
+    shared = [key for key in index[0] if key in index[1]]
+    expect(len(rows) == len(shared) > 0, f"{len(rows)} lines for {len(shared)} shared rows")
+    by_line = {(row[0].strip("`"), row[1]): row for row in rows}
+    for key in shared:
+        kernel, m, n, k, dtype = key
+        row = by_line.get((kernel, f"{m}x{n}x{k} ({dtype})"))
+        expect(row is not None, f"no line for {key}")
+        ra, rb = index[0][key], index[1][key]
+        if ra["status"] != "ok" or rb["status"] != "ok":
+            continue
+        ma, mb = ra["stats"]["median_ms"], rb["stats"]["median_ms"]
+        check_number(row[2], ma * 1e3, f"{key}: {ta} median")
+        check_number(row[3], mb * 1e3, f"{key}: {tb} median")
+        check_number(row[4], mb / ma, f"{key}: {tb}/{ta}")
+        for rep, rec, column in ((reports[0], ra, 5), (reports[1], rb, 6)):
+            base = rep.get("baseline")
+            base = base.get(dtype) if isinstance(base, dict) else base
+            ref = {(r["kernel"], r["m"], r["n"], r["k"], r["dtype"]): r for r in rep["records"]}.get((base, m, n, k, dtype))
+            if ref and ref["status"] == "ok":
+                check_number(row[column], ref["stats"]["median_ms"] / rec["stats"]["median_ms"], f"{key}: x baseline")
+    print(f"ok: timers side by side, {len(rows)} lines ({ta} against {tb}), medians, ratios and baselines recomputed")
+
+
 def check_no_silent_overwrite(cmd, out, env):
     """A second run refuses to replace what the first wrote; with --force it does."""
     with open(out, encoding="utf-8") as f:
@@ -676,7 +726,7 @@ def mode_layout(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["render", "multi", "refuse", "compare", "layout"])
+    p.add_argument("mode", choices=["render", "multi", "refuse", "compare", "layout", "timers"])
     p.add_argument("--tools", help="the tools/ folder")
     p.add_argument("--runner", help="compare: the runner binary")
     p.add_argument("--readme", help="layout: the README")
@@ -691,7 +741,7 @@ def main():
     p.add_argument("--slow-kernel", default="cuda_04_coarsened", help="compare: the kernel made 3x slower in B")
     a = p.parse_args()
     try:
-        {"render": mode_render, "multi": mode_multi, "refuse": mode_refuse, "compare": mode_compare,
+        {"render": mode_render, "multi": mode_multi, "timers": mode_timers, "refuse": mode_refuse, "compare": mode_compare,
          "layout": mode_layout}[a.mode](a)
     except CheckFailed as e:
         print(f"FAILED: {e}", file=sys.stderr)
