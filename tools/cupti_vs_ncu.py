@@ -16,7 +16,7 @@ docs/results/h200-cupti-ncu-2026-12-02), so at shapes whose kernels run a few mi
 below 1 by that cost, which the last column shows.
 The runner's rows go to DIR/cupti.json; ncu's raw CSV to DIR/ncu-KERNEL-SIZE.csv, so the log can be committed.
 Under ncu the runner is run with --profile --isolation none: each call inside an NVTX range named after the
-kernel, which ncu targets (README, "Lab conveniences"); the runner's own CUPTI timer steps aside there (a
+kernel, which ncu targets (docs/RUNNING.md, "Lab conveniences"); the runner's own CUPTI timer steps aside there (a
 profiler owns CUPTI), which this run also shows: those rows say cuda_event with the reason.
 Exit status: 0 when every ratio is within --tolerance (3 %), 1 otherwise, 2 when something could not run.
 """

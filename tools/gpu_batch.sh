@@ -4,7 +4,7 @@
 #
 #   bash tools/gpu_batch.sh [sweep-config] [extra runner args...]
 #
-# Steps can be skipped with KREG_SKIP="confine tests cupti sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see README,
+# Steps can be skipped with KREG_SKIP="confine tests cupti sweep compare devices tensor transpose default grade lab3 lab sanitizer reportbench". A carried GoogleTest (see docs/CONTRIBUTING.md,
 # "Running on a GPU machine") is used when the machine has none.
 # KREG_PROFILE_BLOCKS="7 9": the blocks the transpose step profiles with ncu (default 1..20).
 set -uo pipefail

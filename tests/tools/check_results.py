@@ -10,7 +10,7 @@ the README. Used by tests/tools/CMakeLists.txt; every check raises on a mismatch
                              [--allow-synthetic] [--no-matplotlib]
     check_results.py refuse  --tools DIR --report R [--report R2 ...] --workdir W
     check_results.py compare --runner RUNNER --report R --workdir W [--slow-kernel K]
-    check_results.py layout  --tools DIR --readme README.md
+    check_results.py layout  --tools DIR --readme docs/ARCHITECTURE.md [--docs README.md docs/*.md]
     check_results.py timers  --tools DIR --report R1 --report R2 --workdir W
 
 render checks the one-report document (the layout it has always had: the same top-level sections, charts
@@ -684,7 +684,8 @@ def mode_compare(a):
 
 
 def mode_layout(a):
-    """Every tool runs as typed, and the README's layout lists every file of tools/."""
+    """Every tool runs as typed, the layout (docs/ARCHITECTURE.md) lists every file of tools/, and no document
+    names a tool that does not exist."""
     problems = []
     names = sorted(n for n in os.listdir(a.tools) if not n.startswith(".") and n != "__pycache__")
     for name in names:
@@ -704,6 +705,9 @@ def mode_layout(a):
     with open(a.readme, encoding="utf-8") as f:
         readme = f.read()
     layout = [line for line in readme.split("\n## Layout", 1)[-1].split("```")[1].split("\n")]
+    for path in a.docs:  # the other documents may name tools too; every name must exist
+        with open(path, encoding="utf-8") as f:
+            readme += "\n" + f.read()
     listed, in_tools = set(), False
     for line in layout:
         if line.startswith("tools/"):
@@ -712,16 +716,16 @@ def mode_layout(a):
             in_tools = False
         if in_tools:
             listed |= {w.strip(",.()") for w in line.replace("tools/", " ", 1).split()}
-    problems += [f"the README's layout does not list tools/{n}" for n in names if n not in listed and n != "__pycache__"]
-    problems += [f"the README's layout lists tools/{n}, which does not exist" for n in sorted(listed)
+    problems += [f"the layout (docs/ARCHITECTURE.md) does not list tools/{n}" for n in names if n not in listed and n != "__pycache__"]
+    problems += [f"the layout (docs/ARCHITECTURE.md) lists tools/{n}, which does not exist" for n in sorted(listed)
                  if (n.endswith(".py") or n.endswith(".sh")) and n not in names]
     mentioned = set()
     for word in readme.replace("`", " ").replace("(", " ").replace(")", " ").split():
         if word.startswith("tools/"):
             mentioned.add(word[len("tools/"):].rstrip(".,:;"))
-    problems += [f"the README mentions tools/{n}, which does not exist" for n in sorted(mentioned) if n and n not in names]
+    problems += [f"a document mentions tools/{n}, which does not exist" for n in sorted(mentioned) if n and n not in names]
     expect(not problems, "; ".join(problems))
-    print(f"ok: {len(names)} files in tools/, each listed in the README's layout; the scripts run as typed")
+    print(f"ok: {len(names)} files in tools/, each listed in the layout of docs/ARCHITECTURE.md; the scripts run as typed")
 
 
 def main():
@@ -729,7 +733,8 @@ def main():
     p.add_argument("mode", choices=["render", "multi", "refuse", "compare", "layout", "timers"])
     p.add_argument("--tools", help="the tools/ folder")
     p.add_argument("--runner", help="compare: the runner binary")
-    p.add_argument("--readme", help="layout: the README")
+    p.add_argument("--readme", help="layout: the document with the '## Layout' folder map (docs/ARCHITECTURE.md)")
+    p.add_argument("--docs", nargs="*", default=[], help="layout: more documents whose tools/ mentions must exist")
     p.add_argument("--report", action="append", default=[], help="a report (multi, refuse: repeatable)")
     p.add_argument("--workdir")
     p.add_argument("--baseline", action="append", default=[],

@@ -14,7 +14,7 @@
 
 namespace kreg {
 
-// CUDA: what times the calls (README, "Measurement"). automatic: CUPTI's kernel records where CUPTI works,
+// CUDA: what times the calls (docs/MEASUREMENT.md). automatic: CUPTI's kernel records where CUPTI works,
 // else CUDA events, and the row says why; cupti: CUPTI, or the row fails with the reason; events: CUDA events.
 enum class TimerChoice { automatic, cupti, events };
 const char* to_string(TimerChoice choice);                               // "auto", "cupti", "events"
