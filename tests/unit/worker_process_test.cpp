@@ -7,6 +7,7 @@
 #include "worker/process.hpp"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -189,6 +191,42 @@ TEST_F(Confined, TheWorkerIsPid2SeesOnlyItsNamespaceAndGetsNoSecret) {
     else EXPECT_EQ(hello.message.value("uid", 0), int(::geteuid()));
     const nlohmann::json report = w.confinement_report();
     EXPECT_FALSE(report["applied"].empty());
+}
+
+// The reaper is a raw clone of the runner: glibc's fork() there would run the runner's pthread_atfork
+// handlers (locks a library took, allocation) in a copy whose state glibc does not know, where only
+// async-signal-safe calls are allowed. Handlers registered here write to a pipe; the reaper must start
+// its program without running any of them.
+int atfork_pipe[2] = {-1, -1};
+void atfork_mark() {
+    if (atfork_pipe[1] >= 0) (void)!::write(atfork_pipe[1], "x", 1);
+}
+
+TEST_F(Confined, TheReaperStartsTheWorkerWithoutRunningTheRunnersForkHandlers) {
+    ASSERT_EQ(::pipe2(atfork_pipe, O_CLOEXEC | O_NONBLOCK), 0);
+    static const bool registered = ::pthread_atfork(atfork_mark, atfork_mark, atfork_mark) == 0;
+    ASSERT_TRUE(registered);
+    bool started = true;
+    {
+        WorkerProcess w;
+        try {
+            w = start_script(kHello + "read x <&3", &confinement_);
+        } catch (const std::exception& e) {
+            started = false;
+            std::cerr << "this machine cannot confine a worker: " << e.what() << "\n";
+        }
+        if (started) {
+            const auto hello = w.exchange(nullptr, 10);
+            ASSERT_EQ(hello.outcome, WorkerProcess::Outcome::reply) << hello.violation << w.stderr_tail();
+        }
+    }
+    char buf[64];
+    const ssize_t marks = ::read(atfork_pipe[0], buf, sizeof buf);
+    ::close(atfork_pipe[1]);
+    atfork_pipe[1] = -1;
+    ::close(atfork_pipe[0]);
+    if (!started) GTEST_SKIP() << "this machine cannot confine a worker";
+    EXPECT_LE(marks, 0) << marks << " pthread_atfork handler calls while starting a confined worker";
 }
 
 TEST_F(Confined, EverythingTheWorkerStartedEndsWithIt) {

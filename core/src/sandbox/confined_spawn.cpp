@@ -219,8 +219,10 @@ void wipe_inherited_command_line() {
     }
     ::prctl(PR_SET_DUMPABLE, 0);
 
-    const pid_t program = ::fork();
-    if (program < 0) fatal(out, "fork", errno);
+    // A raw clone, as the reaper itself was made: glibc's fork() would run the runner's pthread_atfork
+    // handlers and take glibc's locks in this copy, where only async-signal-safe calls are allowed.
+    const pid_t program = pid_t(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    if (program < 0) fatal(out, "clone", errno);
     if (program == 0) exec_program(plan);
     ReportLine().add("started").send(out);
 

@@ -1,7 +1,7 @@
 // Starting a process the runner does not trust, confined by the kernel before its first instruction.
 //
 //   runner ──clone(NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS [|NEWUSER])──> reaper (pid 1 of the new namespaces)
-//                                                                     └─fork─> the confined program (pid 2)
+//                                                                     └─clone(SIGCHLD)─> the confined program (pid 2)
 //
 // The reaper is the runner's own code (no exec): it waits until the parent has placed it (a cgroup),
 // gives the namespaces a fresh /proc, takes the sandbox identity, starts the program and then only
