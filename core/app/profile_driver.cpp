@@ -1,10 +1,11 @@
 // `runner __profile_driver --plugin FILE --kernel NAME --operation OP --m M --n N --k K --block B
-// [--lda L --ldb L]`: the process `runner --profile` runs under ncu, and tests/sanitizer runs under
+// [--lda L --ldb L] [--dtype D]`: the process `runner --profile` runs under ncu, and tests/sanitizer runs under
 // compute-sanitizer. It loads one plugin, fills the inputs with cudaMemcpy (a copy, not a kernel: every
 // kernel ncu sees is the plugin's), allocates each matrix exactly (rows x leading dimension, so any access
 // past it is outside the allocation), calls the kernel once on its own stream, waits, and exits 0; any
 // failure is one line on stderr and exit 1. It is not a measurement: nothing is verified or timed.
-// Leading dimensions (transposes only) default to packed.
+// Leading dimensions (transposes only) default to packed. A GEMM runs in --dtype, by default the first of
+// fp32, tf32, bf16, fp16 the kernel declares (so a bf16-only kernel is called in bf16, with bf16 inputs).
 #include "profile_command.hpp"
 
 #include <kreg/abi.h>
@@ -14,6 +15,8 @@
 #include <string>
 
 #ifdef KREG_HAVE_CUDA
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -37,19 +40,53 @@ struct DeviceBuffer {
     ~DeviceBuffer() { cudaFree(ptr); }
 };
 
-// Allocates count floats holding values in [-1, 1) (never NaN: a GEMM would otherwise take other paths).
-std::string fill(DeviceBuffer& buffer, size_t count) {
+template <typename T>
+std::string copy_to_device(DeviceBuffer& buffer, const std::vector<T>& host) {
+    const size_t bytes = host.size() * sizeof(T);
+    if (cudaMalloc(&buffer.ptr, std::max<size_t>(bytes, 16)) != cudaSuccess)
+        return "cudaMalloc of " + std::to_string(bytes) + " bytes failed";
+    if (cudaMemcpy(buffer.ptr, host.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess) return "cudaMemcpy failed";
+    return "";
+}
+
+// Allocates count elements of the dtype's input type (fp32 for fp32 and tf32) holding values in [-1, 1)
+// (never NaN: a GEMM would otherwise take other paths).
+std::string fill(DeviceBuffer& buffer, size_t count, kreg_dtype dtype = KREG_DTYPE_FP32) {
     std::vector<float> host(count);
     uint64_t state = 0x6b726567;
     for (float& x : host) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         x = static_cast<float>(state >> 40) * (1.0f / 8388608.0f) - 1.0f;
     }
-    if (cudaMalloc(&buffer.ptr, std::max<size_t>(count, 4) * sizeof(float)) != cudaSuccess)
-        return "cudaMalloc of " + std::to_string(count * 4) + " bytes failed";
-    if (cudaMemcpy(buffer.ptr, host.data(), count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
-        return "cudaMemcpy failed";
-    return "";
+    if (dtype == KREG_DTYPE_BF16) {
+        std::vector<__nv_bfloat16> narrow(count);
+        std::transform(host.begin(), host.end(), narrow.begin(), [](float x) { return __float2bfloat16_rn(x); });
+        return copy_to_device(buffer, narrow);
+    }
+    if (dtype == KREG_DTYPE_FP16) {
+        std::vector<__half> narrow(count);
+        std::transform(host.begin(), host.end(), narrow.begin(), [](float x) { return __float2half_rn(x); });
+        return copy_to_device(buffer, narrow);
+    }
+    return copy_to_device(buffer, host);
+}
+
+// The dtype a GEMM is called in: --dtype when given (it must be one the kernel declares), else the first
+// of fp32, tf32, bf16, fp16 that it declares.
+std::string choose_dtype(const std::map<std::string, std::string>& opt, uint32_t declared, kreg_dtype& dtype) {
+    const std::pair<const char*, kreg_dtype> order[] = {
+        {"fp32", KREG_DTYPE_FP32}, {"tf32", KREG_DTYPE_TF32}, {"bf16", KREG_DTYPE_BF16}, {"fp16", KREG_DTYPE_FP16}};
+    const auto wanted = opt.find("--dtype");
+    for (const auto& [name, value] : order) {
+        const bool declares = (declared & KREG_DTYPE_BIT(value)) != 0;
+        if (wanted != opt.end() ? wanted->second == name : declares) {
+            if (!declares) return "the kernel does not declare dtype " + wanted->second;
+            dtype = value;
+            return "";
+        }
+    }
+    return wanted != opt.end() ? "--dtype must be fp32, tf32, bf16 or fp16, got " + wanted->second
+                               : "the kernel declares no dtype this driver knows";
 }
 
 int fail(const std::string& why) {
@@ -110,14 +147,16 @@ int profile_driver_main(int argc, char** argv) {
     std::string why;
     kreg_status status = KREG_STATUS_OK;
     if (op == "gemm" && info->operation == KREG_OPERATION_GEMM) {
-        if ((why = fill(a, size_t(m * lda))).empty() && (why = fill(b, size_t(k * ldb))).empty())
+        kreg_dtype dtype = KREG_DTYPE_FP32;
+        if (!(why = choose_dtype(opt, info->dtypes, dtype)).empty()) return fail(opt["--kernel"] + ": " + why);
+        if ((why = fill(a, size_t(m * lda), dtype)).empty() && (why = fill(b, size_t(k * ldb), dtype)).empty())
             why = fill(c, size_t(m * n));
         if (!why.empty()) return fail(why);
         kreg_gemm_args args{};
         args.struct_size = sizeof args;
         args.m = m, args.n = n, args.k = k, args.lda = lda, args.ldb = ldb, args.ldc = n;
         args.alpha = 1.0, args.beta = 0.0;
-        args.dtype = (info->dtypes & KREG_DTYPE_BIT(KREG_DTYPE_FP32)) ? KREG_DTYPE_FP32 : KREG_DTYPE_TF32;
+        args.dtype = dtype;
         args.a = a.ptr, args.b = b.ptr, args.c = c.ptr, args.stream = stream;
         status = info->run_gemm(instance, &args, error, sizeof error);
     } else if (op == "transpose" && has_1_1_fields && info->operation == KREG_OPERATION_TRANSPOSE) {

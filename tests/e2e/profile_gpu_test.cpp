@@ -45,4 +45,21 @@ TEST(ProfileCommandGpu, ConflictingTileShowsItsConflicts) {
     EXPECT_LT(padded, 1.5) << r.out;
 }
 
+// The driver runs a GEMM in a dtype the kernel declares: a bf16-only kernel (cuBLAS's bf16 reference) in
+// bf16, with bf16 inputs; it used to be called in tf32, which it does not declare, and failed.
+TEST(ProfileDriverGpu, ABf16OnlyKernelIsCalledInBf16) {
+    const auto dir = fresh_dir("profile-driver-bf16");
+    const std::string cublas = std::string(KREG_PLUGIN_DIR) + "/cublas_reference.so";
+    if (run_command("test -f " + cublas, dir, dir / "exists").exit_code != 0)
+        GTEST_SKIP() << "cublas_reference.so is not built (no CUDA toolkit)";
+    const std::string call = kRunner + " __profile_driver --plugin " + cublas +
+                             " --kernel cublas_bf16 --operation gemm --m 64 --n 48 --k 40 --block 0";
+    const auto r = run_command(call, dir, dir / "bf16");
+    if (r.err.find("no CUDA device") != std::string::npos) GTEST_SKIP() << "no CUDA device: " << r.err;
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto wrong = run_command(call + " --dtype tf32", dir, dir / "tf32");
+    EXPECT_EQ(wrong.exit_code, 1);
+    EXPECT_NE(wrong.err.find("does not declare dtype tf32"), std::string::npos) << wrong.err;
+}
+
 }  // namespace

@@ -458,6 +458,31 @@ TEST(ConsoleTable, ControlBytesAndInvalidUtf8NeverReachTheTerminal) {
     EXPECT_NE(progress.find(" ]0;owned  and \xEF\xBF\xBD"), std::string::npos) << progress;
 }
 
+// A table of GEMM and transpose rows (a merged report, a grading table): each rate cell is its own row's,
+// with its unit; a GEMM row never shows GB/s because another row moved data.
+TEST(ConsoleTable, EachRowsRateIsItsOwnWhenOperationsMix) {
+    Record gemm = ok_record("gemm_kernel", k512, 2.0);
+    gemm.gflops = 134.2;
+    Record copy = ok_record("transpose_kernel", Shape{4096, 4096, 1}, 0.1);
+    copy.operation = Operation::transpose;
+    copy.gflops.reset();
+    copy.gbps = 1342.5;
+    const auto lines = split(format_table({gemm, copy}, Baseline()), '\n');
+    ASSERT_GE(lines.size(), 4u);
+    EXPECT_NE(lines[0].find("rate"), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[0].find("GB/s"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[2].find("134.2 GFLOP/s"), std::string::npos) << lines[2];
+    EXPECT_EQ(lines[2].find("GB/s"), std::string::npos) << lines[2];
+    EXPECT_NE(lines[3].find("1342.5 GB/s"), std::string::npos) << lines[3];
+    // One kind alone keeps its unit in the header and bare numbers in the cells.
+    const auto gemm_only = split(format_table({gemm}, Baseline()), '\n');
+    EXPECT_NE(gemm_only[0].find("GFLOP/s"), std::string::npos);
+    EXPECT_EQ(gemm_only[2].find("GFLOP/s"), std::string::npos) << gemm_only[2];
+    const auto copy_only = split(format_table({copy}, Baseline()), '\n');
+    EXPECT_NE(copy_only[0].find("GB/s"), std::string::npos);
+    EXPECT_NE(copy_only[2].find("1342.5"), std::string::npos) << copy_only[2];
+}
+
 TEST(Csv, NonFiniteErrorIsWrittenAndParses) {
     Record r = failed_record("nan_maker", k512, RowStatus::wrong_result, "output has Inf");
     r.max_rel_err = std::numeric_limits<double>::infinity();

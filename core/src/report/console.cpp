@@ -65,9 +65,20 @@ std::string indented_text(const std::string& text, size_t indent, size_t max_byt
 }
 
 std::string format_table(const std::vector<Record>& records, const Baseline& baseline) {
-    // Data-movement operations (transposes) have no FLOPs: their rate column is bytes moved per second.
-    const bool moves_data = std::any_of(records.begin(), records.end(), [](const Record& r) { return r.operation != Operation::gemm; });
-    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", moves_data ? "GB/s" : "GFLOP/s", "max err"};
+    // Data-movement operations (transposes) have no FLOPs: their rate is bytes moved per second. A table of
+    // one kind says its unit in the header; a table of both says "rate" there and each cell its own unit,
+    // so a GEMM row never shows a GB/s figure because another row was a transpose.
+    const auto moves = [](const Record& r) { return r.operation != Operation::gemm; };
+    const bool any_data = std::any_of(records.begin(), records.end(), moves);
+    const bool all_data = !records.empty() && std::all_of(records.begin(), records.end(), moves);
+    const bool mixed = any_data && !all_data;
+    const auto rate = [&](const Record& r) {
+        const std::optional<double>& value = moves(r) ? r.gbps : r.gflops;
+        if (!value) return std::string("-");
+        return short_gflops(*value) + (mixed ? (moves(r) ? " GB/s" : " GFLOP/s") : "");
+    };
+    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms",
+                                    mixed ? "rate" : (all_data ? "GB/s" : "GFLOP/s"), "max err"};
     if (baseline) labels.push_back("speed-up");
 
     const auto speedups = speedups_vs_baseline(records, baseline);
@@ -79,8 +90,7 @@ std::string format_table(const std::vector<Record>& records, const Baseline& bas
                                        to_string(r.shape),
                                        std::string(to_string(r.status)),
                                        or_dash(r.stats.has_value(), r.stats ? short_ms(r.stats->median_ms) : ""),
-                                       moves_data ? or_dash(r.gbps.has_value(), r.gbps ? short_gflops(*r.gbps) : "")
-                                                  : or_dash(r.gflops.has_value(), r.gflops ? short_gflops(*r.gflops) : ""),
+                                       rate(r),
                                        or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
         if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? short_speedup(*speedups[i]) : ""));
         rows.push_back(std::move(cells));
