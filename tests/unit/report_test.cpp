@@ -642,15 +642,14 @@ TEST(ReportWriter, ResumedRowsComeFirstInPlanOrderAndAJobIsNeverAddedTwice) {
     EXPECT_EQ(read_journal(dir / "r.journal.jsonl").records.size(), 2u);  // only the new rows were journaled
 }
 
-TEST(ReportWriter, SetMetaFieldIsInTheNextRender) {
+TEST(ReportWriter, WithoutACsvPathOnlyTheJsonAndItsJournalAreWritten) {
     const fs::path dir = fresh_dir("writer_meta");
     ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), make_report_meta(sample_meta_inputs()),
                         Baseline(), 1);
     writer.add(ok_record("cpu_blocked", k512, 1.0));
-    writer.set_meta_field("gpu", {{"name", "NVIDIA H100"}});
     writer.render();
     const json report = json::parse(read_text(dir / "r.json"));
-    EXPECT_EQ(report["meta"]["gpu"]["name"], "NVIDIA H100");
+    EXPECT_EQ(report["meta"]["kreg_version"], make_report_meta(sample_meta_inputs())["kreg_version"]);
     EXPECT_EQ(report["records"].size(), 1u);
     EXPECT_EQ(directory_entries(dir), (std::vector<std::string>{"r.journal.jsonl", "r.json"}));  // no CSV asked for
 }

@@ -16,7 +16,7 @@ std::string_view to_string(DType d);
 std::optional<DType> parse_dtype(std::string_view s);
 const std::vector<DType>& all_dtypes();
 
-// What a kernel computes (abi.h's kreg_operation). Each has its folder in core/src/ops.
+// What a kernel computes (abi.h's kreg_operation); its OperationDef lives in core/src/ops.
 enum class Operation {
     gemm = KREG_OPERATION_GEMM,
     transpose = KREG_OPERATION_TRANSPOSE,

@@ -1,7 +1,7 @@
 // What one operation is, to the runner: its operands, its reference, how its output is checked, and the
 // work one call does. The measurement protocol (pipeline/pipeline.hpp) is written once against this
-// interface; adding an operation is a new OperationDef here plus its argument struct in kreg/abi.h
-// (docs/ADDING_AN_OPERATION.md).
+// interface. An operation's OperationDef is only part of adding one: the ABI, the config, the reports and
+// the grader name operations too, file by file in docs/ADDING_AN_OPERATION.md.
 //
 // Every operation is described with at most two inputs, A and B, and one output C, all fp32 host
 // values as the reference sees them (row-major, packed). An in-place operation (block_transpose) gets

@@ -107,7 +107,6 @@ void ReportWriter::add(const Record& r) {
     if (render_due()) render();  // counts itself
 }
 
-void ReportWriter::set_meta_field(const std::string& key, nlohmann::json value) { meta_[key] = std::move(value); }
 
 bool ReportWriter::render_due() const {
     const auto since = std::chrono::steady_clock::now() - last_render_;

@@ -32,9 +32,6 @@ public:
     // Renders the JSON and CSV from every row now (atomically: temp file + rename) and syncs the journal.
     void render();
 
-    // Sets meta[key] (e.g. GPU facts learned once a worker ran); the next render carries it.
-    void set_meta_field(const std::string& key, nlohmann::json value);
-
     // Rows in plan order (by job id), whatever order they arrived in.
     const std::vector<Record>& records() const { return records_; }
     const nlohmann::json& meta() const { return meta_; }

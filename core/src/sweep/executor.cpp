@@ -456,11 +456,6 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     return r;
 }
 
-void Executor::run(const std::vector<Job>& jobs, const std::function<void(const Record&)>& on_record) {
-    for (const Job& job : jobs) on_record(run_job(job));
-    finish();
-}
-
 void Executor::finish() {
     if (worker_) {
         worker_->process.stop();

@@ -54,11 +54,6 @@ public:
     // "ceilings_unavailable" says why; the facts come back either way.
     nlohmann::json device_info(int device, bool calibrate, double timeout_s);
 
-    // Runs jobs in order, reusing a worker while consecutive jobs share a plugin, and calls on_record
-    // exactly once per job, in order. A crash or timeout becomes that job's row; the next job gets a
-    // fresh worker.
-    void run(const std::vector<Job>& jobs, const std::function<void(const Record&)>& on_record);
-
     // One job; the worker is kept for the next job of the same plugin until finish().
     Record run_job(const Job& job);
     // One job with settings.checked_outside: the parent issues every call's seed and takes every call's
