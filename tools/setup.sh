@@ -16,6 +16,8 @@ packages=(cmake ninja-build g++ git libboost-dev nlohmann-json3-dev libcxxopts-d
 # KREG_WITH_SLURM=1 (CI): also a single-node Slurm for the `slurm` tests (tests/slurm/local_slurm.sh starts
 # its own daemons with their state in /tmp; nothing is configured system-wide). Without it those tests skip.
 [[ ${KREG_WITH_SLURM:-0} == 1 ]] && packages+=(slurmctld slurmd slurm-client munge)
+# The test suite checks the tree's formatting (the `format` label) with Debian's clang-format.
+[[ $mode == test ]] && packages+=(clang-format)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
