@@ -13,7 +13,7 @@ build=$(cd "${1:?usage: grader_bound_table.sh BUILD [busy]}" && pwd)
 load=${2:-}
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/kreg-bound-XXXXXX)
-trap 'for p in ${busy_pids:-}; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+trap 'for p in ${busy_pids:-}; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
 mkdir -p "$work/subs"
 cp "$build/lib/kreg/plugins/cpu_naive.so" "$work/subs/naive.so"
@@ -36,7 +36,7 @@ import json, pathlib, sys
 
 print("| kernel | round | claimed median | grader's bound | bound / claimed | allowance (error) | believed |")
 print("|---|---|---|---|---|---|---|")
-for student in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+for student in sorted((pathlib.Path(sys.argv[1]) / "students").glob("*.json")):
     try:
         result = json.loads(student.read_text())
     except ValueError:
