@@ -152,7 +152,10 @@ TEST(RecordExtras, ARowWithoutABoundSaysWhyAndOlderUncalibratedRowsStillRead) {
     const TimingClaims back = j.get<TimingClaims>();
     EXPECT_TRUE(std::isinf(back.harness_allowance_ms));
     EXPECT_EQ(back.no_bound, "a correctness run");
-    json older = {{"claimed_median_ms", 2.0}, {"grader_bound_median_ms", 0.0}, {"believed", true}, {"harness_allowance_ms", "uncalibrated"}};
+    json older = {{"claimed_median_ms", 2.0},
+                  {"grader_bound_median_ms", 0.0},
+                  {"believed", true},
+                  {"harness_allowance_ms", "uncalibrated"}};
     EXPECT_TRUE(std::isinf(older.get<TimingClaims>().harness_allowance_ms));
     // Bounded: the allowance with its error and what measured it.
     const TimingClaims bounded{2.0, 1.7, true, 0.3, 0.1, "cpu_naive, 20 timed calls", {}};

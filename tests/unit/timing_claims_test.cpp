@@ -90,7 +90,8 @@ TEST(TimingClaims, AClaimLongerThanItsWindowIsAViolation) {
 TEST(TimingClaims, TheRowMustAgreeWithWhatWasHandedOver) {
     Scenario extra_sample = scenario({{2, 1}, {2, 1}});
     extra_sample.row.samples_ms.push_back(1);  // a sample with no call behind it
-    EXPECT_FALSE(judge_timing_claims(extra_sample.job, extra_sample.row, extra_sample.calls, allowance_of(0)).violation.empty());
+    EXPECT_FALSE(
+        judge_timing_claims(extra_sample.job, extra_sample.row, extra_sample.calls, allowance_of(0)).violation.empty());
 
     Scenario different = scenario({{2, 1}, {2, 1}});
     different.row.samples_ms[1] = 0.5;  // the row says otherwise than the call did
@@ -98,7 +99,8 @@ TEST(TimingClaims, TheRowMustAgreeWithWhatWasHandedOver) {
 
     Scenario timed_warmup = scenario({{2, 1}});
     timed_warmup.calls[1].measured_ms = 1;
-    EXPECT_FALSE(judge_timing_claims(timed_warmup.job, timed_warmup.row, timed_warmup.calls, allowance_of(0)).violation.empty());
+    EXPECT_FALSE(
+        judge_timing_claims(timed_warmup.job, timed_warmup.row, timed_warmup.calls, allowance_of(0)).violation.empty());
 
     Scenario reordered = scenario({{2, 1}, {2, 1}});
     std::swap(reordered.calls[2].call, reordered.calls[3].call);
@@ -153,12 +155,15 @@ TEST(TimingClaims, ASameRoundAllowanceBoundsAFastHonestKernelWithinTheIssuesFift
     std::vector<double> shares;
     for (int i = 0; i < 20; ++i) shares.push_back(0.30 + 0.01 * i);
     const std::vector<CheckedCall> calls = calibration(shares);
-    Scenario s = scenario({{2.0 + 3.35, 2.0}, {1.9 + 0.42, 1.9}, {2.1 + 0.31, 2.1}, {2.0 + 3.4, 2.0}, {2.05 + 0.45, 2.05}});
-    const TimingVerdict same = judge_timing_claims(s.job, s.row, s.calls, harness_allowance(calls, AllowanceRule::same_round));
+    Scenario s =
+        scenario({{2.0 + 3.35, 2.0}, {1.9 + 0.42, 1.9}, {2.1 + 0.31, 2.1}, {2.0 + 3.4, 2.0}, {2.05 + 0.45, 2.05}});
+    const TimingVerdict same =
+        judge_timing_claims(s.job, s.row, s.calls, harness_allowance(calls, AllowanceRule::same_round));
     EXPECT_TRUE(same.believed);
     EXPECT_GE(same.bound_median_ms, 0.8 * same.claimed_median_ms);
     EXPECT_LE(same.bound_median_ms, same.claimed_median_ms);
-    const TimingVerdict once = judge_timing_claims(s.job, s.row, s.calls, harness_allowance(calls, AllowanceRule::once_per_shape));
+    const TimingVerdict once =
+        judge_timing_claims(s.job, s.row, s.calls, harness_allowance(calls, AllowanceRule::once_per_shape));
     EXPECT_LT(once.bound_median_ms, same.bound_median_ms);
     // The evidence states the allowance and its error.
     const nlohmann::json e = same.evidence();

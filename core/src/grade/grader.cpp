@@ -233,18 +233,21 @@ HarnessAllowance Grader::harness_allowance(const Shape& shape, Backend backend) 
         const Record r = executor.run_checked_job(job, calls);
         if (!every_round) trusted_->finish();
         if (r.status == RowStatus::ok) {
-            allowance = kreg::harness_allowance(calls, every_round ? AllowanceRule::same_round : AllowanceRule::once_per_shape);
+            allowance =
+                kreg::harness_allowance(calls, every_round ? AllowanceRule::same_round : AllowanceRule::once_per_shape);
             if (allowance.bounds())
-                allowance.calibration = candidate + ", " + std::to_string(job.settings.repeats) + " timed calls checked outside " +
+                allowance.calibration = candidate + ", " + std::to_string(job.settings.repeats) +
+                                        " timed calls checked outside " +
                                         (every_round ? "right before this round" : "once for this shape");
             break;
         }
         tried += (tried.empty() ? "" : "; ") + candidate + ": " + r.reason;
     }
     if (!allowance.bounds())
-        allowance.no_bound = "no trusted kernel of the " + std::string(to_string(backend)) + " backend could be timed at " +
-                             to_string(shape) + (tried.empty() ? "" : " (" + tried + ")") +
-                             ": the grader's clock bounds nothing here, so the claims that fit their windows are taken as they are";
+        allowance.no_bound =
+            "no trusted kernel of the " + std::string(to_string(backend)) + " backend could be timed at " +
+            to_string(shape) + (tried.empty() ? "" : " (" + tried + ")") +
+            ": the grader's clock bounds nothing here, so the claims that fit their windows are taken as they are";
     if (!every_round) allowance_cache_[key] = allowance;
     return allowance;
 }
@@ -474,7 +477,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
             job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
-            Record mine = run_checked_outside(executor, job, harness_allowance(shape, meta->backend));  // keeps its worker
+            Record mine =
+                run_checked_outside(executor, job, harness_allowance(shape, meta->backend));  // keeps its worker
             // The physics check: a time below the roofline floor from this GPU's measured ceilings (CUDA)
             // or the host's measured fp32 peak (CPU).
             // A transpose's floor is its copy ceiling (measure/roofline.hpp), the same ceiling its
