@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # The grader's CPU bound against the true median, at every tier shape of configs/grading/cpu-lab.json (the
 # only published CPU rubric): grades cpu_naive, cpu_blocked, the student template (plugins/template, built
 # here with the SDK's headers as kreg_add_plugin would) and the timer-tampering fixture, then prints, for
