@@ -144,11 +144,30 @@ TEST(RecordExtras, UnsetMembersAreAbsentAndAnEmptyObjectReadsAsNothing) {
     EXPECT_FALSE(json(cpu).contains("device_wide_sync"));
 }
 
-TEST(RecordExtras, AnUncalibratedAllowanceIsWrittenAsAWordAndReadBack) {
-    const TimingClaims claims{2.0, 0.0, true, std::numeric_limits<double>::infinity()};
+TEST(RecordExtras, ARowWithoutABoundSaysWhyAndOlderUncalibratedRowsStillRead) {
+    const TimingClaims claims{2.0, 0.0, true, std::numeric_limits<double>::infinity(), {}, {}, "a correctness run"};
     const json j = claims;
-    EXPECT_EQ(j["harness_allowance_ms"], "uncalibrated");
-    EXPECT_TRUE(std::isinf(j.get<TimingClaims>().harness_allowance_ms));
+    EXPECT_FALSE(j.contains("harness_allowance_ms"));
+    EXPECT_EQ(j["no_bound"], "a correctness run");
+    const TimingClaims back = j.get<TimingClaims>();
+    EXPECT_TRUE(std::isinf(back.harness_allowance_ms));
+    EXPECT_EQ(back.no_bound, "a correctness run");
+    json older = {{"claimed_median_ms", 2.0},
+                  {"grader_bound_median_ms", 0.0},
+                  {"believed", true},
+                  {"harness_allowance_ms", "uncalibrated"}};
+    EXPECT_TRUE(std::isinf(older.get<TimingClaims>().harness_allowance_ms));
+    // Bounded: the allowance with its error and what measured it.
+    const TimingClaims bounded{2.0, 1.7, true, 0.3, 0.1, "cpu_naive, 20 timed calls", {}};
+    const json b = bounded;
+    EXPECT_EQ(b["harness_allowance_error_ms"], 0.1);
+    EXPECT_EQ(b["calibration"], "cpu_naive, 20 timed calls");
+    EXPECT_FALSE(b.contains("no_bound"));
+    EXPECT_EQ(b.get<TimingClaims>().harness_allowance_error_ms, 0.1);
+    // Neither an allowance nor a reason: refused.
+    json neither = older;
+    neither.erase("harness_allowance_ms");
+    EXPECT_THROW(neither.get<TimingClaims>(), std::exception);
 }
 
 TEST(RecordExtras, OlderReportsNullsReadAsUnset) {

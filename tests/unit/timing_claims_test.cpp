@@ -40,9 +40,23 @@ Scenario scenario(const std::vector<std::pair<double, double>>& timed /* window,
     return s;
 }
 
+// An allowance of allowance_ms, as a calibration would give it.
+HarnessAllowance allowance_of(double allowance_ms) {
+    HarnessAllowance a;
+    a.allowance_ms = allowance_ms;
+    return a;
+}
+
+// A trusted calibration's calls: timed calls of `measured` ms with the given harness shares.
+std::vector<CheckedCall> calibration(const std::vector<double>& shares, double measured = 2.0) {
+    std::vector<std::pair<double, double>> timed;
+    for (double share : shares) timed.push_back({measured + share, measured});
+    return std::move(scenario(timed).calls);
+}
+
 TEST(TimingClaims, HonestClaimsInsideTheirWindowsAreBelieved) {
     Scenario s = scenario({{2.2, 2.0}, {2.3, 2.1}, {2.2, 2.0}});
-    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, /*allowance*/ 0.5);
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, allowance_of(0.5));
     EXPECT_TRUE(v.violation.empty()) << v.violation;
     EXPECT_TRUE(v.believed);
     EXPECT_DOUBLE_EQ(v.claimed_median_ms, 2.0);
@@ -52,7 +66,7 @@ TEST(TimingClaims, HonestClaimsInsideTheirWindowsAreBelieved) {
 TEST(TimingClaims, ClaimsFasterThanTheGradersClockAreNotBelieved) {
     // The calls took ~5 ms on the grader's clock, the harness accounts for 0.5 ms, the plugin says 0.1.
     Scenario s = scenario({{5.0, 0.1}, {5.2, 0.1}, {5.1, 0.1}});
-    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, 0.5);
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, allowance_of(0.5));
     EXPECT_TRUE(v.violation.empty());
     EXPECT_FALSE(v.believed);
     EXPECT_NEAR(v.bound_median_ms, 4.5, 1e-12);  // the quietest call's window less the allowance
@@ -62,7 +76,7 @@ TEST(TimingClaims, AnHonestKernelWhoseWindowsTheSchedulerDelayedIsStillBelieved)
     // 0.04 ms calls, the harness 0.1 ms, two of three windows delayed by 2 ms: the median window less the
     // allowance (2.04) is fifty times the claim; the quietest call's (0.02) is not.
     Scenario s = scenario({{2.14, 0.04}, {0.16, 0.04}, {2.15, 0.04}});
-    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, 0.14);
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, allowance_of(0.14));
     EXPECT_TRUE(v.violation.empty()) << v.violation;
     EXPECT_TRUE(v.believed);
     EXPECT_NEAR(v.bound_median_ms, 0.02, 1e-12);
@@ -70,28 +84,30 @@ TEST(TimingClaims, AnHonestKernelWhoseWindowsTheSchedulerDelayedIsStillBelieved)
 
 TEST(TimingClaims, AClaimLongerThanItsWindowIsAViolation) {
     Scenario s = scenario({{1.0, 3.0}, {1.0, 0.9}, {1.0, 0.9}});
-    EXPECT_NE(judge_timing_claims(s.job, s.row, s.calls, 0).violation.find("within"), std::string::npos);
+    EXPECT_NE(judge_timing_claims(s.job, s.row, s.calls, allowance_of(0)).violation.find("within"), std::string::npos);
 }
 
 TEST(TimingClaims, TheRowMustAgreeWithWhatWasHandedOver) {
     Scenario extra_sample = scenario({{2, 1}, {2, 1}});
     extra_sample.row.samples_ms.push_back(1);  // a sample with no call behind it
-    EXPECT_FALSE(judge_timing_claims(extra_sample.job, extra_sample.row, extra_sample.calls, 0).violation.empty());
+    EXPECT_FALSE(
+        judge_timing_claims(extra_sample.job, extra_sample.row, extra_sample.calls, allowance_of(0)).violation.empty());
 
     Scenario different = scenario({{2, 1}, {2, 1}});
     different.row.samples_ms[1] = 0.5;  // the row says otherwise than the call did
-    EXPECT_FALSE(judge_timing_claims(different.job, different.row, different.calls, 0).violation.empty());
+    EXPECT_FALSE(judge_timing_claims(different.job, different.row, different.calls, allowance_of(0)).violation.empty());
 
     Scenario timed_warmup = scenario({{2, 1}});
     timed_warmup.calls[1].measured_ms = 1;
-    EXPECT_FALSE(judge_timing_claims(timed_warmup.job, timed_warmup.row, timed_warmup.calls, 0).violation.empty());
+    EXPECT_FALSE(
+        judge_timing_claims(timed_warmup.job, timed_warmup.row, timed_warmup.calls, allowance_of(0)).violation.empty());
 
     Scenario reordered = scenario({{2, 1}, {2, 1}});
     std::swap(reordered.calls[2].call, reordered.calls[3].call);
-    EXPECT_FALSE(judge_timing_claims(reordered.job, reordered.row, reordered.calls, 0).violation.empty());
+    EXPECT_FALSE(judge_timing_claims(reordered.job, reordered.row, reordered.calls, allowance_of(0)).violation.empty());
 }
 
-TEST(TimingClaims, TheAllowanceIsTheMedianHarnessShareOfATrustedRunWithItsSpread) {
+TEST(TimingClaims, OncePerShapeTheAllowanceIsTheMedianHarnessShareOfATrustedRunWithItsSpread) {
     // Twenty calls whose harness share is 0.1 .. 0.29 ms, five of them delayed by the scheduler (3-9 ms):
     // 1.25 x the median (0.24 of the sorted shares 0.10 .. 0.16, 0.18, 0.20, 0.23 .. 0.29, 3 .. 8) plus
     // twice its distance above the smallest (0.14), plus the clock error.
@@ -103,18 +119,71 @@ TEST(TimingClaims, TheAllowanceIsTheMedianHarnessShareOfATrustedRunWithItsSpread
     for (const auto& [window, claimed] : timed) shares.push_back(window - claimed);
     std::sort(shares.begin(), shares.end());
     ASSERT_NEAR(shares[10], 0.24, 1e-9);
-    EXPECT_NEAR(harness_allowance_ms(s.calls), 1.25 * 0.24 + 2 * (0.24 - 0.10) + kAllowanceClockError_ms, 1e-9);
-    EXPECT_TRUE(std::isinf(harness_allowance_ms({})));
+    const HarnessAllowance a = harness_allowance(s.calls, AllowanceRule::once_per_shape);
+    EXPECT_NEAR(a.allowance_ms, 1.25 * 0.24 + 2 * (0.24 - 0.10) + kAllowanceClockError_ms, 1e-9);
+    EXPECT_NEAR(a.error_ms, a.allowance_ms - 0.10, 1e-9);
     // The old rule (1.5 x the largest + 0.05 ms) allowed 1.5 x 8 + 0.05 = 12.05 ms here: no bound at all.
-    EXPECT_LT(harness_allowance_ms(s.calls), 1.0);
+    EXPECT_LT(a.allowance_ms, 1.0);
 }
 
-TEST(TimingClaims, WithoutACalibrationEveryClaimThatFitsItsWindowIsBelieved) {
+TEST(TimingClaims, InTheSameRoundTheAllowanceIsTheUpperQuartileShareAndItsErrorTheDistanceToTheSmallest) {
+    // Twenty shares 0.30 .. 0.49 ms, four of them delayed 2-6 ms by the scheduler: the upper quartile (the
+    // 16th of 20) is still an undelayed share.
+    std::vector<double> shares;
+    for (int i = 0; i < 20; ++i) shares.push_back(0.30 + 0.01 * i);
+    for (int i : {2, 6, 11, 19}) shares[size_t(i)] = 2.0 + i % 5;
+    std::vector<double> sorted = shares;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_NEAR(sorted[15], 0.48, 1e-9);
+    const HarnessAllowance a = harness_allowance(calibration(shares), AllowanceRule::same_round);
+    EXPECT_TRUE(a.bounds());
+    EXPECT_NEAR(a.allowance_ms, 0.48 + kAllowanceClockError_ms, 1e-9);
+    EXPECT_NEAR(a.error_ms, 0.48 + kAllowanceClockError_ms - 0.30, 1e-9);
+    // Three calibration calls: the largest of them (index 3 * 3 / 4 = 2).
+    EXPECT_NEAR(harness_allowance(calibration({0.5, 0.3, 0.4}), AllowanceRule::same_round).allowance_ms,
+                0.5 + kAllowanceClockError_ms, 1e-9);
+    // No timed call: no bound, and why.
+    const HarnessAllowance none = harness_allowance({}, AllowanceRule::same_round);
+    EXPECT_FALSE(none.bounds());
+    EXPECT_NE(none.no_bound.find("no timed call"), std::string::npos);
+}
+
+TEST(TimingClaims, ASameRoundAllowanceBoundsAFastHonestKernelWithinTheIssuesFifthAndNeverAboveIt) {
+    // cpu_blocked at 256^3 on the loaded 2-core machine, in round numbers: calls of 1.9-2.1 ms, harness shares
+    // of 0.30-0.49 ms with two of five calls delayed 3 ms. The once-per-shape margin (1.25 x median + 2 x
+    // spread) takes 0.72 ms off every call; the same round's upper quartile 0.47.
+    std::vector<double> shares;
+    for (int i = 0; i < 20; ++i) shares.push_back(0.30 + 0.01 * i);
+    const std::vector<CheckedCall> calls = calibration(shares);
+    Scenario s =
+        scenario({{2.0 + 3.35, 2.0}, {1.9 + 0.42, 1.9}, {2.1 + 0.31, 2.1}, {2.0 + 3.4, 2.0}, {2.05 + 0.45, 2.05}});
+    const TimingVerdict same =
+        judge_timing_claims(s.job, s.row, s.calls, harness_allowance(calls, AllowanceRule::same_round));
+    EXPECT_TRUE(same.believed);
+    EXPECT_GE(same.bound_median_ms, 0.8 * same.claimed_median_ms);
+    EXPECT_LE(same.bound_median_ms, same.claimed_median_ms);
+    const TimingVerdict once =
+        judge_timing_claims(s.job, s.row, s.calls, harness_allowance(calls, AllowanceRule::once_per_shape));
+    EXPECT_LT(once.bound_median_ms, same.bound_median_ms);
+    // The evidence states the allowance and its error.
+    const nlohmann::json e = same.evidence();
+    EXPECT_NEAR(e.at("harness_allowance_ms").get<double>(), 0.45 + kAllowanceClockError_ms, 1e-9);
+    EXPECT_NEAR(e.at("harness_allowance_error_ms").get<double>(), 0.15 + kAllowanceClockError_ms, 1e-9);
+    EXPECT_FALSE(e.contains("no_bound"));
+}
+
+TEST(TimingClaims, WithoutABoundTheRowSaysWhyAndCarriesNoAllowance) {
     Scenario s = scenario({{5.0, 0.1}, {5.2, 0.1}, {5.1, 0.1}});
-    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, std::numeric_limits<double>::infinity());
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, no_bound("a correctness run: not bounded"));
     EXPECT_TRUE(v.believed);
     EXPECT_EQ(v.bound_median_ms, 0.0);
-    EXPECT_EQ(nlohmann::json(v.evidence())["harness_allowance_ms"], "uncalibrated");
+    const nlohmann::json e = v.evidence();
+    EXPECT_FALSE(e.contains("harness_allowance_ms"));
+    EXPECT_FALSE(e.contains("harness_allowance_error_ms"));
+    EXPECT_EQ(e.at("no_bound"), "a correctness run: not bounded");
+    // A claim longer than its window is still a violation without a bound.
+    Scenario longer = scenario({{1.0, 3.0}});
+    EXPECT_FALSE(judge_timing_claims(longer.job, longer.row, longer.calls, no_bound("none")).violation.empty());
 }
 
 TEST(PrintableUtf8, InvalidBytesAndControlCharactersNeverReachAReport) {

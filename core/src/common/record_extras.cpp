@@ -255,12 +255,19 @@ void read_value(const json& j, const std::string& path, TrustedCheckEvidence& v)
 }
 
 void read_value(const json& j, const std::string& path, TimingClaims& v) {
-    const Fields f(j, path, {"claimed_median_ms", "grader_bound_median_ms", "believed", "harness_allowance_ms"});
+    const Fields f(j, path,
+                   {"claimed_median_ms", "grader_bound_median_ms", "believed", "harness_allowance_ms",
+                    "harness_allowance_error_ms", "calibration", "no_bound"});
     f.required("claimed_median_ms", v.claimed_median_ms);
     f.required("grader_bound_median_ms", v.grader_bound_median_ms);
     f.required("believed", v.believed);
+    f.optional("harness_allowance_error_ms", v.harness_allowance_error_ms);
+    f.optional("calibration", v.calibration);
+    f.optional("no_bound", v.no_bound);
+    // Without a bound the allowance is absent (older reports wrote "uncalibrated").
     const auto allowance = j.find("harness_allowance_ms");
-    if (allowance != j.end() && *allowance == "uncalibrated") v.harness_allowance_ms = std::numeric_limits<double>::infinity();
+    if ((allowance == j.end() && v.no_bound) || (allowance != j.end() && *allowance == "uncalibrated"))
+        v.harness_allowance_ms = std::numeric_limits<double>::infinity();
     else f.required("harness_allowance_ms", v.harness_allowance_ms);
 }
 
@@ -410,7 +417,13 @@ void from_json(const json& j, TrustedCheckEvidence& v) { read_value(j, "", v); }
 
 void to_json(json& j, const TimingClaims& v) {
     j = {{"claimed_median_ms", v.claimed_median_ms}, {"grader_bound_median_ms", v.grader_bound_median_ms}, {"believed", v.believed}};
-    j["harness_allowance_ms"] = std::isfinite(v.harness_allowance_ms) ? json(v.harness_allowance_ms) : json("uncalibrated");
+    if (std::isfinite(v.harness_allowance_ms))
+        j["harness_allowance_ms"] = v.harness_allowance_ms;
+    else
+        j["no_bound"] =
+            v.no_bound.value_or("no harness allowance was measured: the claims that fit their windows stand");
+    if (v.harness_allowance_error_ms) j["harness_allowance_error_ms"] = *v.harness_allowance_error_ms;
+    if (v.calibration) j["calibration"] = *v.calibration;
 }
 void from_json(const json& j, TimingClaims& v) { read_value(j, "", v); }
 

@@ -142,7 +142,10 @@ struct TimingClaims {
     double claimed_median_ms = 0;
     double grader_bound_median_ms = 0;
     bool believed = true;
-    double harness_allowance_ms = 0;  // infinite: uncalibrated (written as "uncalibrated")
+    double harness_allowance_ms = 0;                   // infinite: no bound (absent from the JSON; no_bound says why)
+    std::optional<double> harness_allowance_error_ms;  // how far below a call's time its bound may lie
+    std::optional<std::string> calibration;            // what measured the allowance, and when
+    std::optional<std::string> no_bound;               // why no bound applies, and what that means for the grade
 };
 
 // A record's "extra" object. Unset members are absent from the JSON.

@@ -32,6 +32,11 @@ namespace {
 // reference's is not: its inputs are no secret).
 constexpr uint64_t kPerformanceSeed = 7, kReferenceSeed = 1;
 
+// What a correctness row's extra.timing_claims says instead of an allowance.
+constexpr const char* kCorrectnessRunsAreNotBounded =
+    "a correctness run: no tier uses its time, so its claims are checked against their windows (a claim longer "
+    "than its window is a protocol violation) but not bounded from below; the grade does not depend on them";
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -43,14 +48,14 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 // call of performance runs alike. The worker's timings are claims: they must agree with the outputs it
 // handed over and fit in the windows this process saw (grade/timing_claims.hpp); where the claimed median
 // is faster than this process's clock allows, the row's time is the clock's bound instead.
-Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
+Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& allowance) {
     job.settings.strict = true;
     job.settings.checked_outside = true;
     std::vector<CheckedCall> calls;
     Record r = executor.run_checked_job(job, calls);
     if (r.status != RowStatus::ok) return r;
 
-    const TimingVerdict timing = judge_timing_claims(job, r, calls, allowance_ms);
+    const TimingVerdict timing = judge_timing_claims(job, r, calls, allowance);
     if (!timing.violation.empty()) {
         executor.finish();  // a worker that lies is not asked again
         Record breach = record_for(job, RowStatus::crashed, std::string(kProtocolViolationPrefix) + timing.violation);
@@ -170,34 +175,42 @@ Record Grader::measure_reference_round(const std::string& kernel, const Shape& s
     if (plugin == reference_path_.end())
         return record_for(job, RowStatus::failed, "reference kernel '" + kernel + "' is not provided by any trusted plugin");
     job.plugin_path = plugin->second;
+    return reference_worker(plugin->second).run_job(job);
+}
+
+Executor& Grader::reference_worker(const std::string& plugin) {
     // One worker per reference plugin, alive through the rounds of a shape (finish_reference_rounds).
-    auto& executor = reference_workers_[plugin->second];
+    auto& executor = reference_workers_[plugin];
     if (!executor) {
         ExecutorOptions trusted;
         trusted.runner_exe = options_.runner_exe;
         trusted.echo_worker_stderr = options_.verbose;
         executor = std::make_unique<Executor>(trusted);
     }
-    return executor->run_job(job);
+    return *executor;
 }
 
 void Grader::finish_reference_rounds() {
     for (auto& [plugin, executor] : reference_workers_) executor->finish();
 }
 
-double Grader::harness_allowance(const Shape& shape, Backend backend) {
+HarnessAllowance Grader::harness_allowance(const Shape& shape, Backend backend) {
+    // CPU rows share the machine's cores with everything else: the allowance is measured for every round,
+    // right before it, so that the calibration and the submission's calls see the same load. CUDA rows keep
+    // one calibration per shape (their kernel time is the GPU's; the host's load reaches only the harness).
+    const bool every_round = backend == Backend::cpu;
     const std::string key = to_string(shape) + "/" + std::string(to_string(backend));
-    if (auto it = allowance_cache_.find(key); it != allowance_cache_.end()) return it->second;
+    if (!every_round)
+        if (auto it = allowance_cache_.find(key); it != allowance_cache_.end()) return it->second;
     // Any trusted kernel of the graded backend serves: the allowance is the harness's work around a call.
-    // Without one, no claim that fits its window is questioned (an uncalibrated bound would penalise
-    // honest kernels by the harness's own work).
-    double allowance = std::numeric_limits<double>::infinity();
     std::vector<std::string> candidates;
     for (const auto& tier : options_.rubric.performance)
         if (!tier.against_copy_ceiling()) candidates.push_back(tier.reference);
     for (const auto& [name, meta] : reference_meta_)
         if (meta.operation == to_string(options_.rubric.operation) && meta.backend == backend && meta.unavailable_reason.empty())
             candidates.push_back(name);
+    std::string tried;
+    HarnessAllowance allowance;
     for (const std::string& candidate : candidates) {
         const auto plugin = reference_path_.find(candidate);
         if (plugin == reference_path_.end()) continue;
@@ -214,14 +227,28 @@ double Grader::harness_allowance(const Shape& shape, Backend backend) {
         job.settings.strict = true;
         job.settings.checked_outside = true;
         std::vector<CheckedCall> calls;
-        const Record r = trusted_->run_checked_job(job, calls);
-        trusted_->finish();
+        // Every round: in the reference's own trusted worker, warm through the shape's rounds as the
+        // submission's is.
+        Executor& executor = every_round ? reference_worker(plugin->second) : *trusted_;
+        const Record r = executor.run_checked_job(job, calls);
+        if (!every_round) trusted_->finish();
         if (r.status == RowStatus::ok) {
-            allowance = harness_allowance_ms(calls);
+            allowance =
+                kreg::harness_allowance(calls, every_round ? AllowanceRule::same_round : AllowanceRule::once_per_shape);
+            if (allowance.bounds())
+                allowance.calibration = candidate + ", " + std::to_string(job.settings.repeats) +
+                                        " timed calls checked outside " +
+                                        (every_round ? "right before this round" : "once for this shape");
             break;
         }
+        tried += (tried.empty() ? "" : "; ") + candidate + ": " + r.reason;
     }
-    allowance_cache_[key] = allowance;
+    if (!allowance.bounds())
+        allowance.no_bound =
+            "no trusted kernel of the " + std::string(to_string(backend)) + " backend could be timed at " +
+            to_string(shape) + (tried.empty() ? "" : " (" + tried + ")") +
+            ": the grader's clock bounds nothing here, so the claims that fit their windows are taken as they are";
+    if (!every_round) allowance_cache_[key] = allowance;
     return allowance;
 }
 
@@ -394,7 +421,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 else if (timed_out)
                     r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
                 else
-                    r = run_checked_outside(executor, job, std::numeric_limits<double>::infinity());  // no tier here
+                    r = run_checked_outside(executor, job, no_bound(kCorrectnessRunsAreNotBounded));
                 timed_out = timed_out || r.status == RowStatus::timeout;
                 const std::string outcome = classify_outcome(r);
                 outcomes.push_back(outcome);
@@ -439,7 +466,6 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         std::map<std::string, PairedRounds> by_reference;  // the rounds of each reference kernel of the group
         std::vector<Record> mine_rounds;
         const int max_rounds = std::max(rubric.rounds, rubric.max_rounds);
-        const double allowance = harness_allowance(shape, meta->backend);
         bool time_ran_out = false;
         for (int round = 0; round < max_rounds; ++round) {
             if (out_of_time()) {
@@ -451,7 +477,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
             job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
-            Record mine = run_checked_outside(executor, job, allowance);  // keeps its worker for the next round
+            Record mine =
+                run_checked_outside(executor, job, harness_allowance(shape, meta->backend));  // keeps its worker
             // The physics check: a time below the roofline floor from this GPU's measured ceilings (CUDA)
             // or the host's measured fp32 peak (CPU).
             // A transpose's floor is its copy ceiling (measure/roofline.hpp), the same ceiling its

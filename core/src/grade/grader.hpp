@@ -7,6 +7,7 @@
 #include "grade/gradebook.hpp"
 #include "grade/rubric.hpp"
 #include "grade/submission.hpp"
+#include "grade/timing_claims.hpp"
 #include "plugin/kernel_meta.hpp"
 #include "sandbox/sandbox.hpp"
 
@@ -57,11 +58,14 @@ private:
     // kernel's plugin, which stays alive until finish_reference_rounds().
     Record measure_reference_round(const std::string& kernel, const Shape& shape, int round);
     void finish_reference_rounds();
+    // The reference plugin's trusted worker, alive through the rounds of a shape.
+    Executor& reference_worker(const std::string& plugin);
     // The harness's own work inside the grader's window around one call at shape (grade/timing_claims.hpp),
-    // measured once per shape with a trusted reference kernel; infinite when none could be measured.
-    // backend: the graded kernel's; a trusted kernel of the rubric's operation and that backend serves
-    // when no tier's reference does (a rubric whose tiers are all against the copy ceiling).
-    double harness_allowance(const Shape& shape, Backend backend);
+    // measured with a trusted reference kernel: for a CPU submission right before each of its rounds (call it
+    // once a round), in that reference's worker; for a CUDA one once per shape. No bound (and why) when none
+    // could be measured. backend: the graded kernel's; a trusted kernel of the rubric's operation and that
+    // backend serves when no tier's reference does (a rubric whose tiers are all against the copy ceiling).
+    HarnessAllowance harness_allowance(const Shape& shape, Backend backend);
     // This GPU's facts and measured ceilings (Executor::device_info), measured once per run in a fresh
     // trusted worker that loads no submission: the copy ceiling a tier is judged against must not be
     // measurable while a submission's worker (and anything it left running) is alive, so a rubric with
@@ -78,7 +82,7 @@ private:
     std::map<std::string, std::unique_ptr<Executor>> reference_workers_;  // plugin file -> its trusted worker
     std::optional<nlohmann::json> gpu_;                  // facts and measured ceilings, once per run
     std::optional<double> host_flops_;                   // the host's measured fp32 peak, once per run
-    std::map<std::string, double> allowance_cache_;      // "MxNxK" -> harness_allowance
+    std::map<std::string, HarnessAllowance> allowance_cache_;  // "MxNxK/backend" -> harness_allowance (CUDA)
 };
 
 }  // namespace kreg

@@ -24,29 +24,53 @@ std::string ms(double v) {
 
 }  // namespace
 
-double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls) {
+HarnessAllowance no_bound(std::string why) {
+    HarnessAllowance none;
+    none.no_bound = std::move(why);
+    return none;
+}
+
+HarnessAllowance harness_allowance(const std::vector<CheckedCall>& trusted_calls, AllowanceRule rule) {
     std::vector<double> gaps;
     for (const CheckedCall& c : trusted_calls)
         if (c.measured_ms) gaps.push_back(std::max(0.0, c.window_ms - *c.measured_ms));
-    if (gaps.empty()) return std::numeric_limits<double>::infinity();
+    if (gaps.empty()) return no_bound("the trusted kernel's calibration made no timed call");
     std::sort(gaps.begin(), gaps.end());
-    // The median, not the largest: on a loaded 2-core machine a third of the calls had the scheduler take
-    // the core for 2-6 ms during the harness's part of their window (256^3: median 0.92 ms, smallest 0.84,
-    // largest 6.1). Those delays belong to no call's work; one of them must not cancel every call's bound.
-    // The margin is for a submission's calls whose harness share runs higher than the calibration's (another
-    // kernel leaves the caches otherwise): honest transposes at 128^3 showed median shares up to 1.25 x the
-    // calibration's median plus its spread, and a bound above an honest kernel's time costs it its tiers.
-    const double middle = gaps[gaps.size() / 2];
-    return kAllowanceMedianFactor * middle + 2 * (middle - gaps.front()) + kAllowanceClockError_ms;
+    HarnessAllowance a;
+    if (rule == AllowanceRule::same_round) {
+        // Measured under the round's own load: no margin for a load that changed since. The upper quartile,
+        // not the median: a row is bounded by its quietest call, which must have a share at most the
+        // allowance for the bound to stay below an honest kernel's time.
+        a.allowance_ms = gaps[3 * gaps.size() / 4] + kAllowanceClockError_ms;
+    } else {
+        // The median, not the largest: on a loaded 2-core machine a third of the calls had the scheduler take
+        // the core for 2-6 ms during the harness's part of their window (256^3: median 0.92 ms, smallest 0.84,
+        // largest 6.1). Those delays belong to no call's work; one of them must not cancel every call's bound.
+        // The margin is for a submission's calls whose harness share runs higher than the calibration's (another
+        // kernel leaves the caches otherwise, the load changed since): honest transposes at 128^3 showed median
+        // shares up to 1.25 x the calibration's median plus its spread.
+        const double middle = gaps[gaps.size() / 2];
+        a.allowance_ms = kAllowanceMedianFactor * middle + 2 * (middle - gaps.front()) + kAllowanceClockError_ms;
+    }
+    a.error_ms = a.allowance_ms - gaps.front();
+    return a;
 }
 
 TimingClaims TimingVerdict::evidence() const {
-    return {claimed_median_ms, bound_median_ms, believed, allowance_ms};  // infinite allowance: "uncalibrated"
+    TimingClaims e{claimed_median_ms, bound_median_ms, believed, allowance.allowance_ms, {}, {}, {}};
+    if (allowance.bounds()) {
+        e.harness_allowance_error_ms = allowance.error_ms;
+        if (!allowance.calibration.empty()) e.calibration = allowance.calibration;
+    } else {
+        e.no_bound = allowance.no_bound;
+    }
+    return e;
 }
 
-TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls, double allowance_ms) {
+TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls,
+                                  const HarnessAllowance& allowance) {
     TimingVerdict v;
-    v.allowance_ms = allowance_ms;
+    v.allowance = allowance;
     const size_t untimed = 1 + size_t(std::max(0, job.settings.warmup));
     const size_t expected = untimed + r.samples_ms.size();
     if (calls.size() != expected) {
@@ -80,7 +104,7 @@ TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::ve
             return v;
         }
         claimed.push_back(sample);
-        bounds.push_back(std::max(0.0, c.window_ms - allowance_ms));
+        bounds.push_back(std::max(0.0, c.window_ms - allowance.allowance_ms));
     }
     v.claimed_median_ms = median(claimed);
     // The smallest call's bound, not their median: the scheduler only lengthens windows, so the quietest

@@ -11,23 +11,42 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace kreg {
 
 // The harness work inside a window at a shape, from a trusted kernel's checked run (kCalibrationCalls
-// timed calls): of the gaps window - measured of its timed calls, kAllowanceMedianFactor x the median plus
-// twice its distance above the smallest, plus kAllowanceClockError_ms (two clocks read in two processes,
-// and the submission's own harness share varying from the calibration's). Infinite (no bound: every
-// claim that fits its window is believed) when the run has no timed call.
+// timed calls), as the gaps window - measured of its timed calls. Two rules, by when it was measured:
+//   - same_round (CPU rows): the trusted kernel's calls are checked outside right before each of the
+//     submission's rounds, in a worker kept warm through the shape's rounds, so both see the same load:
+//     the allowance is the upper quartile of the gaps plus kAllowanceClockError_ms. A row is bounded by
+//     its quietest call, so an honest kernel is bounded above its time only when every one of its calls
+//     had a larger share than three quarters of the calibration's.
+//   - once_per_shape (CUDA rows): one calibration per shape, minutes away from some rounds:
+//     kAllowanceMedianFactor x the median plus twice its distance above the smallest, plus the clock error.
+// error_ms is the allowance less the smallest gap: how far below a call's true time its bound may lie on
+// account of the allowance (a call's own harness share is at least about the smallest seen).
+// No timed call: no allowance (infinite), and no_bound says why.
 // The window holds only the seed's round trip, the inputs drawn from it, the call and C's hand-over
 // (pipeline/pipeline.cpp does the rest before the seed or after the hand-over), so this is small next to
 // a call, and a plugin that skips harness work to shrink its windows gains at most this much.
 constexpr int kCalibrationCalls = 20;
 constexpr double kAllowanceMedianFactor = 1.25;
 constexpr double kAllowanceClockError_ms = 0.02;
-double harness_allowance_ms(const std::vector<CheckedCall>& trusted_calls);
+enum class AllowanceRule { same_round, once_per_shape };
+struct HarnessAllowance {
+    double allowance_ms = std::numeric_limits<double>::infinity();
+    double error_ms = 0;
+    std::string calibration;  // what measured it, and when
+    std::string no_bound;     // infinite allowance: why, and what it means for the grade
+    bool bounds() const { return std::isfinite(allowance_ms); }
+};
+HarnessAllowance harness_allowance(const std::vector<CheckedCall>& trusted_calls, AllowanceRule rule);
+// No bound, for the reason given.
+HarnessAllowance no_bound(std::string why);
 
 struct TimingVerdict {
     std::string violation;      // the claims contradict what the grader saw: the row is a protocol violation
@@ -35,7 +54,7 @@ struct TimingVerdict {
     double bound_median_ms = 0;  // the smallest (window - allowance) over the timed calls; >= 0 (the field
                                  // keeps its name, grader_bound_median_ms: it bounds the median from below)
     bool believed = true;        // claimed_median_ms >= bound_median_ms
-    double allowance_ms = 0;     // infinite: uncalibrated, no lower bound
+    HarnessAllowance allowance;  // infinite: no lower bound (allowance.no_bound says why)
     TimingClaims evidence() const;  // the row's extra.timing_claims
 };
 
@@ -45,6 +64,7 @@ struct TimingVerdict {
 //   - no timed call claimed to take longer than its window (2 % + 0.05 ms of clock slack);
 // then compares the claimed median with the grader's lower bound (the smallest call's window less the
 // allowance: windows only grow by what the scheduler adds).
-TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls, double allowance_ms);
+TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls,
+                                  const HarnessAllowance& allowance);
 
 }  // namespace kreg

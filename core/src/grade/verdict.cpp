@@ -90,6 +90,9 @@ CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& r
             ref_ms.push_back(rounds.reference[i].stats->median_ms);
             mine_ms.push_back(rounds.submission[i].stats->median_ms);
             pairs.push_back({{"submission_ms", mine_ms.back()}, {"reference_ms", ref_ms.back()}, {"ratio", ref_ms.back() / mine_ms.back()}});
+            // Each round's own bound: the submission's time above is the bound where the claim was not believed.
+            if (rounds.submission[i].extra.timing_claims)
+                pairs.back()["timing_claims"] = *rounds.submission[i].extra.timing_claims;
         }
         const RatioInterval interval = paired_ratio(ref_ms, mine_ms, kTierConfidence);
         const TierDecision decision = decide_tier(interval, tier.min_ratio);
