@@ -22,7 +22,9 @@ for f in "${files[@]}"; do
     [[ -f $f ]] || continue  # deleted in the work tree, not yet in the index
     if ! clang-format --style=file "$f" | cmp -s - "$f"; then
         bad+=("$f")
-        (( ${#bad[@]} <= 5 )) && diff -u "$f" <(clang-format --style=file "$f") --label "$f" --label "$f (formatted)" | head -12
+        if (( ${#bad[@]} <= 5 )); then
+            diff -u --label "$f" --label "$f (formatted)" "$f" <(clang-format --style=file "$f") | head -12 || true
+        fi
     fi
 done
 if (( ${#bad[@]} )); then
