@@ -401,7 +401,7 @@ TEST(Rounds, ACommonTwentyPercentDriftIsSameAndAThirtyPercentSlowerBuildIsSlower
         RoundsSpec unchanged;
         const auto same_runs = synthetic_rounds(unchanged, seed);
         const Comparison same = compare_runs(same_runs.a_ptrs(), same_runs.b_ptrs(), judged_against({"naive", "blocked"}));
-        EXPECT_NEAR(same.model.drift, 1.20, 0.05) << seed;
+        EXPECT_NEAR(same.model.drift, 1.20, 0.08) << seed;  // each side's fastest round: +-3 % a round
         for (const auto& r : same.rows) {
             EXPECT_EQ(r.verdict, Verdict::same) << seed << " " << r.key.kernel << " " << r.key.m << ": " << r.note;
             ASSERT_TRUE(r.samples.between_rounds) << "three runs a side: the row's own noise is known";
@@ -480,15 +480,17 @@ TEST(Rounds, ARowWithItsOwnRunsIsNotHeldToTheWidestControlOfAnotherKind) {
         if (r.key.kernel == "mine") EXPECT_EQ(r.verdict, Verdict::same) << r.key.m << ": " << r.note;
 }
 
-// A row whose value wanders from run to run (here by up to +-40 % a round) is held to that: its floor is
-// 3 x its spread over the runs, and a 30 % change is within it.
-TEST(Rounds, ARowThatWandersOverItsRunsHasAWideFloor) {
+// Judged on medians, a row whose median wanders from run to run (here by up to +-40 % a round) is held to
+// that: its floor is 3 x its robust sigma over the runs, and a 30 % change is within it.
+TEST(Rounds, ARowWhoseMedianWandersOverItsRunsHasAWideFloor) {
     RoundsSpec spec;
     spec.mine_factor = 1.30;
     spec.row_wobble = 0.40;
     spec.rounds = 5;
     const auto runs = synthetic_rounds(spec, 4);
-    const Comparison c = compare_runs(runs.a_ptrs(), runs.b_ptrs(), judged_against({"naive", "blocked"}));
+    CompareOptions by_median = judged_against({"naive", "blocked"});
+    by_median.statistic = RowStatistic::median;
+    const Comparison c = compare_runs(runs.a_ptrs(), runs.b_ptrs(), by_median);
     for (const auto& r : c.rows) {
         ASSERT_TRUE(r.samples.between_rounds);
         EXPECT_GT(*r.samples.between_rounds, 0.1) << r.key.kernel << " " << r.key.m;
@@ -496,6 +498,44 @@ TEST(Rounds, ARowThatWandersOverItsRunsHasAWideFloor) {
     }
     EXPECT_EQ(c.regressions(), 0u);
     EXPECT_NE(c.rows.back().note.find("within the noise floor"), std::string::npos) << c.rows.back().note;
+}
+
+// A whole run of a row slowed (the row ran beside a busy hyperthread sibling: every call 25 % slower, its
+// fastest too), in three of A's five runs and in two of B's. The median of the runs' fastest calls would
+// call the same binary 25 % faster; the fastest of all runs is the code's on both sides, and two runs agree
+// on it, so the floor stays low and a 30 % slower build is slower. Where only one run of a side was left
+// alone, its second fastest run stands 25 % above it and that is the floor.
+TEST(Rounds, TheFastestOfAllRunsNeedsOneUndisturbedRunAndTheSecondFastestSaysHowSure) {
+    const auto with_slowed_runs = [](double mine_factor, std::vector<int> slowed_a, std::vector<int> slowed_b) {
+        RoundsSpec spec;
+        spec.rounds = 5;
+        spec.drift = 1.0;
+        spec.round_wobble = spec.row_wobble = 0.005;
+        spec.loaded = 0.3;
+        spec.mine_factor = mine_factor;
+        auto runs = synthetic_rounds(spec, 9);
+        for (auto [side, slowed] : {std::pair{&runs.a, slowed_a}, std::pair{&runs.b, slowed_b}})
+            for (int round : slowed)
+                for (auto& r : (*side)[std::size_t(round)].rows)
+                    if (r.key.kernel == "mine") r.samples_ms = scaled(r.samples_ms, 1.25);
+        return runs;
+    };
+    const auto options = judged_against({"naive", "blocked"});
+    const auto unchanged = with_slowed_runs(1.0, {0, 1, 2}, {3, 4});
+    const Comparison same = compare_runs(unchanged.a_ptrs(), unchanged.b_ptrs(), options);
+    for (const auto& r : same.rows) {
+        if (r.key.kernel != "mine") continue;
+        EXPECT_EQ(r.verdict, Verdict::same) << r.key.m << ": " << r.note;
+        EXPECT_NEAR(*r.samples.adjusted_ratio, 1.0, 0.03) << r.note;
+        EXPECT_LT(*r.samples.between_rounds, 0.05) << r.note;
+    }
+    const auto rebuilt = with_slowed_runs(1.30, {0, 1, 2}, {3, 4});
+    const Comparison slower = compare_runs(rebuilt.a_ptrs(), rebuilt.b_ptrs(), options);
+    EXPECT_EQ(slower.regressions(), kSizes.size());
+    const auto one_clean = with_slowed_runs(1.0, {0, 1, 2, 3}, {});
+    const Comparison unsure = compare_runs(one_clean.a_ptrs(), one_clean.b_ptrs(), options);
+    for (const auto& r : unsure.rows)
+        if (r.key.kernel == "mine") EXPECT_GT(*r.samples.between_rounds, 0.2) << r.key.m << ": " << r.note;
 }
 
 TEST(NoiseModel, UnchangedNeedsTheSameHashAndTheSameKregVersion) {

@@ -135,41 +135,55 @@ std::vector<double> tested_samples(const RunsOfRow& runs, RowStatistic statistic
     return fast_end;
 }
 
-// The runs' values of one side, median of them, and their robust spread in log space (as the controls'):
-// none with fewer than two runs, where a side cannot say how far its value wanders from run to run.
+// The runs' values of one side and how far they agree. For the fastest call the side's value is the fastest
+// of its runs' (load only adds time, to a call or to a whole run: a row that ran beside a busy hyperthread
+// sibling is slower at every call, its fastest too), and its spread how far the second fastest run stands
+// above it: two runs that agree say the edge is the code's, one alone that it may be luck. For the median
+// the value is the median of the runs' medians and the spread their robust sigma in log space (as the
+// controls'). No spread with fewer than two runs: a side cannot say how far its value wanders.
 struct SideValue {
     double value_ms = 0, median_ms = 0;
     std::size_t runs = 0;
-    std::optional<double> log_sigma;
+    std::optional<double> spread;
 };
 
 SideValue side_value(const RunsOfRow& runs, RowStatistic statistic) {
     SideValue side;
-    std::vector<double> values, medians, logs;
+    std::vector<double> values, medians;
     for (const auto& run : runs) {
         if (run.empty()) continue;
         values.push_back(row_value(run, statistic));
         medians.push_back(median_of(run));
-        if (values.back() > 0) logs.push_back(std::log(values.back()));
     }
     side.runs = values.size();
-    side.value_ms = median_of(values);
     side.median_ms = median_of(medians);
+    std::sort(values.begin(), values.end());
+    if (statistic == RowStatistic::fastest) {
+        side.value_ms = values.empty() ? 0 : values.front();
+        if (values.size() >= 2 && values.front() > 0) side.spread = values[1] / values.front() - 1.0;
+        return side;
+    }
+    side.value_ms = median_of(values);
+    std::vector<double> logs;
+    for (double v : values)
+        if (v > 0) logs.push_back(std::log(v));
     if (logs.size() >= 2) {
         const double centre = median_of(logs);
         std::vector<double> deviations;
         for (double l : logs) deviations.push_back(std::abs(l - centre));
         const double n = double(logs.size());
-        side.log_sigma = 1.4826 * median_of(deviations) * n / (n - 0.8);
+        side.spread = 1.4826 * median_of(deviations) * n / (n - 0.8);
     }
     return side;
 }
 
-// k sigma of the ratio of the two sides' values (each a median over its runs: its standard error is about
-// 1.25 sigma / sqrt(runs)); a side of one run borrows the other's sigma (one row, one machine).
-std::optional<double> between_rounds_term(const SideValue& a, const SideValue& b) {
-    if (!a.log_sigma && !b.log_sigma) return std::nullopt;
-    const double sa = a.log_sigma.value_or(*b.log_sigma), sb = b.log_sigma.value_or(*a.log_sigma);
+// The row's between-run noise from its runs (relative). A side of one run borrows the other's spread (one
+// row, one machine). Fastest call: the two sides' second-fastest gaps combined. Median: k sigma of the ratio
+// of two medians over runs (the standard error of a median is about 1.25 sigma / sqrt(runs)).
+std::optional<double> between_rounds_term(const SideValue& a, const SideValue& b, RowStatistic statistic) {
+    if (!a.spread && !b.spread) return std::nullopt;
+    const double sa = a.spread.value_or(*b.spread), sb = b.spread.value_or(*a.spread);
+    if (statistic == RowStatistic::fastest) return std::hypot(sa, sb);
     const double sigma = 1.2533 * std::sqrt(sa * sa / double(a.runs) + sb * sb / double(b.runs));
     return std::expm1(kNoiseFloorSigmas * sigma);
 }
@@ -196,7 +210,7 @@ SampleVerdict compare_samples(const RunsOfRow& a_runs, const RunsOfRow& b_runs, 
     s.p_value = mann_whitney_u(a_tested, b_corrected).p_value;
     const double threshold = options.threshold.value_or(model.threshold);
     s.within_run = std::hypot(within_run_spread(a_ms, options.statistic), within_run_spread(b_ms, options.statistic));
-    s.between_rounds = between_rounds_term(side_a, side_b);
+    s.between_rounds = between_rounds_term(side_a, side_b, options.statistic);
     // With runs to learn from, the row's own spread over them is its noise: it is what the within-run interval
     // and the widest control stand in for when a side ran once (a run's samples say nothing of the next run,
     // and a control of another kind, threads or size reacts to load as this row need not).
@@ -257,7 +271,7 @@ void append_note(std::string& note, const std::string& more) {
     if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
 }
 
-// One row over the runs of a side: its value (the median of its ok runs' values), each ok run's samples,
+// One row over the runs of a side: its value over its ok runs (side_value), each ok run's samples,
 // and whether every run that has it ran the same plugin binary as the first.
 struct SideOfRow {
     double value_ms = 0;
@@ -267,17 +281,15 @@ struct SideOfRow {
 
 SideOfRow side_of_row(const ReportRow& first, const std::vector<const ReportFile*>& runs, RowStatistic statistic) {
     SideOfRow side;
-    std::vector<double> values;
     for (const ReportFile* run : runs) {
         const auto it =
             std::find_if(run->rows.begin(), run->rows.end(), [&](const ReportRow& r) { return r.key == first.key; });
         if (it == run->rows.end()) continue;
         if (it->plugin_sha256 != first.plugin_sha256) side.one_binary = false;
         if (it->status != "ok") continue;
-        values.push_back(row_value(it->samples_ms, statistic));
         side.runs.push_back(it->samples_ms);
     }
-    side.value_ms = median_of(values);
+    side.value_ms = side_value(side.runs, statistic).value_ms;
     return side;
 }
 

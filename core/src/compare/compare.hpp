@@ -5,10 +5,9 @@
 // machine's drift and their scatter around it the between-run noise. A row's value on a side is its fastest
 // call by default (load only ever adds time to a call, so the fast end of a row moves least when the machine
 // is busy; the median moves with the load), or its median. Every row is judged on its B/A divided by the
-// drift, and only beyond a noise floor: max(threshold, k x between-run noise, and the row's own noise: with
-// several runs a side, k x the spread of the row's value over its runs; with one, the farthest any control
-// strayed and the row's within-run interval). A rank test on the drift-corrected samples must agree (it is
-// secondary).
+// drift, and only beyond a noise floor: max(threshold, k x between-run noise, the row's within-run spread,
+// and with several runs a side the spread of the row's value over its runs, with one the farthest any
+// control strayed). A rank test on the drift-corrected samples must agree (it is secondary).
 #pragma once
 
 #include "compare/report_rows.hpp"
@@ -80,10 +79,12 @@ struct SampleVerdict {
     std::optional<double> ratio;              // value B / value A; none when A's value is 0
     std::optional<double> adjusted_ratio;     // ratio / drift: what is left for the code
     double within_run = 0;  // the statistic's relative uncertainty from the two sample sets (one run a side)
-    // k x the spread of the row's value over its runs (relative), when a side has two or more runs; none else.
+    // The row's between-run noise from its runs (relative), when a side has two or more runs; none else. For
+    // the fastest call: how far each side's second fastest run stands above its fastest, combined; for the
+    // median: k x the robust sigma of the runs' medians.
     std::optional<double> between_rounds;
-    double noise_floor = 0;  // relative change the adjusted ratio must exceed: max(threshold, k sigma, and
-                             // between_rounds, or without it the widest control deviation and within_run)
+    double noise_floor = 0;  // relative change the adjusted ratio must exceed: max(threshold, k sigma,
+                             // within_run, and between_rounds, or without it the widest control deviation)
     double p_value = 1.0;                  // rank test of A's samples against B's divided by the drift
     std::string note;                      // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };
@@ -135,10 +136,11 @@ struct Comparison {
 Comparison compare_reports(const ReportFile& a, const ReportFile& b, const CompareOptions& options);
 
 // Several runs of each side (the same plugins run again, best interleaved A B A B ...): a row's value on a
-// side is the median of its runs' values, so one run that a burst of load slowed cannot move it, the
-// controls' drift and scatter come from those values, and the row's spread over its runs is its own noise. The rows, their order and statuses are the first
+// side is the fastest of its runs' fastest calls (for the median: the median of its runs' medians), so a
+// run that load slowed cannot move it; the controls' drift and scatter come from those values, and the
+// row's spread over its runs is its own between-run noise. The rows, their order and statuses are the first
 // run's of each side (a_runs[0], b_runs[0]); a row missing or not ok in a later run is left out of that
-// run's median. Its samples, pooled over the runs, give the within-run interval and the rank test.
+// run's value. Its samples, pooled over the runs, give the within-run interval and the rank test.
 Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std::vector<const ReportFile*>& b_runs,
                         const CompareOptions& options);
 
