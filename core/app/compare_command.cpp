@@ -26,7 +26,7 @@ const char* const kExitStatusHelp =
     "Its between-run noise: with --also-a/--also-b (more runs of each side, best interleaved: A B A B ...) 3 x\n"
     "the spread of its value over its runs (its value is then the median of the runs' values, so one run\n"
     "slowed by a burst of load cannot move it); with one run a side, the widest control's deviation.\n"
-    "With fewer than 3 controls drift is not corrected and the default threshold is 10% (5% with controls).\n"
+    "With fewer than 3 controls drift is not corrected and the default threshold is 15% (10% with controls).\n"
     "A row of an unchanged plugin keeps the model's verdict but is never a regression.\n"
     "\nExit status: 0 no regression; 1 a regression: a row slower (as above) whose plugin changed, or a row ok\n"
     "in A and not ok in B (with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a\n"
@@ -69,7 +69,7 @@ int run_compare_command(int argc, char** argv) {
     options.add_options()
         ("h,help", "Show this help")
         ("statistic", "A row's value: min (its fastest call, the default: steady under load) or median", cxxopts::value<std::string>()->default_value("min"), "STAT")
-        ("threshold", "Smallest change of a row's value that counts, in percent (default: 5% with control rows, 10% without)", cxxopts::value<std::string>(), "PCT")
+        ("threshold", "Smallest change of a row's value that counts, in percent (default: 10% with control rows, 15% without)", cxxopts::value<std::string>(), "PCT")
         ("also-a", "Another run of A (the same plugins run again; repeatable or comma-separated): a row's value is the median of the runs' values", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("also-b", "Another run of B, likewise", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("control", "Kernels (names or globs, comma-separated) whose rows measure the machine's drift (default: every row whose plugin is unchanged)", cxxopts::value<std::vector<std::string>>(), "KERNEL")

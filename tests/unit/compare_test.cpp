@@ -497,7 +497,12 @@ TEST(Rounds, ARowWhoseMedianWandersOverItsRunsHasAWideFloor) {
         EXPECT_GE(r.samples.noise_floor, *r.samples.between_rounds);
     }
     EXPECT_EQ(c.regressions(), 0u);
-    EXPECT_NE(c.rows.back().note.find("within the noise floor"), std::string::npos) << c.rows.back().note;
+    // The rebuilt rows that moved beyond the threshold say why they are same (the seed fixes the draw).
+    EXPECT_GE(std::count_if(c.rows.begin(), c.rows.end(),
+                            [](const RowComparison& r) {
+                                return r.key.kernel == "mine" && r.note.find("within the noise floor") != std::string::npos;
+                            }),
+              1);
 }
 
 // A whole run of a row slowed (the row ran beside a busy hyperthread sibling: every call 25 % slower, its

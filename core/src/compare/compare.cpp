@@ -121,13 +121,13 @@ std::vector<double> pooled(const RunsOfRow& runs) {
 }
 
 // What the rank test compares: every sample for the median; for the fastest call, the same number of
-// fastest samples from each run (eight over the runs, at least two a run, or all a run has): the calls that
+// fastest samples from each run (eight over the runs, at least four a run, or all a run has): the calls that
 // load left alone, each run counted alike, since a run that load slowed throughout has more samples and would
 // otherwise drown the others' fast end in its own.
 std::vector<double> tested_samples(const RunsOfRow& runs, RowStatistic statistic) {
     if (statistic == RowStatistic::median) return pooled(runs);
     std::vector<double> fast_end;
-    const std::size_t each = std::max<std::size_t>(2, (8 + runs.size() - 1) / std::max<std::size_t>(1, runs.size()));
+    const std::size_t each = std::max<std::size_t>(4, (8 + runs.size() - 1) / std::max<std::size_t>(1, runs.size()));
     for (auto run : runs) {
         std::sort(run.begin(), run.end());
         run.resize(std::min(run.size(), each));
