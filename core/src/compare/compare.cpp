@@ -212,9 +212,10 @@ SampleVerdict compare_samples(const RunsOfRow& a_runs, const RunsOfRow& b_runs, 
     const double threshold = options.threshold.value_or(model.threshold);
     s.within_run = std::hypot(within_run_spread(a_ms, options.statistic), within_run_spread(b_ms, options.statistic));
     s.between_rounds = between_rounds_term(side_a, side_b, options.statistic);
-    // With runs to learn from, the row's own spread over them is its noise: it is what the within-run interval
+    // With runs to learn from, the row's own spread over them is its noise: it is what the within-run spread
     // and the widest control stand in for when a side ran once (a run's samples say nothing of the next run,
-    // and a control of another kind, threads or size reacts to load as this row need not).
+    // and a control of another kind, threads or size reacts to load as this row need not). The pooled edge
+    // would count the runs that load slowed, which the fastest of the runs leaves out.
     const double controls_floor = std::expm1(kNoiseFloorSigmas * model.between_run_sigma);
     s.noise_floor = s.between_rounds ? std::max({threshold, controls_floor, *s.between_rounds})
                                      : std::max({threshold, controls_floor, model.widest_control_deviation, s.within_run});

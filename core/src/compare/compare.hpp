@@ -5,9 +5,9 @@
 // machine's drift and their scatter around it the between-run noise. A row's value on a side is its fastest
 // call by default (load only ever adds time to a call, so the fast end of a row moves least when the machine
 // is busy; the median moves with the load), or its median. Every row is judged on its B/A divided by the
-// drift, and only beyond a noise floor: max(threshold, k x between-run noise, the row's within-run spread,
-// and with several runs a side the spread of the row's value over its runs, with one the farthest any
-// control strayed). A rank test on the drift-corrected samples must agree (it is secondary).
+// drift, and only beyond a noise floor: max(threshold, k x between-run noise, and the row's own noise: with
+// several runs a side the spread of its value over its runs; with one, the farthest any control strayed and
+// the row's within-run spread). A rank test on the drift-corrected samples must agree (it is secondary).
 #pragma once
 
 #include "compare/report_rows.hpp"
@@ -30,12 +30,12 @@ enum class Verdict {
 std::string_view to_string(Verdict v);
 
 // The defaults, measured on a shared 2-core machine (docs/results/compare-noise.md): with drift corrected
-// by controls, the same binary's fastest call moved by up to 9.1 % (80 rows of 20 five-round comparisons at
+// by controls, the same binary's fastest call moved by up to 10 % (140 rows of 35 five-round comparisons at
 // load 13 to 25: a row's minimum takes one of two levels ~3 % apart from run to run, and the drift learned
-// from the controls' carries the same), so 10 % is the smallest change worth a verdict there; without
+// from the controls' carries the same), so 15 % leaves a margin above it and half of a 30 % change; without
 // controls nothing is learned and the threshold alone must cover the drift too.
-inline constexpr double kDefaultThresholdWithControls = 0.10;
-inline constexpr double kDefaultThresholdWithoutControls = 0.15;
+inline constexpr double kDefaultThresholdWithControls = 0.15;
+inline constexpr double kDefaultThresholdWithoutControls = 0.20;
 inline constexpr std::size_t kMinControlRows = 3;  // fewer: no drift estimate (a median of two is a guess)
 inline constexpr double kNoiseFloorSigmas = 3.0;   // k: a row must move k between-run sigmas beyond the drift
 
@@ -85,8 +85,8 @@ struct SampleVerdict {
     // the fastest call: how far each side's second fastest run stands above its fastest, combined; for the
     // median: k x the robust sigma of the runs' medians.
     std::optional<double> between_rounds;
-    double noise_floor = 0;  // relative change the adjusted ratio must exceed: max(threshold, k sigma,
-                             // within_run, and between_rounds, or without it the widest control deviation)
+    double noise_floor = 0;  // relative change the adjusted ratio must exceed: max(threshold, k sigma, and
+                             // between_rounds, or without it the widest control deviation and within_run)
     double p_value = 1.0;                  // rank test of A's samples against B's divided by the drift
     std::string note;                      // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };

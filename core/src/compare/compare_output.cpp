@@ -112,8 +112,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
     out << " " << c.regressions() << " regression(s) (marked !; (c): a control row). A change counts beyond "
         << "its row's floor: max(threshold " << percent_text(c.model.threshold) << ", "
         << fixed(kNoiseFloorSigmas, "%g")
-        << " x between-run noise, the row's within-run spread, and its spread over its runs or, with one run a"
-        << " side, the widest control), and at p < "
+        << " x between-run noise, and the row's spread over its runs or, with one run a side, the widest control"
+        << " and the row's within-run spread), and at p < "
         << fixed(c.options.alpha, "%g") << " (Mann-Whitney U on the drift-corrected samples).\n";
     return out.str();
 }
