@@ -146,7 +146,8 @@ std::vector<nlohmann::json> rows_of(const nlohmann::json& comparison, const std:
 
 std::string join_runs(const std::string& side, int first, int last) {
     std::string out;
-    for (int round = first; round <= last; ++round) out += (out.empty() ? "" : ",") + side + std::to_string(round) + ".json";
+    for (int round = first; round <= last; ++round)
+        out += (out.empty() ? "" : ",") + side + std::to_string(round) + ".json";
     return out;
 }
 
@@ -173,8 +174,8 @@ TEST(CompareNoiseModel, AnUnchangedPluginUnderLoadIsSameAndAThirtyPercentSlowerB
     }
     const auto compare_with = [&](const std::string& side, const std::string& json) {
         return run_command(kRunner + " compare a1.json " + side + "1.json --also-a " + join_runs("a", 2, kRounds) +
-                               " --also-b " + join_runs(side, 2, kRounds) +
-                               " --control cpu_naive,cpu_blocked --json " + json,
+                               " --also-b " + join_runs(side, 2, kRounds) + " --control cpu_naive,cpu_blocked --json " +
+                               json,
                            dir, dir);
     };
     const auto same = compare_with("b", "ab.json");
@@ -213,7 +214,8 @@ TEST(CompareNoiseModel, AnUnchangedPluginUnderLoadIsSameAndAThirtyPercentSlowerB
     const double controls_floor = std::expm1(3.0 * ac["noise_model"]["between_run_sigma"].get<double>());
     if (controls_floor >= 0.25)
         GTEST_SKIP() << "the controls' own between-run noise (3 sigma " << controls_floor * 100
-                     << " %) leaves no room to resolve a 30 % change in these runs:\n" << regressed.out;
+                     << " %) leaves no room to resolve a 30 % change in these runs:\n"
+                     << regressed.out;
     EXPECT_EQ(regressed.exit_code, 1) << regressed.out << regressed.err;
     for (const auto& row : rebuilt) {
         EXPECT_EQ(row["verdict"], "slower") << row.dump() << "\n" << regressed.out;

@@ -375,9 +375,8 @@ SyntheticRounds synthetic_rounds(const RoundsSpec& spec, unsigned seed = 1) {
                     r.key.m = r.key.n = r.key.k = size;
                     for (std::size_t i = 4; i < r.samples_ms.size(); ++i)  // the four fastest always run alone
                         if (coin(gen) < spec.loaded) r.samples_ms[i] *= preempted(gen);
-                    r.plugin_sha256 = "sha-of-" + kernel + (side == 1 && kernel == "mine" && spec.mine_factor != 1.0
-                                                                ? "-rebuilt"
-                                                                : "");
+                    r.plugin_sha256 = "sha-of-" + kernel +
+                                      (side == 1 && kernel == "mine" && spec.mine_factor != 1.0 ? "-rebuilt" : "");
                     run.rows.push_back(r);
                 }
             }
@@ -400,7 +399,8 @@ TEST(Rounds, ACommonTwentyPercentDriftIsSameAndAThirtyPercentSlowerBuildIsSlower
     for (unsigned seed = 1; seed <= 20; ++seed) {
         RoundsSpec unchanged;
         const auto same_runs = synthetic_rounds(unchanged, seed);
-        const Comparison same = compare_runs(same_runs.a_ptrs(), same_runs.b_ptrs(), judged_against({"naive", "blocked"}));
+        const Comparison same =
+            compare_runs(same_runs.a_ptrs(), same_runs.b_ptrs(), judged_against({"naive", "blocked"}));
         EXPECT_NEAR(same.model.drift, 1.20, 0.08) << seed;  // each side's fastest round: +-3 % a round
         for (const auto& r : same.rows) {
             EXPECT_EQ(r.verdict, Verdict::same) << seed << " " << r.key.kernel << " " << r.key.m << ": " << r.note;
@@ -443,7 +443,8 @@ TEST(Rounds, LoadThatSlowsSomeCallsMovesTheMedianButNotTheFastestCall) {
     const Comparison fastest = compare_runs(runs.a_ptrs(), runs.b_ptrs(), judged_against({"naive", "blocked"}));
     for (std::size_t i = 0; i < fastest.rows.size(); ++i) {
         if (fastest.rows[i].key.kernel != "mine") continue;
-        EXPECT_EQ(medians.rows[i].verdict, Verdict::slower) << "the test must move the median: " << medians.rows[i].note;
+        EXPECT_EQ(medians.rows[i].verdict, Verdict::slower)
+            << "the test must move the median: " << medians.rows[i].note;
         EXPECT_EQ(fastest.rows[i].verdict, Verdict::same) << fastest.rows[i].note;
         EXPECT_NEAR(*fastest.rows[i].samples.adjusted_ratio, 1.0, 0.06);
     }
@@ -500,7 +501,8 @@ TEST(Rounds, ARowWhoseMedianWandersOverItsRunsHasAWideFloor) {
     // The rebuilt rows that moved beyond the threshold say why they are same (the seed fixes the draw).
     EXPECT_GE(std::count_if(c.rows.begin(), c.rows.end(),
                             [](const RowComparison& r) {
-                                return r.key.kernel == "mine" && r.note.find("within the noise floor") != std::string::npos;
+                                return r.key.kernel == "mine" &&
+                                       r.note.find("within the noise floor") != std::string::npos;
                             }),
               1);
 }

@@ -47,8 +47,7 @@ std::string_view to_string(RowStatistic s) { return s == RowStatistic::fastest ?
 
 double row_value(const std::vector<double>& samples, RowStatistic statistic) {
     if (samples.empty()) return 0;
-    return statistic == RowStatistic::fastest ? *std::min_element(samples.begin(), samples.end())
-                                              : median_of(samples);
+    return statistic == RowStatistic::fastest ? *std::min_element(samples.begin(), samples.end()) : median_of(samples);
 }
 
 double fast_edge_width(std::vector<double> samples) {
@@ -56,7 +55,8 @@ double fast_edge_width(std::vector<double> samples) {
     std::sort(samples.begin(), samples.end());
     if (samples.front() <= 0) return 0;
     // The sample at the 10th percentile, and at least the second fastest (one sample has no edge to measure).
-    const std::size_t tenth = std::min(samples.size() - 1, std::max<std::size_t>(1, std::size_t(double(samples.size() - 1) * 0.1)));
+    const std::size_t tenth =
+        std::min(samples.size() - 1, std::max<std::size_t>(1, std::size_t(double(samples.size() - 1) * 0.1)));
     return samples[tenth] / samples.front() - 1.0;
 }
 
@@ -217,8 +217,9 @@ SampleVerdict compare_samples(const RunsOfRow& a_runs, const RunsOfRow& b_runs, 
     // and a control of another kind, threads or size reacts to load as this row need not). The pooled edge
     // would count the runs that load slowed, which the fastest of the runs leaves out.
     const double controls_floor = std::expm1(kNoiseFloorSigmas * model.between_run_sigma);
-    s.noise_floor = s.between_rounds ? std::max({threshold, controls_floor, *s.between_rounds})
-                                     : std::max({threshold, controls_floor, model.widest_control_deviation, s.within_run});
+    s.noise_floor = s.between_rounds
+                        ? std::max({threshold, controls_floor, *s.between_rounds})
+                        : std::max({threshold, controls_floor, model.widest_control_deviation, s.within_run});
     if (!s.ratio) {
         s.note = "A's value is 0 ms: no ratio";
         return s;

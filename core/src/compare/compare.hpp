@@ -87,8 +87,8 @@ struct SampleVerdict {
     std::optional<double> between_rounds;
     double noise_floor = 0;  // relative change the adjusted ratio must exceed: max(threshold, k sigma, and
                              // between_rounds, or without it the widest control deviation and within_run)
-    double p_value = 1.0;                  // rank test of A's samples against B's divided by the drift
-    std::string note;                      // why a visible change is still `same`, e.g. "not significant (p=0.2)"
+    double p_value = 1.0;    // rank test of A's samples against B's divided by the drift
+    std::string note;        // why a visible change is still `same`, e.g. "not significant (p=0.2)"
 };
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options, const NoiseModel& model);

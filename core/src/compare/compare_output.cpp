@@ -61,7 +61,7 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
     out << "\n\n";
     const std::string a_ms = "A " + std::string(to_string(c.options.statistic)) + " ms";
     const std::string b_ms = "B " + std::string(to_string(c.options.statistic)) + " ms";
-    const std::vector<std::string> header = {"kernel", "shape", "dtype", a_ms,      b_ms,   "B/A",
+    const std::vector<std::string> header = {"kernel", "shape", "dtype", a_ms,      b_ms,  "B/A",
                                              "/drift", "floor", "p",     "verdict", "note"};
     std::vector<std::vector<std::string>> table;
     for (const auto& r : c.rows) {
@@ -113,8 +113,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
         << "its row's floor: max(threshold " << percent_text(c.model.threshold) << ", "
         << fixed(kNoiseFloorSigmas, "%g")
         << " x between-run noise, and the row's spread over its runs or, with one run a side, the widest control"
-        << " and the row's within-run spread), and at p < "
-        << fixed(c.options.alpha, "%g") << " (Mann-Whitney U on the drift-corrected samples).\n";
+        << " and the row's within-run spread), and at p < " << fixed(c.options.alpha, "%g")
+        << " (Mann-Whitney U on the drift-corrected samples).\n";
     return out.str();
 }
 
