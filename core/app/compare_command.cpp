@@ -18,14 +18,18 @@ namespace fs = std::filesystem;
 namespace {
 const char* const kExitStatusHelp =
     "\nThe noise model: rows whose plugin binary (sha256) and kreg version are the same in both reports are\n"
-    "controls (or the kernels --control names); their median B/A is the machine's drift between the runs and\n"
+    "controls (or the kernels --control names). A row's value is its fastest call (--statistic min: load only\n"
+    "adds time to a call) or its median. The controls' median B/A is the machine's drift between the runs and\n"
     "their robust spread (1.4826 x MAD) the between-run noise sigma. A row is slower (faster) when its B/A,\n"
-    "divided by the drift, is beyond its floor, max(threshold, 3 sigma, the widest control's deviation, its\n"
-    "within-run 95% interval), AND a Mann-Whitney U test on the drift-corrected samples gives p < alpha;\n"
-    "otherwise it is same. With fewer than 3 controls drift is not corrected and the default threshold is 10%\n"
-    "(5% with controls). A row of an unchanged plugin keeps the model's verdict but is never a regression.\n"
-    "With --also-a/--also-b (more runs of each side, best interleaved: A B A B ...) a row's median is the\n"
-    "median of its runs' medians, so one run slowed by a burst of load cannot move it.\n"
+    "divided by the drift, is beyond its floor, max(threshold, 3 sigma, its between-run noise), AND a\n"
+    "Mann-Whitney U test on the drift-corrected samples gives p < alpha; otherwise it is same.\n"
+    "Its between-run noise: with --also-a/--also-b (more runs of each side, best interleaved: A B A B ...)\n"
+    "how far each side's second fastest run stands above its fastest (its value is then the fastest of the\n"
+    "runs', so a run that load slowed cannot move it; for --statistic median, 3 x the robust sigma of the\n"
+    "runs' medians, its value their median); with one run a side, the widest control's deviation and its\n"
+    "within-run spread.\n"
+    "With fewer than 3 controls drift is not corrected and the default threshold is 20% (15% with controls).\n"
+    "A row of an unchanged plugin keeps the model's verdict but is never a regression.\n"
     "\nExit status: 0 no regression; 1 a regression: a row slower (as above) whose plugin changed, or a row ok\n"
     "in A and not ok in B (with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a\n"
     "report that cannot be read (the message names the file and the JSON path).\n";
@@ -66,8 +70,9 @@ int run_compare_command(int argc, char** argv) {
     // clang-format off
     options.add_options()
         ("h,help", "Show this help")
-        ("threshold", "Smallest change of a row's median that counts, in percent (default: 5% with control rows, 10% without)", cxxopts::value<std::string>(), "PCT")
-        ("also-a", "Another run of A (the same plugins run again; repeatable or comma-separated): a row's median is the median of the runs' medians", cxxopts::value<std::vector<std::string>>(), "FILE")
+        ("statistic", "A row's value: min (its fastest call, the default: steady under load) or median", cxxopts::value<std::string>()->default_value("min"), "STAT")
+        ("threshold", "Smallest change of a row's value that counts, in percent (default: 15% with control rows, 20% without)", cxxopts::value<std::string>(), "PCT")
+        ("also-a", "Another run of A (the same plugins run again; repeatable or comma-separated): a row's value is the median of the runs' values", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("also-b", "Another run of B, likewise", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("control", "Kernels (names or globs, comma-separated) whose rows measure the machine's drift (default: every row whose plugin is unchanged)", cxxopts::value<std::vector<std::string>>(), "KERNEL")
         ("alpha", "Significance level of the rank test", cxxopts::value<double>()->default_value("0.01"), "P")
@@ -98,6 +103,10 @@ int run_compare_command(int argc, char** argv) {
             for (const auto& pattern : compare.controls)
                 if (pattern.empty()) throw std::invalid_argument("--control: an empty kernel name");
         }
+        if (const std::string statistic = r["statistic"].as<std::string>(); statistic == "median")
+            compare.statistic = RowStatistic::median;
+        else if (statistic != "min")
+            throw std::invalid_argument("--statistic: expected min or median, got '" + statistic + "'");
         compare.alpha = r["alpha"].as<double>();
         if (!(compare.alpha > 0 && compare.alpha < 1))
             throw std::invalid_argument("--alpha: expected a probability between 0 and 1, got " +

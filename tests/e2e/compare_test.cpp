@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "run_command.hpp"
 
@@ -107,7 +109,7 @@ class BusyCore {
 public:
     BusyCore()
         : thread_([this] {
-              const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+              const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(300);
               volatile unsigned long spins = 0;
               while (!stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < bound) ++spins;
           }) {}
@@ -124,12 +126,13 @@ private:
 };
 
 // One honest GEMM plugin between two in-tree controls: the plugins run in --plugin order, so the controls'
-// rows come before and after the plugin's, and a change of the machine's speed while the plugin's rows run
-// shows in the controls (as drift, or as scatter that raises the floor) instead of hiding between them.
+// rows come before and after the plugin's. The sizes keep every call short (32^3 to 96^3: 20 us to about a
+// millisecond): a call shorter than the scheduler's slice often runs without being preempted even
+// on a loaded machine, so each row's fastest call is the code's, which the model judges.
 std::string gemm_sweep(const std::string& plugin, const std::string& json) {
     return kRunner + " --no-default-plugins --plugin " + std::string(KREG_PLUGIN_DIR) + "/cpu_naive.so --plugin " +
            std::string(KREG_FIXTURE_DIR) + "/" + plugin + ".so --plugin " + std::string(KREG_PLUGIN_DIR) +
-           "/cpu_blocked.so -k cpu_naive,fixture_honest_gemm,cpu_blocked --sizes 128,160,192,224 --warmup 1"
+           "/cpu_blocked.so -k cpu_naive,fixture_honest_gemm,cpu_blocked --sizes 32,48,64,96 --warmup 1"
            " --time-budget 0.2 --json " +
            json;
 }
@@ -141,28 +144,38 @@ std::vector<nlohmann::json> rows_of(const nlohmann::json& comparison, const std:
     return out;
 }
 
-// The gate: two runs of one binary, the second beside a busy core, compare `same` by the model
-// itself (not by the unchanged-plugin exemption: the plugin is not a control and its rows are judged), and a
-// build doing 30 % more work is slower at every size wherever the machine is quiet enough to tell (below).
-// It cannot flake into a false alarm: the plugin's rows are judged against controls that ran before and
-// after them in the same sweep, beside the same load, and their scatter sets the floor.
+std::string join_runs(const std::string& side, int first, int last) {
+    std::string out;
+    for (int round = first; round <= last; ++round)
+        out += (out.empty() ? "" : ",") + side + std::to_string(round) + ".json";
+    return out;
+}
+
+// The gate: two runs of one binary under a background load compare `same` by the model itself (not
+// by the unchanged-plugin exemption: the plugin is not a control and its rows are judged), and a build doing
+// 30 % more work is slower, a regression, at every size. Five rounds of A (the binary), B (the same binary)
+// and C (the slower build), interleaved A B C A B C ..., all beside a busy core and whatever else the machine
+// runs: drift over the test's minute hits the three alike, a row's value on a side is the median of its five
+// runs' fastest calls, and its floor is 3 x its own spread over the runs. Measured on the shared 2-core VM at
+// load average 13 to 25 (docs/results/compare-noise.md).
 TEST(CompareNoiseModel, AnUnchangedPluginUnderLoadIsSameAndAThirtyPercentSlowerBuildIsSlowerAtEverySize) {
     const auto dir = fresh_dir("compare-noise");
-    // Three rounds of A (quiet), B (the same binary) and C (the slower build), B and C beside a busy core:
-    // a side's row is the median of its three runs, so one run that a burst of load (another test, another
-    // build) slowed cannot move it, and rounds spread each side over the same stretch of time.
-    for (const std::string round : {"1", "2", "3"}) {
-        const auto quiet = run_command(gemm_sweep("fixture_honest_gemm", "a" + round + ".json"), dir, dir);
-        ASSERT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
+    constexpr int kRounds = 5;
+    {
         const BusyCore load;
-        const auto again = run_command(gemm_sweep("fixture_honest_gemm", "b" + round + ".json"), dir, dir);
-        ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
-        const auto slower = run_command(gemm_sweep("fixture_honest_gemm_slower", "c" + round + ".json"), dir, dir);
-        ASSERT_EQ(slower.exit_code, 0) << slower.out << slower.err;
+        for (int round = 1; round <= kRounds; ++round) {
+            for (const auto& [side, plugin] : {std::pair<std::string, std::string>{"a", "fixture_honest_gemm"},
+                                               {"b", "fixture_honest_gemm"},
+                                               {"c", "fixture_honest_gemm_slower"}}) {
+                const auto sweep = run_command(gemm_sweep(plugin, side + std::to_string(round) + ".json"), dir, dir);
+                ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+            }
+        }
     }
     const auto compare_with = [&](const std::string& side, const std::string& json) {
-        return run_command(kRunner + " compare a1.json " + side + "1.json --also-a a2.json,a3.json --also-b " + side +
-                               "2.json," + side + "3.json --control cpu_naive,cpu_blocked --json " + json,
+        return run_command(kRunner + " compare a1.json " + side + "1.json --also-a " + join_runs("a", 2, kRounds) +
+                               " --also-b " + join_runs(side, 2, kRounds) + " --control cpu_naive,cpu_blocked --json " +
+                               json,
                            dir, dir);
     };
     const auto same = compare_with("b", "ab.json");
@@ -170,14 +183,16 @@ TEST(CompareNoiseModel, AnUnchangedPluginUnderLoadIsSameAndAThirtyPercentSlowerB
     const auto ab = nlohmann::json::parse(test::slurp(dir / "ab.json"));
     EXPECT_EQ(ab["noise_model"]["drift_corrected"], true) << ab["noise_model"].dump();
     EXPECT_EQ(ab["noise_model"]["control_rows"], 8);
-    EXPECT_EQ(ab["runs_a"], 3);
-    EXPECT_EQ(ab["runs_b"], 3);
+    EXPECT_EQ(ab["noise_model"]["statistic"], "min");
+    EXPECT_EQ(ab["runs_a"], kRounds);
+    EXPECT_EQ(ab["runs_b"], kRounds);
     const auto unchanged = rows_of(ab, "fixture_honest_gemm");
     ASSERT_EQ(unchanged.size(), 4u);
     for (const auto& row : unchanged) {
         EXPECT_EQ(row["verdict"], "same") << row.dump() << "\n" << same.out;  // the model's verdict
         EXPECT_EQ(row["plugin_unchanged"], true) << row.dump();
         EXPECT_EQ(row["control"], false) << row.dump();
+        EXPECT_FALSE(row["between_rounds"].is_null()) << row.dump();  // five runs a side: its own noise is known
     }
 
     const auto regressed = compare_with("c", "ac.json");
@@ -191,18 +206,15 @@ TEST(CompareNoiseModel, AnUnchangedPluginUnderLoadIsSameAndAThirtyPercentSlowerB
     }
     for (const auto& row : ac["rows"])
         if (row["kernel"] != "fixture_honest_gemm") EXPECT_EQ(row["regression"], false) << row.dump();
-    // Whether three rounds can resolve 30 % is a property of the machine, which the controls measured: each
-    // row's floor is at least 3 sigma (and its within-run interval). Where a fixture row's floor is above
-    // 15 % (a VM's neighbours can swing a row by tens of percent between runs) the model rightly calls it
-    // `same` (checked above: never faster) and "slower at every size" cannot be tested here; at or below it,
-    // 30 % is twice the floor.
-    double widest_floor = 0;
-    for (const auto& row : rebuilt) widest_floor = std::max(widest_floor, row["noise_floor"].get<double>());
-    if (widest_floor > 0.15)
-        GTEST_SKIP() << "this machine's between-run noise is too high to resolve a 30 % slowdown in three rounds "
-                        "(widest fixture row floor "
-                     << widest_floor * 100 << " %, between-run sigma "
-                     << ac["noise_model"]["between_run_sigma"].get<double>() * 100 << " % from the controls):\n"
+    // The one case where this machine gives no evidence: the controls themselves (not the fixture's rows)
+    // scattered so far between A's and C's runs that 3 sigma of them alone is within 5 points of the change to
+    // be found (seen in 2 of 30 stored runs here, when the machine's clocks moved between runs: 3 sigma 29 %
+    // and 34 %; the other 28 had at most 23 % and found every size). The unchanged half above holds
+    // regardless; the unit tests (Rounds.*) and docs/results/compare-noise.md carry the rule's other evidence.
+    const double controls_floor = std::expm1(3.0 * ac["noise_model"]["between_run_sigma"].get<double>());
+    if (controls_floor >= 0.25)
+        GTEST_SKIP() << "the controls' own between-run noise (3 sigma " << controls_floor * 100
+                     << " %) leaves no room to resolve a 30 % change in these runs:\n"
                      << regressed.out;
     EXPECT_EQ(regressed.exit_code, 1) << regressed.out << regressed.err;
     for (const auto& row : rebuilt) {

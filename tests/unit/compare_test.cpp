@@ -103,6 +103,7 @@ TEST(CompareSamples, NoisyOverlappingSamplesAreSameEvenWhenTheMediansMoveBeyondT
     for (int i = 0; i < 10; ++i) b.push_back(noise(gen) * 1.08);
     CompareOptions five;
     five.threshold = 0.05;
+    five.statistic = RowStatistic::median;
     const SampleVerdict v = compare_samples(a, b, five);
     ASSERT_GT(std::abs(*v.ratio - 1.0), 0.05) << "the draw must move the median beyond the threshold to test anything";
     EXPECT_EQ(v.verdict, Verdict::same);
@@ -176,7 +177,7 @@ TEST(CompareReports, JoinsRowsAndMarksRegressions) {
     EXPECT_EQ(
         csv.substr(0, csv.find('\n')),
         "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,verdict,"
-        "regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged");
+        "regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged,value_a_ms,value_b_ms,between_rounds");
     EXPECT_NE(csv.find("\nslow,64,64,64,fp32,,ok,ok,1,1.5,1.5,"), std::string::npos) << csv;
 }
 
@@ -337,6 +338,213 @@ TEST(NoiseModel, NoControlsMeansNoDriftCorrectionAndTheDefaultThreshold) {
 }
 
 // Another kreg version, or a hash only one side has, is not "unchanged": the binary may not be what ran.
+// Rounds of both sides, as a loaded machine gives them: every call of B's rows `drift` slower, each round's
+// rows wobbling by up to +-`round_wobble` together and by up to +-`row_wobble` each, and in every run `loaded`
+// of the calls (a fraction) preempted, 1.5x to 3x longer; "mine" is `mine_factor` slower in B, rebuilt
+// when that is not 1. The fastest calls of a row are never preempted (load only adds time).
+struct SyntheticRounds {
+    std::vector<ReportFile> a, b;
+    std::vector<const ReportFile*> a_ptrs() const { return pointers(a); }
+    std::vector<const ReportFile*> b_ptrs() const { return pointers(b); }
+    static std::vector<const ReportFile*> pointers(const std::vector<ReportFile>& runs) {
+        std::vector<const ReportFile*> out;
+        for (const auto& r : runs) out.push_back(&r);
+        return out;
+    }
+};
+struct RoundsSpec {
+    int rounds = 3;
+    double drift = 1.20, mine_factor = 1.0, round_wobble = 0.03, row_wobble = 0.02, loaded = 0.5;
+    std::function<double(const std::string&, int64_t)> b_kind_factor = [](const std::string&, int64_t) { return 1.0; };
+};
+SyntheticRounds synthetic_rounds(const RoundsSpec& spec, unsigned seed = 1) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0), preempted(1.5, 3.0), coin(0.0, 1.0);
+    SyntheticRounds out;
+    for (int side = 0; side < 2; ++side) {
+        for (int round = 0; round < spec.rounds; ++round) {
+            ReportFile run;
+            run.kreg_version = "0.1.0";
+            const double round_factor = 1.0 + spec.round_wobble * unit(gen);
+            for (const std::string kernel : {"naive", "blocked", "mine"}) {
+                for (int64_t size : kSizes) {
+                    double factor = round_factor * (1.0 + spec.row_wobble * unit(gen));
+                    if (side == 1) factor *= spec.drift * spec.b_kind_factor(kernel, size);
+                    if (side == 1 && kernel == "mine") factor *= spec.mine_factor;
+                    ReportRow r = row(kernel, "ok", evenly(1e-6 * double(size * size * size) * factor, 0.002, 20));
+                    r.key.m = r.key.n = r.key.k = size;
+                    for (std::size_t i = 4; i < r.samples_ms.size(); ++i)  // the four fastest always run alone
+                        if (coin(gen) < spec.loaded) r.samples_ms[i] *= preempted(gen);
+                    r.plugin_sha256 = "sha-of-" + kernel +
+                                      (side == 1 && kernel == "mine" && spec.mine_factor != 1.0 ? "-rebuilt" : "");
+                    run.rows.push_back(r);
+                }
+            }
+            (side == 0 ? out.a : out.b).push_back(std::move(run));
+        }
+    }
+    return out;
+}
+
+CompareOptions judged_against(std::vector<std::string> controls) {
+    CompareOptions options;
+    options.controls = std::move(controls);
+    return options;
+}
+
+// The gate on synthetic drift: a machine 20 % slower for all of B, rounds wobbling, half the calls
+// preempted. The same binary of "mine" (judged, not a control) is same at every size; a build 30 % slower
+// is slower and a regression at every size; the controls stay same.
+TEST(Rounds, ACommonTwentyPercentDriftIsSameAndAThirtyPercentSlowerBuildIsSlowerAtEverySize) {
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+        RoundsSpec unchanged;
+        const auto same_runs = synthetic_rounds(unchanged, seed);
+        const Comparison same =
+            compare_runs(same_runs.a_ptrs(), same_runs.b_ptrs(), judged_against({"naive", "blocked"}));
+        EXPECT_NEAR(same.model.drift, 1.20, 0.08) << seed;  // each side's fastest round: +-3 % a round
+        for (const auto& r : same.rows) {
+            EXPECT_EQ(r.verdict, Verdict::same) << seed << " " << r.key.kernel << " " << r.key.m << ": " << r.note;
+            ASSERT_TRUE(r.samples.between_rounds) << "three runs a side: the row's own noise is known";
+        }
+        RoundsSpec slower = unchanged;
+        slower.mine_factor = 1.30;
+        const auto slower_runs = synthetic_rounds(slower, seed);
+        const Comparison regressed =
+            compare_runs(slower_runs.a_ptrs(), slower_runs.b_ptrs(), judged_against({"naive", "blocked"}));
+        for (const auto& r : regressed.rows) {
+            const bool mine = r.key.kernel == "mine";
+            EXPECT_EQ(r.verdict, mine ? Verdict::slower : Verdict::same)
+                << seed << " " << r.key.kernel << " " << r.key.m << ": " << r.note;
+            EXPECT_EQ(r.regression, mine);
+            if (mine) EXPECT_NEAR(*r.samples.adjusted_ratio, 1.30, 0.08) << r.note;
+        }
+        EXPECT_EQ(regressed.regressions(), kSizes.size()) << seed;
+    }
+}
+
+// Load slows a share of the calls of every row: the median moves with it (here, B's rows were preempted more
+// than A's), the fastest call does not. Judged on medians the unchanged "mine" is slower; on the fastest
+// call it is same.
+TEST(Rounds, LoadThatSlowsSomeCallsMovesTheMedianButNotTheFastestCall) {
+    RoundsSpec spec;
+    spec.drift = 1.0;
+    spec.loaded = 0.0;
+    auto runs = synthetic_rounds(spec, 3);
+    std::mt19937 gen(5);
+    std::uniform_real_distribution<double> preempted(2.0, 3.0), coin(0.0, 1.0);
+    for (auto& run : runs.b)  // B beside a busy core: nine calls in ten of "mine" preempted, none of the controls
+        for (auto& r : run.rows)
+            if (r.key.kernel == "mine")
+                for (std::size_t i = 4; i < r.samples_ms.size(); ++i)
+                    if (coin(gen) < 0.9) r.samples_ms[i] *= preempted(gen);
+    CompareOptions by_median = judged_against({"naive", "blocked"});
+    by_median.statistic = RowStatistic::median;
+    const Comparison medians = compare_runs(runs.a_ptrs(), runs.b_ptrs(), by_median);
+    const Comparison fastest = compare_runs(runs.a_ptrs(), runs.b_ptrs(), judged_against({"naive", "blocked"}));
+    for (std::size_t i = 0; i < fastest.rows.size(); ++i) {
+        if (fastest.rows[i].key.kernel != "mine") continue;
+        EXPECT_EQ(medians.rows[i].verdict, Verdict::slower)
+            << "the test must move the median: " << medians.rows[i].note;
+        EXPECT_EQ(fastest.rows[i].verdict, Verdict::same) << fastest.rows[i].note;
+        EXPECT_NEAR(*fastest.rows[i].samples.adjusted_ratio, 1.0, 0.06);
+    }
+}
+
+// Controls of another kind: the multithreaded "blocked" rows are 2x slower in B beside a busy core, the
+// single-threaded ones are not. With one run a side the widest control (100 %) is every row's floor and a
+// 30 % slower build goes unseen; with three runs a side each row's floor is its own spread over its runs
+// and the build is slower at every size, while the same binary stays same.
+TEST(Rounds, ARowWithItsOwnRunsIsNotHeldToTheWidestControlOfAnotherKind) {
+    RoundsSpec spec;
+    spec.mine_factor = 1.30;
+    spec.b_kind_factor = [](const std::string& k, int64_t s) { return k == "blocked" && s >= 256 ? 2.0 : 1.0; };
+    const auto runs = synthetic_rounds(spec, 11);
+    const auto options = judged_against({"naive", "blocked"});
+    const Comparison single = compare_reports(runs.a[0], runs.b[0], options);
+    EXPECT_GT(single.model.widest_control_deviation, 0.5);
+    for (const auto& r : single.rows) {
+        EXPECT_FALSE(r.samples.between_rounds);
+        EXPECT_GE(r.samples.noise_floor, single.model.widest_control_deviation);
+    }
+    EXPECT_EQ(single.regressions(), 0u);  // the single pair cannot tell: the widest control says so
+    const Comparison rounds = compare_runs(runs.a_ptrs(), runs.b_ptrs(), options);
+    for (const auto& r : rounds.rows) {
+        if (r.key.kernel != "mine") continue;
+        EXPECT_LT(r.samples.noise_floor, 0.2) << r.note;
+        EXPECT_EQ(r.verdict, Verdict::slower) << r.key.m << ": " << r.note;
+    }
+    EXPECT_EQ(rounds.regressions(), kSizes.size());
+    spec.mine_factor = 1.0;
+    const auto unchanged = synthetic_rounds(spec, 11);
+    const Comparison same = compare_runs(unchanged.a_ptrs(), unchanged.b_ptrs(), options);
+    for (const auto& r : same.rows)
+        if (r.key.kernel == "mine") EXPECT_EQ(r.verdict, Verdict::same) << r.key.m << ": " << r.note;
+}
+
+// Judged on medians, a row whose median wanders from run to run (here by up to +-40 % a round) is held to
+// that: its floor is 3 x its robust sigma over the runs, and a 30 % change is within it.
+TEST(Rounds, ARowWhoseMedianWandersOverItsRunsHasAWideFloor) {
+    RoundsSpec spec;
+    spec.mine_factor = 1.30;
+    spec.row_wobble = 0.40;
+    spec.rounds = 5;
+    const auto runs = synthetic_rounds(spec, 4);
+    CompareOptions by_median = judged_against({"naive", "blocked"});
+    by_median.statistic = RowStatistic::median;
+    const Comparison c = compare_runs(runs.a_ptrs(), runs.b_ptrs(), by_median);
+    for (const auto& r : c.rows) {
+        ASSERT_TRUE(r.samples.between_rounds);
+        EXPECT_GT(*r.samples.between_rounds, 0.1) << r.key.kernel << " " << r.key.m;
+        EXPECT_GE(r.samples.noise_floor, *r.samples.between_rounds);
+    }
+    EXPECT_EQ(c.regressions(), 0u);
+    // The rebuilt rows that moved beyond the threshold say why they are same (the seed fixes the draw).
+    EXPECT_GE(std::count_if(c.rows.begin(), c.rows.end(),
+                            [](const RowComparison& r) {
+                                return r.key.kernel == "mine" &&
+                                       r.note.find("within the noise floor") != std::string::npos;
+                            }),
+              1);
+}
+
+// A whole run of a row slowed (the row ran beside a busy hyperthread sibling: every call 25 % slower, its
+// fastest too), in three of A's five runs and in two of B's. The median of the runs' fastest calls would
+// call the same binary 25 % faster; the fastest of all runs is the code's on both sides, and two runs agree
+// on it, so the floor stays low and a 30 % slower build is slower. Where only one run of a side was left
+// alone, its second fastest run stands 25 % above it and that is the floor.
+TEST(Rounds, TheFastestOfAllRunsNeedsOneUndisturbedRunAndTheSecondFastestSaysHowSure) {
+    const auto with_slowed_runs = [](double mine_factor, std::vector<int> slowed_a, std::vector<int> slowed_b) {
+        RoundsSpec spec;
+        spec.rounds = 5;
+        spec.drift = 1.0;
+        spec.round_wobble = spec.row_wobble = 0.005;
+        spec.loaded = 0.3;
+        spec.mine_factor = mine_factor;
+        auto runs = synthetic_rounds(spec, 9);
+        for (auto [side, slowed] : {std::pair{&runs.a, slowed_a}, std::pair{&runs.b, slowed_b}})
+            for (int round : slowed)
+                for (auto& r : (*side)[std::size_t(round)].rows)
+                    if (r.key.kernel == "mine") r.samples_ms = scaled(r.samples_ms, 1.25);
+        return runs;
+    };
+    const auto options = judged_against({"naive", "blocked"});
+    const auto unchanged = with_slowed_runs(1.0, {0, 1, 2}, {3, 4});
+    const Comparison same = compare_runs(unchanged.a_ptrs(), unchanged.b_ptrs(), options);
+    for (const auto& r : same.rows) {
+        if (r.key.kernel != "mine") continue;
+        EXPECT_EQ(r.verdict, Verdict::same) << r.key.m << ": " << r.note;
+        EXPECT_NEAR(*r.samples.adjusted_ratio, 1.0, 0.03) << r.note;
+        EXPECT_LT(*r.samples.between_rounds, 0.05) << r.note;
+    }
+    const auto rebuilt = with_slowed_runs(1.30, {0, 1, 2}, {3, 4});
+    const Comparison slower = compare_runs(rebuilt.a_ptrs(), rebuilt.b_ptrs(), options);
+    EXPECT_EQ(slower.regressions(), kSizes.size());
+    const auto one_clean = with_slowed_runs(1.0, {0, 1, 2, 3}, {});
+    const Comparison unsure = compare_runs(one_clean.a_ptrs(), one_clean.b_ptrs(), options);
+    for (const auto& r : unsure.rows)
+        if (r.key.kernel == "mine") EXPECT_GT(*r.samples.between_rounds, 0.2) << r.key.m << ": " << r.note;
+}
+
 TEST(NoiseModel, UnchangedNeedsTheSameHashAndTheSameKregVersion) {
     auto runs = synthetic_runs({"naive", "blocked", "mine"}, kSizes, [](const std::string&, int64_t) { return 1.3; });
     EXPECT_EQ(compare_reports(runs.a, runs.b, CompareOptions{}).regressions(), 0u);  // unchanged: the machine's

@@ -43,6 +43,23 @@ std::string_view to_string(Verdict v) {
     return "?";
 }
 
+std::string_view to_string(RowStatistic s) { return s == RowStatistic::fastest ? "min" : "median"; }
+
+double row_value(const std::vector<double>& samples, RowStatistic statistic) {
+    if (samples.empty()) return 0;
+    return statistic == RowStatistic::fastest ? *std::min_element(samples.begin(), samples.end()) : median_of(samples);
+}
+
+double fast_edge_width(std::vector<double> samples) {
+    if (samples.empty()) return 0;
+    std::sort(samples.begin(), samples.end());
+    if (samples.front() <= 0) return 0;
+    // The sample at the 10th percentile, and at least the second fastest (one sample has no edge to measure).
+    const std::size_t tenth =
+        std::min(samples.size() - 1, std::max<std::size_t>(1, std::size_t(double(samples.size() - 1) * 0.1)));
+    return samples[tenth] / samples.front() - 1.0;
+}
+
 double median_interval_half_width(std::vector<double> samples) {
     const double median = median_of(samples);
     if (samples.empty() || median <= 0) return 0;
@@ -92,24 +109,119 @@ NoiseModel learn_noise_model(const std::vector<std::pair<double, double>>& contr
 
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options, const NoiseModel& model) {
-    return compare_samples(median_of(a_ms), median_of(b_ms), a_ms, b_ms, options, model);
+    return compare_samples(RunsOfRow{a_ms}, RunsOfRow{b_ms}, options, model);
 }
 
-SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std::vector<double>& a_ms,
-                              const std::vector<double>& b_ms, const CompareOptions& options, const NoiseModel& model) {
+namespace {
+
+std::vector<double> pooled(const RunsOfRow& runs) {
+    std::vector<double> all;
+    for (const auto& run : runs) all.insert(all.end(), run.begin(), run.end());
+    return all;
+}
+
+// What the rank test compares: every sample for the median; for the fastest call, the same number of
+// fastest samples from each run (eight over the runs, at least four a run, or all a run has): the calls that
+// load left alone, each run counted alike, since a run that load slowed throughout has more samples and would
+// otherwise drown the others' fast end in its own.
+std::vector<double> tested_samples(const RunsOfRow& runs, RowStatistic statistic) {
+    if (statistic == RowStatistic::median) return pooled(runs);
+    std::vector<double> fast_end;
+    const std::size_t each = std::max<std::size_t>(4, (8 + runs.size() - 1) / std::max<std::size_t>(1, runs.size()));
+    for (auto run : runs) {
+        std::sort(run.begin(), run.end());
+        run.resize(std::min(run.size(), each));
+        fast_end.insert(fast_end.end(), run.begin(), run.end());
+    }
+    return fast_end;
+}
+
+// The runs' values of one side and how far they agree. For the fastest call the side's value is the fastest
+// of its runs' (load only adds time, to a call or to a whole run: a row that ran beside a busy hyperthread
+// sibling is slower at every call, its fastest too), and its spread how far the second fastest run stands
+// above it: two runs that agree say the edge is the code's, one alone that it may be luck. For the median
+// the value is the median of the runs' medians and the spread their robust sigma in log space (as the
+// controls'). No spread with fewer than two runs: a side cannot say how far its value wanders.
+struct SideValue {
+    double value_ms = 0, median_ms = 0;
+    std::size_t runs = 0;
+    std::optional<double> spread;
+};
+
+SideValue side_value(const RunsOfRow& runs, RowStatistic statistic) {
+    SideValue side;
+    std::vector<double> values, medians;
+    for (const auto& run : runs) {
+        if (run.empty()) continue;
+        values.push_back(row_value(run, statistic));
+        medians.push_back(median_of(run));
+    }
+    side.runs = values.size();
+    side.median_ms = median_of(medians);
+    std::sort(values.begin(), values.end());
+    if (statistic == RowStatistic::fastest) {
+        side.value_ms = values.empty() ? 0 : values.front();
+        if (values.size() >= 2 && values.front() > 0) side.spread = values[1] / values.front() - 1.0;
+        return side;
+    }
+    side.value_ms = median_of(values);
+    std::vector<double> logs;
+    for (double v : values)
+        if (v > 0) logs.push_back(std::log(v));
+    if (logs.size() >= 2) {
+        const double centre = median_of(logs);
+        std::vector<double> deviations;
+        for (double l : logs) deviations.push_back(std::abs(l - centre));
+        const double n = double(logs.size());
+        side.spread = 1.4826 * median_of(deviations) * n / (n - 0.8);
+    }
+    return side;
+}
+
+// The row's between-run noise from its runs (relative). A side of one run borrows the other's spread (one
+// row, one machine). Fastest call: the two sides' second-fastest gaps combined. Median: k sigma of the ratio
+// of two medians over runs (the standard error of a median is about 1.25 sigma / sqrt(runs)).
+std::optional<double> between_rounds_term(const SideValue& a, const SideValue& b, RowStatistic statistic) {
+    if (!a.spread && !b.spread) return std::nullopt;
+    const double sa = a.spread.value_or(*b.spread), sb = b.spread.value_or(*a.spread);
+    if (statistic == RowStatistic::fastest) return std::hypot(sa, sb);
+    const double sigma = 1.2533 * std::sqrt(sa * sa / double(a.runs) + sb * sb / double(b.runs));
+    return std::expm1(kNoiseFloorSigmas * sigma);
+}
+
+double within_run_spread(const std::vector<double>& samples, RowStatistic statistic) {
+    return statistic == RowStatistic::fastest ? fast_edge_width(samples) : median_interval_half_width(samples);
+}
+
+}  // namespace
+
+SampleVerdict compare_samples(const RunsOfRow& a_runs, const RunsOfRow& b_runs, const CompareOptions& options,
+                              const NoiseModel& model) {
     SampleVerdict s;
-    s.median_a_ms = median_a_ms;
-    s.median_b_ms = median_b_ms;
-    if (s.median_a_ms > 0) s.ratio = s.median_b_ms / s.median_a_ms;
-    std::vector<double> b_corrected = b_ms;  // B as if the machine had not drifted
+    const SideValue side_a = side_value(a_runs, options.statistic), side_b = side_value(b_runs, options.statistic);
+    const std::vector<double> a_ms = pooled(a_runs), b_ms = pooled(b_runs);
+    s.median_a_ms = side_a.median_ms;
+    s.median_b_ms = side_b.median_ms;
+    s.value_a_ms = side_a.value_ms;
+    s.value_b_ms = side_b.value_ms;
+    if (s.value_a_ms > 0) s.ratio = s.value_b_ms / s.value_a_ms;
+    std::vector<double> b_corrected = tested_samples(b_runs, options.statistic);  // as if the machine had not drifted
     for (double& ms : b_corrected) ms /= model.drift;
-    s.p_value = mann_whitney_u(a_ms, b_corrected).p_value;
+    const std::vector<double> a_tested = tested_samples(a_runs, options.statistic);
+    s.p_value = mann_whitney_u(a_tested, b_corrected).p_value;
     const double threshold = options.threshold.value_or(model.threshold);
-    s.within_run = std::hypot(median_interval_half_width(a_ms), median_interval_half_width(b_ms));
-    s.noise_floor = std::max({threshold, std::expm1(kNoiseFloorSigmas * model.between_run_sigma),
-                              model.widest_control_deviation, s.within_run});
+    s.within_run = std::hypot(within_run_spread(a_ms, options.statistic), within_run_spread(b_ms, options.statistic));
+    s.between_rounds = between_rounds_term(side_a, side_b, options.statistic);
+    // With runs to learn from, the row's own spread over them is its noise: it is what the within-run spread
+    // and the widest control stand in for when a side ran once (a run's samples say nothing of the next run,
+    // and a control of another kind, threads or size reacts to load as this row need not). The pooled edge
+    // would count the runs that load slowed, which the fastest of the runs leaves out.
+    const double controls_floor = std::expm1(kNoiseFloorSigmas * model.between_run_sigma);
+    s.noise_floor = s.between_rounds
+                        ? std::max({threshold, controls_floor, *s.between_rounds})
+                        : std::max({threshold, controls_floor, model.widest_control_deviation, s.within_run});
     if (!s.ratio) {
-        s.note = "A's median is 0 ms: no ratio";
+        s.note = "A's value is 0 ms: no ratio";
         return s;
     }
     s.adjusted_ratio = *s.ratio / model.drift;
@@ -123,7 +235,7 @@ SampleVerdict compare_samples(double median_a_ms, double median_b_ms, const std:
     } else if (beyond_floor) {
         // A change this large that the samples cannot tell from noise: say so, with the reason.
         s.note = percent(change) + " but not significant (p=" + short_p(s.p_value) + ", " +
-                 std::to_string(a_ms.size()) + " vs " + std::to_string(b_ms.size()) + " samples)";
+                 std::to_string(a_tested.size()) + " vs " + std::to_string(b_corrected.size()) + " samples)";
     } else if (std::abs(change) > threshold) {
         s.note = percent(change) + ", within the noise floor";
     } else if (significant && change != 0) {
@@ -162,27 +274,25 @@ void append_note(std::string& note, const std::string& more) {
     if (!more.empty()) note += (note.empty() ? "" : "; ") + more;
 }
 
-// One row over the runs of a side: the median of its ok runs' medians, their samples pooled, and whether
-// every run that has it ran the same plugin binary as the first.
+// One row over the runs of a side: its value over its ok runs (side_value), each ok run's samples,
+// and whether every run that has it ran the same plugin binary as the first.
 struct SideOfRow {
-    double median_ms = 0;
-    std::vector<double> samples_ms;
+    double value_ms = 0;
+    RunsOfRow runs;
     bool one_binary = true;
 };
 
-SideOfRow side_of_row(const ReportRow& first, const std::vector<const ReportFile*>& runs) {
+SideOfRow side_of_row(const ReportRow& first, const std::vector<const ReportFile*>& runs, RowStatistic statistic) {
     SideOfRow side;
-    std::vector<double> medians;
     for (const ReportFile* run : runs) {
         const auto it =
             std::find_if(run->rows.begin(), run->rows.end(), [&](const ReportRow& r) { return r.key == first.key; });
         if (it == run->rows.end()) continue;
         if (it->plugin_sha256 != first.plugin_sha256) side.one_binary = false;
         if (it->status != "ok") continue;
-        medians.push_back(median_of(it->samples_ms));
-        side.samples_ms.insert(side.samples_ms.end(), it->samples_ms.begin(), it->samples_ms.end());
+        side.runs.push_back(it->samples_ms);
     }
-    side.median_ms = median_of(medians);
+    side.value_ms = side_value(side.runs, statistic).value_ms;
     return side;
 }
 
@@ -230,7 +340,8 @@ Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std:
         c.b = it->second;
         c.plugin_unchanged = same_kreg && !row_a.plugin_sha256.empty() && row_a.plugin_sha256 == c.b->plugin_sha256;
         if (both_ok(c)) {
-            auto& [side_a, side_b] = sides[c.key] = {side_of_row(row_a, a_runs), side_of_row(*c.b, b_runs)};
+            auto& [side_a, side_b] = sides[c.key] = {side_of_row(row_a, a_runs, options.statistic),
+                                                     side_of_row(*c.b, b_runs, options.statistic)};
             c.plugin_unchanged = c.plugin_unchanged && side_a.one_binary && side_b.one_binary;
         }
         out.rows.push_back(std::move(c));
@@ -240,7 +351,7 @@ Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std:
     for (auto& c : out.rows) {
         if (!both_ok(c)) continue;
         c.control = options.controls.empty() ? c.plugin_unchanged : named_control(c.key, options);
-        if (c.control) control_medians.emplace_back(sides[c.key].first.median_ms, sides[c.key].second.median_ms);
+        if (c.control) control_medians.emplace_back(sides[c.key].first.value_ms, sides[c.key].second.value_ms);
     }
     out.model = learn_noise_model(control_medians, options);
     for (auto& c : out.rows) {
@@ -249,8 +360,7 @@ Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std:
         const std::string& sb = c.b->status;
         if (sa == "ok" && sb == "ok") {
             const auto& [side_a, side_b] = sides[c.key];
-            c.samples = compare_samples(side_a.median_ms, side_b.median_ms, side_a.samples_ms, side_b.samples_ms,
-                                        options, out.model);
+            c.samples = compare_samples(side_a.runs, side_b.runs, options, out.model);
             c.verdict = c.samples.verdict;
             // Same binary, same kreg: a slower verdict is the machine's (the model's verdict stays, for what it
             // says about the model), never the code's.

@@ -52,13 +52,16 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
         out << "warning: A ran on " << a.gpu_name << " and B on " << b.gpu_name
             << ": differences are not only the code's\n";
     out << "noise model: " << c.model.note;
+    out << "; a row's value is its " << (c.options.statistic == RowStatistic::fastest ? "fastest call" : "median");
     if (c.model.drift_corrected)
         out << "; rows are judged on B/A / drift";
     else
         out << " (name baseline kernels with --control: on a shared machine run-to-run noise can exceed the "
                "threshold)";
     out << "\n\n";
-    const std::vector<std::string> header = {"kernel", "shape", "dtype", "A ms",    "B ms", "B/A",
+    const std::string a_ms = "A " + std::string(to_string(c.options.statistic)) + " ms";
+    const std::string b_ms = "B " + std::string(to_string(c.options.statistic)) + " ms";
+    const std::vector<std::string> header = {"kernel", "shape", "dtype", a_ms,      b_ms,  "B/A",
                                              "/drift", "floor", "p",     "verdict", "note"};
     std::vector<std::vector<std::string>> table;
     for (const auto& r : c.rows) {
@@ -66,8 +69,8 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
         if (const std::string p = params_text(r.key); !p.empty()) shape += " " + p;
         std::vector<std::string> cells = {r.key.kernel, shape, r.key.dtype};
         if (both_ok(r)) {
-            cells.push_back(fixed(r.samples.median_a_ms, "%.4f"));
-            cells.push_back(fixed(r.samples.median_b_ms, "%.4f"));
+            cells.push_back(fixed(r.samples.value_a_ms, "%.4f"));
+            cells.push_back(fixed(r.samples.value_b_ms, "%.4f"));
             cells.push_back(r.samples.ratio ? fixed(*r.samples.ratio, "%.3f") : "-");
             cells.push_back(r.samples.adjusted_ratio ? fixed(*r.samples.adjusted_ratio, "%.3f") : "-");
             cells.push_back(fixed(r.samples.noise_floor * 100, "%.1f%%"));
@@ -109,8 +112,9 @@ std::string format_comparison_table(const ReportFile& a, const ReportFile& b, co
     out << " " << c.regressions() << " regression(s) (marked !; (c): a control row). A change counts beyond "
         << "its row's floor: max(threshold " << percent_text(c.model.threshold) << ", "
         << fixed(kNoiseFloorSigmas, "%g")
-        << " x between-run noise, the widest control, the row's within-run interval), and at p < "
-        << fixed(c.options.alpha, "%g") << " (Mann-Whitney U on the drift-corrected samples).\n";
+        << " x between-run noise, and the row's spread over its runs or, with one run a side, the widest control"
+        << " and the row's within-run spread), and at p < " << fixed(c.options.alpha, "%g")
+        << " (Mann-Whitney U on the drift-corrected samples).\n";
     return out.str();
 }
 
@@ -129,11 +133,14 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
             j["ratio"] = r.samples.ratio ? json(*r.samples.ratio) : json(nullptr);
             j["adjusted_ratio"] = r.samples.adjusted_ratio ? json(*r.samples.adjusted_ratio) : json(nullptr);
             j["within_run"] = r.samples.within_run;
+            j["value_a_ms"] = r.samples.value_a_ms;
+            j["value_b_ms"] = r.samples.value_b_ms;
+            j["between_rounds"] = r.samples.between_rounds ? json(*r.samples.between_rounds) : json(nullptr);
             j["noise_floor"] = r.samples.noise_floor;
             j["p_value"] = r.samples.p_value;
         } else {
             j["median_a_ms"] = j["median_b_ms"] = j["ratio"] = j["adjusted_ratio"] = j["within_run"] =
-                j["noise_floor"] = j["p_value"] = nullptr;
+                j["noise_floor"] = j["p_value"] = j["value_a_ms"] = j["value_b_ms"] = j["between_rounds"] = nullptr;
         }
         j["plugin_sha256_a"] = r.a && !r.a->plugin_sha256.empty() ? json(r.a->plugin_sha256) : json(nullptr);
         j["plugin_sha256_b"] = r.b && !r.b->plugin_sha256.empty() ? json(r.b->plugin_sha256) : json(nullptr);
@@ -158,6 +165,7 @@ json comparison_to_json(const ReportFile& a, const ReportFile& b, const Comparis
                         {"between_run_sigma", c.model.between_run_sigma},
                         {"widest_control_deviation", c.model.widest_control_deviation},
                         {"floor_sigmas", kNoiseFloorSigmas},
+                        {"statistic", std::string(to_string(c.options.statistic))},
                         {"note", c.model.note}};
     return {{"a", side(a)},
             {"b", side(b)},
@@ -175,7 +183,7 @@ std::string comparison_to_csv(const Comparison& c) {
     std::ostringstream out;
     out << "kernel,m,n,k,dtype,params,status_a,status_b,median_a_ms,median_b_ms,ratio,p_value,samples_a,samples_b,"
            "verdict,"
-           "regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged\n";
+           "regression,note,adjusted_ratio,noise_floor,control,plugin_unchanged,value_a_ms,value_b_ms,between_rounds\n";
     for (const auto& r : c.rows) {
         const bool ok = both_ok(r);
         // Text goes through csv_field (quoted, printable, no spreadsheet formulas); numbers never do.
@@ -201,7 +209,10 @@ std::string comparison_to_csv(const Comparison& c) {
             ok && r.samples.adjusted_ratio ? fixed(*r.samples.adjusted_ratio, "%.9g") : "",
             ok ? fixed(r.samples.noise_floor, "%.6g") : "",
             r.control ? "true" : "false",
-            r.plugin_unchanged ? "true" : "false"};
+            r.plugin_unchanged ? "true" : "false",
+            ok ? fixed(r.samples.value_a_ms, "%.9g") : "",
+            ok ? fixed(r.samples.value_b_ms, "%.9g") : "",
+            ok && r.samples.between_rounds ? fixed(*r.samples.between_rounds, "%.6g") : ""};
         for (std::size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << cells[i];
         out << "\n";
     }
