@@ -28,7 +28,8 @@ const char* const kExitStatusHelp =
     "runs', so a run that load slowed cannot move it; for --statistic median, 3 x the robust sigma of the\n"
     "runs' medians, its value their median); with one run a side, the widest control's deviation and its\n"
     "within-run spread.\n"
-    "With fewer than 3 controls drift is not corrected and the default threshold is 20% (15% with controls).\n"
+    "With fewer than 3 controls drift is not corrected and the default threshold is 20% (15% with controls);\n"
+    "rows timed by a GPU's clock in both runs (timer cupti or cuda_event) default to 5%.\n"
     "A row of an unchanged plugin keeps the model's verdict but is never a regression.\n"
     "\nExit status: 0 no regression; 1 a regression: a row slower (as above) whose plugin changed, or a row ok\n"
     "in A and not ok in B (with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a\n"
@@ -71,7 +72,7 @@ int run_compare_command(int argc, char** argv) {
     options.add_options()
         ("h,help", "Show this help")
         ("statistic", "A row's value: min (its fastest call, the default: steady under load) or median", cxxopts::value<std::string>()->default_value("min"), "STAT")
-        ("threshold", "Smallest change of a row's value that counts, in percent (default: 15% with control rows, 20% without)", cxxopts::value<std::string>(), "PCT")
+        ("threshold", "Smallest change of a row's value that counts, in percent (default: 15% with control rows, 20% without; 5% for rows timed by a GPU's clock)", cxxopts::value<std::string>(), "PCT")
         ("also-a", "Another run of A (the same plugins run again; repeatable or comma-separated): a row's value is the median of the runs' values", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("also-b", "Another run of B, likewise", cxxopts::value<std::vector<std::string>>(), "FILE")
         ("control", "Kernels (names or globs, comma-separated) whose rows measure the machine's drift (default: every row whose plugin is unchanged)", cxxopts::value<std::vector<std::string>>(), "KERNEL")

@@ -131,6 +131,26 @@ ReportRow row(const std::string& kernel, const std::string& status, std::vector<
     return r;
 }
 
+// A GPU's own clock (CUPTI, events) moves by a percent or two between runs; the shared CPU's default of 15 %
+// would hide an 8 % GPU regression. Rows timed by a GPU's clock on both sides default to 5 %.
+TEST(CompareReports, RowsTimedByAGpuClockDefaultToFivePercent) {
+    const auto tight = evenly(1.0, 0.001, 20);
+    for (const std::string timer : {"cupti", "cuda_event", "host"}) {
+        SCOPED_TRACE(timer);
+        ReportFile a, b;  // no plugin hashes: no controls
+        ReportRow slow_a = row("eight_percent", "ok", tight), slow_b = row("eight_percent", "ok", scaled(tight, 1.08));
+        slow_a.timer = slow_b.timer = timer;
+        a.rows = {slow_a};
+        b.rows = {slow_b};
+        const Comparison c = compare_reports(a, b, CompareOptions{});
+        ASSERT_EQ(c.rows.size(), 1u);
+        EXPECT_EQ(c.rows[0].verdict, timer == "host" ? Verdict::same : Verdict::slower) << c.rows[0].note;
+        CompareOptions explicit_threshold;
+        explicit_threshold.threshold = 0.10;  // --threshold wins over every default
+        EXPECT_EQ(compare_reports(a, b, explicit_threshold).rows[0].verdict, Verdict::same);
+    }
+}
+
 TEST(CompareReports, JoinsRowsAndMarksRegressions) {
     const auto tight = evenly(1.0, 0.001, 10);
     ReportFile a, b;  // no plugin hashes (a hand-made report): no controls, the 10 % default

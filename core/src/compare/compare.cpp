@@ -244,6 +244,8 @@ SampleVerdict compare_samples(const RunsOfRow& a_runs, const RunsOfRow& b_runs, 
     return s;
 }
 
+bool timed_by_gpu_clock(const std::string& timer) { return timer == "cupti" || timer == "cuda_event"; }
+
 SampleVerdict compare_samples(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
                               const CompareOptions& options) {
     return compare_samples(a_ms, b_ms, options, learn_noise_model({}, options));
@@ -360,7 +362,10 @@ Comparison compare_runs(const std::vector<const ReportFile*>& a_runs, const std:
         const std::string& sb = c.b->status;
         if (sa == "ok" && sb == "ok") {
             const auto& [side_a, side_b] = sides[c.key];
-            c.samples = compare_samples(side_a.runs, side_b.runs, options, out.model);
+            CompareOptions row_options = options;
+            if (!options.threshold && timed_by_gpu_clock(c.a->timer) && timed_by_gpu_clock(c.b->timer))
+                row_options.threshold = kDefaultThresholdGpuClock;
+            c.samples = compare_samples(side_a.runs, side_b.runs, row_options, out.model);
             c.verdict = c.samples.verdict;
             // Same binary, same kreg: a slower verdict is the machine's (the model's verdict stays, for what it
             // says about the model), never the code's.

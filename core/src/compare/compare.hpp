@@ -36,6 +36,11 @@ std::string_view to_string(Verdict v);
 // controls nothing is learned and the threshold alone must cover the drift too.
 inline constexpr double kDefaultThresholdWithControls = 0.15;
 inline constexpr double kDefaultThresholdWithoutControls = 0.20;
+// Rows timed by a GPU's own clock (CUPTI's records or CUDA events: timer "cupti" or "cuda_event") move far
+// less between runs than a shared CPU's; their default is 5 %, with or without controls. The noise floor a
+// row's controls and rounds learn still applies above it.
+inline constexpr double kDefaultThresholdGpuClock = 0.05;
+bool timed_by_gpu_clock(const std::string& timer);
 inline constexpr std::size_t kMinControlRows = 3;  // fewer: no drift estimate (a median of two is a guess)
 inline constexpr double kNoiseFloorSigmas = 3.0;   // k: a row must move k between-run sigmas beyond the drift
 

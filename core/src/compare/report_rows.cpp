@@ -189,6 +189,7 @@ ReportFile read_report_rows(const std::filesystem::path& path) {
         if (const auto reason = rec.find("reason"); reason != rec.end() && reason->is_string()) row.reason = *reason;
         row.samples_ms = samples_of(rec, file, at);
         row.plugin_sha256 = hashes.of(rec);
+        if (const auto timer = rec.find("timer"); timer != rec.end() && timer->is_string()) row.timer = *timer;
         if (row.status == "ok" && row.samples_ms.empty())
             throw ConfigError(file, at + "/samples_ms", "an ok row without timing samples: nothing to compare");
         const auto [it, inserted] = first_index.emplace(row.key, i);

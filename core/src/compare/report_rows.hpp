@@ -34,6 +34,7 @@ struct ReportRow {
     // sha256 of the plugin binary that ran the row, from meta.plugins (matched by the record's plugin_path,
     // else by its plugin name when one build of that name was loaded); "" where the report does not say.
     std::string plugin_sha256;
+    std::string timer;  // the record's "timer": "cupti" or "cuda_event" for a GPU's clock, "host" for the CPU's
 };
 
 struct ReportFile {
