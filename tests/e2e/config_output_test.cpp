@@ -74,6 +74,13 @@ TEST(ConfigOutput, JsonNamedWithoutCsvPutsTheCsvBesideIt) {
     ASSERT_EQ(both.exit_code, 0) << both.err;
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / "c" / "b.csv"));
     EXPECT_FALSE(std::filesystem::exists(dir / "b.csv"));
+    // A config naming both reports: --json alone takes the CSV along, beside it.
+    std::ofstream(dir / "named.json") << R"({"kernels": ["cpu_naive"], "shapes": [{"square": 8}], "repeats": 1,
+        "output": {"json": "cfg/named.json", "csv": "cfg/named.csv"}})";
+    const auto config = run_command(kRunner + " --config named.json --json mine.json", dir, dir / "run");
+    ASSERT_EQ(config.exit_code, 0) << config.err;
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / "mine.csv")) << config.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "cfg")) << config.err;
 }
 
 TEST(ConfigOutput, ListKeepsToTheKernelsAskedForAndTo120Columns) {

@@ -251,7 +251,8 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.csv && o.csv->empty()) throw cli_error("--csv", "empty path");
     {
         const std::optional<std::string> json = o.json ? o.json : config.output.json;
-        const std::optional<std::string> csv = o.csv ? o.csv : config.output.csv;
+        // --json without --csv takes the CSV along (beside it), whatever the config named.
+        const std::optional<std::string> csv = o.csv ? o.csv : o.json ? std::nullopt : config.output.csv;
         if (json && csv && fs::path(*json).lexically_normal() == fs::path(*csv).lexically_normal())
             throw cli_error(o.csv ? "--csv" : "--json", std::string(o.json ? "--json" : "output.json") + " and " +
                                                             (o.csv ? "--csv" : "output.csv") + " are the same path '" +
@@ -277,7 +278,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.seed) config.seed = *o.seed;
     if (o.device) s.device = *o.device;
     if (o.baseline) config.baseline = *o.baseline;
-    if (o.json) config.output.json = o.json;
+    if (o.json) {
+        config.output.json = o.json;
+        if (!o.csv) config.output.csv.reset();  // the runner writes it beside the JSON report
+    }
     if (o.csv) config.output.csv = o.csv;
 }
 

@@ -141,7 +141,8 @@ struct CliOverrides {
 // --shape). block_transpose crosses every (M, N) with every --block (without --block: the config's blocks,
 // if it is a block_transpose config; without --sizes/--shape: its (M, N)). --block with another operation
 // is an error at --block. --operation that changes a config file's operation needs --sizes or --shape;
-// the quick-run config (source "<command line>") gets 512 squares instead.
+// the quick-run config (source "<command line>") gets 512 squares instead. --json without --csv drops the
+// config's output.csv: the CSV goes beside the JSON report the command line named.
 void apply_overrides(SweepConfig& config, const CliOverrides& overrides);
 
 // "512,1024" -> {512x512x512, 1024x1024x1024}. std::invalid_argument with a message saying what is wrong.
