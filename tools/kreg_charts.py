@@ -65,14 +65,14 @@ def size_chart(res, charts_dir, name, title, ylabel, value, log_y, problems=None
     fig, ax = plt.subplots(figsize=(9, 5.5))
     sizes = sorted({size for points in series.values() for size, _ in points})
     for i, (key, points) in enumerate(series.items()):
-        ax.plot([s for s, _ in points], [value(r) for _, r in points], label=series_label(key, several_dtypes),
-                **style(i))
+        draw_series(ax, [s for s, _ in points], [r for _, r in points], value, series_label(key, several_dtypes), style(i))
     ax.set_xscale("log", base=2)
     if log_y:
         ax.set_yscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(sizes))
+    ticks = kr.size_ticks(sizes)  # 512 and 517 share a tick: their labels would overlap
+    ax.xaxis.set_major_locator(FixedLocator([position for position, _ in ticks]))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([str(s) for s in sizes])
+    ax.set_xticklabels([label for _, label in ticks])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -83,6 +83,18 @@ def size_chart(res, charts_dir, name, title, ylabel, value, log_y, problems=None
     path = os.path.join(charts_dir, name)
     save(fig, path, res)
     return (title, path, None)
+
+
+def draw_series(ax, xs, records, value, label, series_style):
+    """A line of value(record) against xs, with the median's confidence interval (as the runner stored it) as
+    error bars where the row has one."""
+    ys = [value(r) for r in records]
+    lows, highs = [], []
+    for y, r in zip(ys, records):
+        interval = kr.value_interval(value, r)
+        lows.append(max(0.0, y - interval[0]) if interval else 0.0)
+        highs.append(max(0.0, interval[1] - y) if interval else 0.0)
+    ax.errorbar(xs, ys, yerr=[lows, highs], label=label, capsize=2, elinewidth=0.8, **series_style)
 
 
 def copy_line(ax, res):
@@ -108,8 +120,8 @@ def block_chart(res, charts_dir, name, title):
     blocks = sorted({block for points in series.values() for block, _ in points})
     for i, (key, points) in enumerate(series.items()):
         points.sort(key=lambda p: p[0])
-        ax.plot([b for b, _ in points], [kr.achieved_gbps(r) for _, r in points],
-                label=series_label(key, several_dtypes), **style(i))
+        draw_series(ax, [b for b, _ in points], [r for _, r in points], kr.achieved_gbps,
+                    series_label(key, several_dtypes), style(i))
     ax.xaxis.set_major_locator(FixedLocator(blocks))
     ax.set_xlabel("block (tile edge); M = N = the largest multiple of it the sweep chose")
     ax.set_ylabel("GB/s")
@@ -124,15 +136,11 @@ def block_chart(res, charts_dir, name, title):
 
 
 def largest_square_points(res):
-    """[(kernel, dtype, size, ai, ai_kind, tflops)]: each kernel at its largest square size with an ok row."""
-    points = []
-    for (kernel, dtype), rows in square_series(res).items():
-        size, record = rows[-1]
-        ai, kind = kr.modelled_ai(record), "modelled"
-        if ai is None:
-            ai, kind = kr.min_dram_ai(record), "min DRAM"
-        points.append((kernel, dtype, size, ai, kind, kr.achieved_tflops(record)))
-    return points
+    """(ai_kind, [(kernel, dtype, size, ai, record)]): each kernel at its largest square size with an ok row,
+    every point with the same definition of arithmetic intensity (kreg_report.consistent_ai)."""
+    chosen = [(kernel, dtype, rows[-1][0], rows[-1][1]) for (kernel, dtype), rows in square_series(res).items()]
+    kind, ais = kr.consistent_ai([record for _, _, _, record in chosen])
+    return kind, [(kernel, dtype, size, ai, record) for (kernel, dtype, size, record), ai in zip(chosen, ais)]
 
 
 def number(mapping, key):
@@ -171,7 +179,7 @@ def draw_roof(ax, res, x_lo, x_hi, dtypes):
 
 def roofline_chart(res, charts_dir):
     title = "Roofline: each kernel at its largest square size"
-    points = largest_square_points(res)
+    kind, points = largest_square_points(res)
     if not points:
         return (title, None, "no ok rows of square shapes")
     ais = [p[3] for p in points]
@@ -179,12 +187,12 @@ def roofline_chart(res, charts_dir):
     fig, ax = plt.subplots(figsize=(9, 6))
     has_roof = draw_roof(ax, res, x_lo, x_hi, {p[1] for p in points})
     several_dtypes = len({p[1] for p in points}) > 1
-    for i, (kernel, dtype, size, ai, kind, tflops) in enumerate(points):
-        ax.scatter([ai], [tflops], zorder=3, s=40, **style(i),
-                   label=f"{series_label((kernel, dtype), several_dtypes)} @ {size} ({kind} AI)")
+    for i, (kernel, dtype, size, ai, record) in enumerate(points):
+        draw_series(ax, [ai], [record], kr.achieved_tflops, f"{series_label((kernel, dtype), several_dtypes)} @ {size}",
+                    dict(style(i), linestyle="none", zorder=3))
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_xlabel(kr.AI_KINDS[kind])
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title if has_roof else title + " (no ceilings in this report)")
     ax.grid(True, which="both", alpha=0.3)

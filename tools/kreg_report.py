@@ -196,6 +196,73 @@ def modelled_ai(record):
     return None
 
 
+# Ticks of a size axis closer than this ratio (512 and 517 on a log axis) would print on top of each other.
+MIN_TICK_RATIO = 1.25
+
+
+def size_ticks(sizes, min_ratio=MIN_TICK_RATIO):
+    """[(position, label)] for a log size axis: sizes nearer than min_ratio to the previous one share its tick,
+    labelled "512/517", so that no two labels overlap ("5117")."""
+    ticks = []
+    for size in sorted(set(sizes)):
+        if ticks and size / ticks[-1][2] < min_ratio:
+            position, label, _ = ticks[-1]
+            ticks[-1] = (position, f"{label}/{size}", size)
+        else:
+            ticks.append((size, str(size), size))
+    return [(position, label) for position, label, _ in ticks]
+
+
+def median_interval_ms(record):
+    """(low, high) of the median's confidence interval the runner stored (stats.median_ci_low_ms and
+    median_ci_high_ms), or None for a row without one."""
+    stats = record.get("stats") or {}
+    low, high = _number(stats.get("median_ci_low_ms")), _number(stats.get("median_ci_high_ms"))
+    if median_ms(record) is None or low is None or high is None or not 0 < low <= high:
+        return None
+    return low, high
+
+
+def value_at_ms(value, record, ms):
+    """value(record) as if the median were ms: a rate the runner stored for the median itself is left out, so
+    that it is derived from ms."""
+    moved = dict(record)
+    moved["stats"] = dict(record.get("stats") or {}, median_ms=ms)
+    moved.pop("gbps", None)
+    extra = dict(record.get("extra") or {})
+    extra["roofline"] = {key: v for key, v in roofline(record).items() if key not in ("achieved_gbps", "achieved_tflops")}
+    moved["extra"] = extra
+    return value(moved)
+
+
+def value_interval(value, record):
+    """(low, high) of value (median_ms, achieved_tflops, achieved_gbps, ...) over the median's interval, or
+    None: an error bar from what the runner measured, whichever way value grows with the time."""
+    interval = median_interval_ms(record)
+    if interval is None:
+        return None
+    ends = [value_at_ms(value, record, ms) for ms in interval]
+    if any(v is None for v in ends):
+        return None
+    return min(ends), max(ends)
+
+
+# The roofline's x axis: one definition of arithmetic intensity for every point of a chart.
+AI_KINDS = {
+    "modelled": "arithmetic intensity, modelled (FLOP per byte of the kernel's own traffic model)",
+    "min DRAM": "arithmetic intensity, minimum DRAM traffic (FLOP per byte: A and B read once, C written once)",
+}
+
+
+def consistent_ai(records):
+    """(kind, [ai per record]): the kernels' modelled intensity when every record has one, else the minimum-DRAM
+    intensity for all of them, never a mix of both on one chart."""
+    modelled = [modelled_ai(r) for r in records]
+    if records and all(ai is not None for ai in modelled):
+        return "modelled", modelled
+    return "min DRAM", [min_dram_ai(r) for r in records]
+
+
 def kernel_order(records):
     """Kernels in lecture order first, then every other kernel in the order the report lists it."""
     seen = []

@@ -98,6 +98,7 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("version", "Print the kreg version and plugin ABI")
         ("l,list", "List every kernel of every plugin found, with why it cannot run here if so")
         ("format", "Output format of --list: table or json", cxxopts::value<std::string>()->default_value("table"))
+        ("wide", "--list: print every cell whole (by default lines fit 120 columns)")
         ("c,config", "Sweep config (JSON); relative paths are tried against the working directory, then the configs folder", cxxopts::value<std::string>())
         ("dry-run", "Print the planned jobs and exit")
         ("v,verbose", "Show what workers print on stderr");
@@ -163,6 +164,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     cl.help = r.count("help") > 0;
     cl.version = r.count("version") > 0;
     cl.list = r.count("list") > 0;
+    cl.wide = r.count("wide") > 0;
     cl.dry_run = r.count("dry-run") > 0;
     cl.verbose = r.count("verbose") > 0;
     cl.calibrate = r.count("no-calibrate") == 0;

@@ -34,6 +34,7 @@ struct CommandLine {
     bool help = false;
     bool version = false;
     bool list = false;
+    bool wide = false;                      // --wide: --list's lines whole, however long
     bool dry_run = false;
     bool verbose = false;
     bool calibrate = true;

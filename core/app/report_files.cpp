@@ -46,6 +46,11 @@ ReportTargets choose_report_targets(const std::string& json_template, const std:
     return t;
 }
 
+std::string csv_beside(const std::string& json_path) {
+    const std::string csv = fs::path(json_path).replace_extension(".csv").string();
+    return csv == json_path ? json_path + ".csv" : csv;
+}
+
 std::string why_not_overwrite(const ReportTargets& targets, bool force, const std::string& runner) {
     if (force) return "";
     for (const fs::path& p : {targets.json, targets.csv, targets.journal}) {

@@ -24,6 +24,10 @@ struct ReportTargets {
 // {time} are taken as they are.
 ReportTargets choose_report_targets(const std::string& json_template, const std::string& csv_template);
 
+// The CSV report's path when only the JSON one is named: beside it, the same name with .csv ("r/x.json" ->
+// "r/x.csv"; a JSON path that already ends in .csv gets a second ".csv").
+std::string csv_beside(const std::string& json_path);
+
 // "" when none of the targets exists (or force); otherwise the refusal, naming the file, what it holds
 // (a complete report, or an interrupted one with how many rows) and the way out (--force, --resume).
 std::string why_not_overwrite(const ReportTargets& targets, bool force, const std::string& runner);

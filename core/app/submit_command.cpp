@@ -279,8 +279,27 @@ int wait_for(const slurm::ShardedJob& job, const std::string& array_id, const st
     return status;
 }
 
+// The config's file name as a job name and a folder name: what is not a letter, a digit, '_', '-', '.' or
+// '+' becomes '_' ("my sweep%1.json" -> my_sweep_1), so that no character of it reaches a script unchecked.
+std::string job_name_of(const std::string& stem) {
+    std::string name;
+    for (char c : stem) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                           c == '-' || c == '.' || c == '+';
+        name += plain ? c : '_';
+    }
+    return name.empty() || name.front() == '.' ? "cli" + name : name;
+}
+
 // Writes the scripts, submits the array and the merge after it, says how to follow and merge by hand.
 int submit(const slurm::ShardedJob& job, const fs::path& dir, const SubmitOptions& o, const std::string& what) {
+    // Every value an #SBATCH line carries passes its field's check, or nothing is written or submitted.
+    try {
+        slurm::check_script_values(job);
+    } catch (const slurm::ScriptValueError& e) {
+        std::cerr << "runner submit: " << e.what() << "\nTry 'runner submit --help'.\n";
+        return 2;
+    }
     const fs::path array_path = dir / "array.sbatch", merge_path = dir / "merge.sbatch";
     const std::string array_text = slurm::array_script(job), merge_text = slurm::merge_script(job);
     const auto array_command = slurm::sbatch_array_command(array_path);
@@ -367,9 +386,10 @@ std::optional<SweepCheck> check_sweep(const std::string& exe, const std::vector<
             ++check.jobs;
         }
     }
-    std::vector<std::string> list_command = plan_command;
-    list_command.back() = "--list";
-    list_command.insert(list_command.end(), {"--format", "json"});
+    // Every kernel the plugins give: --list narrows to --kernels, and the plan may hold more (a baseline).
+    std::vector<std::string> list_command{exe};
+    for (const auto& word : without(without(args, "--kernels", true), "-k", true)) list_command.push_back(word);
+    list_command.insert(list_command.end(), {"--list", "--format", "json"});
     const slurm::ProgramResult list = slurm::run_program(list_command);
     try {
         for (const auto& k : nlohmann::json::parse(list.out).at("kernels"))
@@ -434,8 +454,8 @@ int run_submit_command(int argc, char** argv) {
     const auto configs = values_of(sweep, "--config");
     const auto short_configs = values_of(sweep, "-c");
     std::string name = "cli";
-    if (!configs.empty()) name = fs::path(configs.back()).stem().string();
-    else if (!short_configs.empty()) name = fs::path(short_configs.back()).stem().string();
+    if (!configs.empty()) name = job_name_of(fs::path(configs.back()).stem().string());
+    else if (!short_configs.empty()) name = job_name_of(fs::path(short_configs.back()).stem().string());
     const fs::path dir = choose_slurm_dir(o, name);
 
     slurm::ShardedJob job = base_job(o, name, dir, gpus);

@@ -26,6 +26,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <iostream>
 #include <set>
@@ -200,8 +201,18 @@ int run_command(const CommandLine& given) {
     const Registry registry = build_registry(cl, exe, executor, device);
     for (const auto& p : registry.problems()) std::cerr << "runner: plugin problem: " << p << "\n";
     if (cl.list) {
-        if (cl.format == "json") std::cout << registry.to_json().dump(2) << "\n";
-        else std::cout << registry.format_table();
+        // --kernels narrows the list as it narrows a sweep: names or globs, a typo refused with a did-you-mean.
+        ListOptions list;
+        list.wide = cl.wide;
+        try {
+            if (cl.overrides.kernels)
+                list.only = resolve_kernel_patterns(*cl.overrides.kernels, registry.names(), std::string(kCommandLineSource));
+        } catch (const ConfigError& e) {
+            std::cerr << "runner: config error: " << e.what() << "\n";
+            return 2;
+        }
+        if (cl.format == "json") std::cout << registry.to_json(list).dump(2) << "\n";
+        else std::cout << registry.format_table(list);
         return 0;
     }
 
@@ -248,6 +259,7 @@ int run_command(const CommandLine& given) {
         }
         for (auto& part : parts) {
             apply_overrides(part, cl.overrides);
+            for (const auto& note : part.notes) std::cerr << "runner: note: " << note << "\n";
             std::vector<std::string> unmatched;
             auto names = resolve_kernel_patterns(part.kernels, registry.names(),
                                                 cl.overrides.kernels ? std::string(kCommandLineSource) : part.source,
@@ -387,8 +399,12 @@ int run_command(const CommandLine& given) {
             const std::string shard_tag_text = cl.shard ? shard_tag(cl.shard->index, cl.shard->count) : "all";
             const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + kTimePlaceholder +
                                                                  (cl.shard ? "-" + shard_tag_text : ""))).string();
-            targets = choose_report_targets(with_shard_tag(main_part.output.json.value_or(stem + ".json"), shard_tag_text),
-                                            with_shard_tag(main_part.output.csv.value_or(stem + ".csv"), shard_tag_text));
+            // A named JSON report without a named CSV gets its CSV beside it (--json r/x.json: r/x.csv).
+            const std::string json_template = main_part.output.json.value_or(stem + ".json");
+            const std::string csv_template = main_part.output.csv.value_or(main_part.output.json ? csv_beside(json_template)
+                                                                                                 : stem + ".csv");
+            targets = choose_report_targets(with_shard_tag(json_template, shard_tag_text),
+                                            with_shard_tag(csv_template, shard_tag_text));
             if (std::string refusal = why_not_overwrite(targets, cl.force, runner_word); !refusal.empty()) {
                 std::cerr << "runner: refusing to overwrite: " << refusal << "\n";
                 return 3;
@@ -440,12 +456,22 @@ int run_command(const CommandLine& given) {
     bool all_good = true;
     for (const Record& r : writer->records())
         if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
-    // One finished row: its roofline against its own GPU, journaled, and a progress line.
+    // One finished row: its roofline against its own GPU, journaled, and a progress line. A skipped row
+    // whose reason was already said is counted, not printed again (a sweep of 475 CUDA rows on a machine
+    // without a GPU is one line, not 475); when nothing can be measured the line before the rows said it.
+    std::map<std::string, size_t> skips_not_shown;
     auto take_row = [&](Record& r, const nlohmann::json& row_gpu, const std::string& where) {
         if (r.status == RowStatus::ok && r.backend == Backend::cuda && !row_gpu.is_null())
             annotate_roofline(r, row_gpu["facts"], row_gpu["ceilings"]);
         if (r.status != RowStatus::ok && r.status != RowStatus::skipped) all_good = false;
         writer->add(r);
+        if (r.status == RowStatus::skipped) {
+            const auto [seen, first] = skips_not_shown.emplace(r.reason, 0);
+            if (!first || nothing_measured) {
+                ++seen->second;
+                return;
+            }
+        }
         std::cerr << format_progress(writer->done(), plan.size(), r) << where << "\n";
     };
     // With --devices the CUDA jobs wait for the lanes; everything else runs first, alone, so CPU timings
@@ -484,6 +510,9 @@ int run_command(const CommandLine& given) {
         std::cerr << "runner: cannot write reports: " << e.what() << "\n";
         return 3;
     }
+    for (const auto& [reason, count] : skips_not_shown)
+        if (count > 0 && !nothing_measured)
+            std::cerr << "runner: " << count << " more row(s) skipped: " << one_line(reason, 300) << "\n";
     try {
         writer->render();
     } catch (const std::exception& e) {
@@ -505,12 +534,15 @@ int run_command(const CommandLine& given) {
                   << "; resume with: " << runner_word << " --resume " << shell_word(report) << "\n";
         return 128 + signo;
     }
-    std::cout << "\n" << format_table(writer->records(), report_baseline);
-    std::cout << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
     if (nothing_measured) {
+        // The reason was said before the rows; a table of N rows each repeating it would bury it.
+        std::cout << "\n" << writer->done() << " rows: " << writer->done() << " skipped\n";
+        std::cout << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
         std::cerr << "runner: nothing was measured: every row was skipped\n";
         return 3;
     }
+    std::cout << "\n" << format_table(writer->records(), report_baseline);
+    std::cout << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
     return all_good ? 0 : 1;
 }
 

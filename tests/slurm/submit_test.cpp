@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 namespace kreg {
 namespace {
@@ -144,6 +145,74 @@ TEST(Submit, AGradingRunIsShardedByStudentAndMergedIntoItsOutFolder) {
                                          dir, dir / "run");
     EXPECT_EQ(three.exit_code, 2);
     EXPECT_TRUE(contains(three.err, "there are 1 submission(s); use at most --shards 1")) << three.err;
+}
+
+// ---- Hostile text (issue 22): a newline in --partition, --time or a config's file name once wrote extra
+// #SBATCH lines (#SBATCH --uid=0) into both scripts, and a '%' in a name landed in --output unescaped ----
+
+// A bash script that runs the runner with exactly these words (bash's $'...' carries the newlines).
+fs::path runner_with(const fs::path& dir, const std::string& name, const std::string& bash_words) {
+    const fs::path script = dir / name;
+    std::ofstream(script) << "#!/bin/bash\nexec " << kRunner << " " << bash_words << "\n";
+    ::chmod(script.c_str(), 0755);
+    return script;
+}
+
+// The lines sbatch takes options from: every line starting with #SBATCH, in both scripts of a dry run.
+std::vector<std::string> sbatch_lines(const std::string& dry_run) {
+    std::vector<std::string> lines;
+    std::istringstream in(dry_run);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("#SBATCH", 0) == 0) lines.push_back(line);
+    return lines;
+}
+
+TEST(SubmitHostileText, StrictOptionsAreRefusedNamingThemAndNothingIsWritten) {
+    const auto dir = test::fresh_dir("submit-hostile-options");
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"--partition $'h200\\n#SBATCH --uid=0'", "--partition"},
+        {"--partition \"it's\"", "--partition"},
+        {"--partition '$(touch PWNED)'", "--partition"},
+        {"--partition 'h200%x'", "--partition"},
+        {"--time $'00:10:00\\n#SBATCH --uid=0'", "--time"},
+        {"--time \"10'\"", "--time"},
+        {"--time '$(touch PWNED)'", "--time"},
+        {"--time '10%'", "--time"},
+        {"--slurm-dir $'out\\n#SBATCH --uid=0'", "--slurm-dir"},
+    };
+    for (const auto& [words, option] : cases) {
+        SCOPED_TRACE(words);
+        const auto script = runner_with(dir, "run.sh", "submit --slurm --shards 2 --config sweeps/cpu.json " + words);
+        const auto r = test::run_command(script.string(), dir, dir / "run");
+        EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+        EXPECT_TRUE(contains(r.err, "runner submit: " + option + ": ")) << r.err;
+        EXPECT_FALSE(contains(r.out, "#SBATCH")) << r.out;
+    }
+    EXPECT_FALSE(fs::exists(dir / "PWNED"));
+    EXPECT_FALSE(fs::exists(dir / "kreg-slurm"));
+}
+
+TEST(SubmitHostileText, AConfigNameAndAFolderWithNewlineQuoteSubstitutionAndPercentAddNoLine) {
+    const auto dir = test::fresh_dir("submit-hostile-names");
+    const std::string config = "x\n#SBATCH --uid=0 %x '$(touch PWNED)'.json";
+    std::ofstream(dir / config) << R"({"kernels": ["cpu_naive"], "shapes": [{"square": [8, 16]}], "repeats": 1})";
+    const auto script = runner_with(dir, "run.sh",
+                                    "submit --slurm --shards 2 --config $'x\\n#SBATCH --uid=0 %x \\'$(touch PWNED)\\'.json' "
+                                    "--slurm-dir \"d%j it's \\$(touch PWNED)\" --dry-run");
+    const auto r = test::run_command(script.string(), dir, dir / "run");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = sbatch_lines(r.out);
+    // The array's nine lines and the merge's five: no --uid, nothing else added.
+    for (const auto& line : lines) EXPECT_NE(line.rfind("#SBATCH --uid", 0), 0u) << line;
+    EXPECT_EQ(lines.size(), 5u + 4u) << r.out;
+    // The job name is the config's name made plain; the log folder's '%' doubled for --output, quoted.
+    EXPECT_TRUE(has_line(r.out, "#SBATCH --job-name=kreg-x__SBATCH_--uid_0__x____touch_PWNED__")) << r.out;
+    EXPECT_TRUE(has_line(r.out, "#SBATCH --output=\"" + dir.string() + "/d%%j it\\'s $(touch PWNED)/logs/shard-%a-of-2.log\""))
+        << r.out;
+    EXPECT_TRUE(has_line(r.out, "#SBATCH --output=\"" + dir.string() + "/d%%j it\\'s $(touch PWNED)/logs/merge.log\"")) << r.out;
+    // The config's name reaches the task's command as one bash word on its line.
+    EXPECT_TRUE(contains(r.out, "--config $'x\\x0a#SBATCH --uid=0 %x \\'$(touch PWNED)\\'.json' --shard")) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "PWNED"));
 }
 
 }  // namespace

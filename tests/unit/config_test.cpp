@@ -411,14 +411,11 @@ TEST(ApplyOverrides, JsonAndCsvOnOnePathNameBothKeys) {
     config.output.csv = "out/r.csv";
     const json before = config.to_json();
     CliOverrides o;
-    o.json = "out/./r.csv";  // the same file, written differently
-    try {
-        apply_overrides(config, o);
-        ADD_FAILURE() << "no error";
-    } catch (const ConfigError& e) {
-        EXPECT_EQ(e.json_path(), "--json");
-        EXPECT_NE(e.message().find("--json and output.csv are the same path"), std::string::npos) << e.what();
-    }
+    o.json = "out/./r.csv";  // the config's CSV, written differently: --json alone takes the CSV beside it
+    SweepConfig moved = config;
+    apply_overrides(moved, o);
+    EXPECT_EQ(moved.output.json, "out/./r.csv");
+    EXPECT_EQ(moved.output.csv, std::nullopt);
     EXPECT_EQ(config.to_json(), before);
     o.csv = "elsewhere.csv";  // both given: fine
     apply_overrides(config, o);
@@ -812,6 +809,106 @@ TEST(KernelPatternsUnmatchedGlobs, AreCollectedWhenAsked) {
         EXPECT_EQ(e.json_path(), "/kernels");
         EXPECT_NE(e.message().find("no kernel matches any"), std::string::npos) << e.message();
     }
+}
+
+// ---- Block edges and repeated shapes (issue 22) ----
+
+// A block outside 1..32 is refused where it is written, not carried in 'k' nor skipped on every row.
+TEST(BlockTransposeShapes, BlockEdgesAreCheckedAtTheirOwnPath) {
+    const json base{{"operation", "block_transpose"}, {"kernels", {"k"}}};
+    const auto error_at = [&](const json& shapes) {
+        json doc = base;
+        doc["shapes"] = shapes;
+        const ConfigError e = parse_error_of(doc);
+        return e.json_path() + ": " + e.message();
+    };
+    EXPECT_EQ(error_at({{{"square", 64}, {"block", 0}}}), "/shapes/0/block: block must be >= 1, got 0");
+    EXPECT_EQ(error_at({{{"square", 64}, {"block", 2}}, {{"m", 8}, {"n", 8}, {"block", 100000}}}),
+              "/shapes/1/block: block must be <= 32, got 100000");
+    EXPECT_EQ(error_at({{{"m", 64}, {"n", 64}, {"block", {1, 33}}}}), "/shapes/0/block/1: block must be <= 32, got 33");
+    EXPECT_EQ(error_at({{{"square", 64}, {"block", {{"from", 1}, {"to", 40}, {"step", 1}}}}}),
+              "/shapes/0/block/to: block must be <= 32, got 40");
+    EXPECT_EQ(error_at({{{"square", 0}, {"block", 2}}}), "/shapes/0/square: size must be >= 1, got 0");
+    EXPECT_EQ(error_at({{{"m", 8}, {"n", 0}, {"block", 2}}}), "/shapes/0/n: size must be >= 1, got 0");
+    // The edges themselves are accepted, and land in block, never in k.
+    json doc = base;
+    doc["shapes"] = {{{"square", 64}, {"block", {1, 32}}}};
+    const SweepConfig c = parse_sweep_config(doc, "t.json");
+    EXPECT_EQ(c.shapes, (std::vector<Shape>{{64, 64, 0, 1}, {64, 64, 0, 32}}));
+}
+
+TEST(BlockTransposeShapes, TheCommandLineRefusesBlocksOutsideTheRangeToo) {
+    EXPECT_EQ(parse_blocks_option("1,32"), (std::vector<int64_t>{1, 32}));
+    EXPECT_THROW(parse_blocks_option("2,33"), std::invalid_argument);
+    EXPECT_THROW(parse_blocks_option("0"), std::invalid_argument);
+    SweepConfig c;
+    c.source = std::string(kCommandLineSource);
+    const auto option_of = [&](const CliOverrides& o) {
+        SweepConfig copy = c;
+        try {
+            apply_overrides(copy, o);
+        } catch (const ConfigError& e) {
+            return e.json_path() + ": " + e.message();
+        }
+        return std::string("accepted");
+    };
+    CliOverrides blocks;
+    blocks.operation = Operation::block_transpose;
+    blocks.sizes = std::vector<int64_t>{64};
+    blocks.blocks = std::vector<int64_t>{4, 100000};  // built in code, past parse_blocks_option
+    EXPECT_EQ(option_of(blocks), "--block: block must be between 1 and 32, got 100000");
+    blocks.blocks = std::vector<int64_t>{1, 32};
+    EXPECT_EQ(option_of(blocks), "accepted");
+    // Shapes built in code are crossed with the blocks: the blocks are the only way in, and they are checked.
+    CliOverrides shapes;
+    shapes.operation = Operation::block_transpose;
+    shapes.shapes = std::vector<Shape>{{64, 64, 0, 0}};
+    shapes.blocks = std::vector<int64_t>{0};
+    EXPECT_EQ(option_of(shapes), "--block: block must be between 1 and 32, got 0");
+}
+
+// A shape given twice is measured once, and the parser says where both were given.
+TEST(RepeatedShapes, AreMeasuredOnceWithANoteNamingBothPaths) {
+    const SweepConfig c = parse_sweep_config(
+        json{{"kernels", {"k"}}, {"shapes", {{{"square", 512}}, {{"m", 64}, {"n", 64}, {"k", 64}}, {{"square", {64, 512}}}}}},
+        "a.json");
+    EXPECT_EQ(c.shapes, squares({512, 64}));
+    EXPECT_EQ(c.notes, (std::vector<std::string>{
+                           "a.json: /shapes/2: 64x64x64 is already given at /shapes/1; it is measured once",
+                           "a.json: /shapes/2: 512x512x512 is already given at /shapes/0; it is measured once"}));
+    const SweepConfig within = parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 8}}}}}}, "a.json");
+    EXPECT_EQ(within.notes, std::vector<std::string>{"a.json: /shapes/0: gives 8x8x8 more than once; it is measured once"});
+    EXPECT_TRUE(shapes_of({{{"square", {8, 16}}}}).size() == 2);
+    EXPECT_TRUE(parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 16}}}}}}, "a.json").notes.empty());
+    EXPECT_FALSE(c.to_json().contains("notes")) << "notes are messages, not part of the config";
+}
+
+TEST(RepeatedShapes, ManyRepeatsAreCountedNotListed) {
+    json specs = json::array();
+    for (int i = 0; i < 50; ++i) specs.push_back({{"square", 8}});
+    const SweepConfig c = parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", specs}}, "a.json");
+    EXPECT_EQ(c.shapes.size(), 1u);
+    ASSERT_EQ(c.notes.size(), 6u);
+    EXPECT_EQ(c.notes[0], "a.json: /shapes/1: 8x8x8 is already given at /shapes/0; it is measured once");
+    EXPECT_EQ(c.notes[5], "a.json: 44 more repeated shape(s) not listed; each is measured once");
+}
+
+TEST(RepeatedShapes, OnTheCommandLineTheNoteNamesTheOption) {
+    SweepConfig c = parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 8}}}}}}, "a.json");
+    CliOverrides o;
+    o.sizes = std::vector<int64_t>{16, 32, 16};
+    apply_overrides(c, o);
+    EXPECT_EQ(c.shapes, squares({16, 32}));
+    // The config's shapes, and their note, are gone; the command line's repeat is said.
+    EXPECT_EQ(c.notes, std::vector<std::string>{"<command line>: --sizes: gives 16x16x16 more than once; it is measured once"});
+    // --block alone replaces a block_transpose config's blocks: its (M, N) are not repeats.
+    SweepConfig b = parse_sweep_config(
+        json{{"operation", "block_transpose"}, {"kernels", {"k"}}, {"shapes", {{{"m", 8}, {"n", 12}, {"block", {2, 4}}}}}}, "b.json");
+    CliOverrides blocks;
+    blocks.blocks = std::vector<int64_t>{1, 4};
+    apply_overrides(b, blocks);
+    EXPECT_EQ(b.shapes, (std::vector<Shape>{{8, 12, 0, 1}, {8, 12, 0, 4}}));
+    EXPECT_TRUE(b.notes.empty()) << b.notes.front();
 }
 
 }  // namespace

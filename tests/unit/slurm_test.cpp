@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 namespace kreg::slurm {
 namespace {
@@ -41,7 +44,7 @@ TEST(SbatchScript, AsksForOneArrayTaskPerShardAndTheGpusEachNeeds) {
     EXPECT_TRUE(has_line(s, "#SBATCH --partition=h200")) << s;
     EXPECT_TRUE(has_line(s, "#SBATCH --time=00:30:00")) << s;
     EXPECT_TRUE(has_line(s, "#SBATCH --job-name=kreg-cpu")) << s;
-    EXPECT_TRUE(has_line(s, "#SBATCH --chdir='/home/me/work dir'")) << s;
+    EXPECT_TRUE(has_line(s, "#SBATCH --chdir=\"/home/me/work dir\"")) << s;
     EXPECT_TRUE(has_line(s, "#SBATCH --output=/home/me/out/logs/shard-%a-of-4.log")) << s;
     EXPECT_TRUE(has_line(s, "exec /opt/kreg/bin/runner --config sweeps/cpu.json --shard \"${SLURM_ARRAY_TASK_ID}\"/4")) << s;
 }
@@ -159,6 +162,200 @@ TEST(RunProgram, AMissingProgramIsNamed) {
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("kreg-no-such-sbatch: not found on PATH"), std::string::npos) << e.what();
     }
+}
+
+// ---- Hostile text in every field (issue 22): no value may split a line or add one ----
+
+// The arguments of one #SBATCH line as sbatch 22.05 reads them (src/sbatch/opt.c, _get_argument): a
+// backslash takes the next character as it is, '"' and '\'' quote until the same quote, whitespace ends
+// an argument outside quotes, an unquoted '#' starts a comment; a line never continues.
+std::vector<std::string> sbatch_arguments(const std::string& line) {
+    std::vector<std::string> args;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && std::isspace((unsigned char)line[i])) ++i;
+        if (i >= line.size()) break;
+        std::string arg;
+        bool quoted = false, escaped = false, comment = false;
+        char quote = 0;
+        for (; i < line.size() && (quoted || !std::isspace((unsigned char)line[i])); ++i) {
+            const char c = line[i];
+            if (escaped) escaped = false;
+            else if (c == '\\') { escaped = true; continue; }
+            else if (quoted) { if (c == quote) { quoted = false; continue; } }
+            else if (c == '"' || c == '\'') { quoted = true; quote = c; continue; }
+            else if (c == '#') { comment = true; break; }
+            arg += c;
+        }
+        EXPECT_FALSE(quoted) << "unmatched quote in: " << line;
+        if (!arg.empty()) args.push_back(arg);
+        if (comment) break;
+    }
+    return args;
+}
+
+// What sbatch takes from a script: the options of its #SBATCH lines, up to the first command line.
+std::vector<std::string> sbatch_options(const std::string& script) {
+    std::vector<std::string> options;
+    std::istringstream lines(script);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.rfind("#SBATCH", 0) == 0) {
+            for (auto& a : sbatch_arguments(line.substr(7))) options.push_back(a);
+            continue;
+        }
+        const size_t text = line.find_first_not_of(" \t");
+        if (text != std::string::npos && line[text] != '#') break;  // sbatch stops at the first command
+    }
+    return options;
+}
+
+// The value sbatch gets for --name, or "<absent>"; a second one is a failure (an added line).
+std::string option_value(const std::vector<std::string>& options, const std::string& name) {
+    std::string found = "<absent>";
+    int seen = 0;
+    for (const auto& o : options)
+        if (o.rfind(name + "=", 0) == 0) {
+            found = o.substr(name.size() + 1);
+            ++seen;
+        }
+    EXPECT_LE(seen, 1) << name << " given " << seen << " times";
+    return found;
+}
+
+// The text a person would try: a newline that adds an #SBATCH line, a quote, a command substitution, a
+// %-pattern, a backslash and a comment sign.
+const std::vector<std::string> kHostile{"x\n#SBATCH --uid=0", "it's", "$(touch PWNED)", "100%x", "a\\b", "a #b"};
+
+enum class Field { partition, time, name, workdir, log_dir, task_word, merge_word };
+struct FieldCase {
+    Field field;
+    const char* option;  // the option a refusal names
+};
+const std::vector<FieldCase> kFields{{Field::partition, "--partition"}, {Field::time, "--time"},
+                                     {Field::name, "--config"},         {Field::workdir, "working directory"},
+                                     {Field::log_dir, "--slurm-dir"},   {Field::task_word, ""},
+                                     {Field::merge_word, ""}};
+
+ShardedJob job_with(Field field, const std::string& value, const std::filesystem::path& base) {
+    ShardedJob job = sample_job();
+    job.partition = "h200";
+    job.time_limit = "1-00:30:00";
+    job.workdir = base / "work";
+    job.log_dir = base / "logs";
+    job.task_command = {"printf", "[%s]\\n", "--shard", "{task}/4"};
+    job.merge_command = {"printf", "[%s]\\n", "merge"};
+    switch (field) {
+        case Field::partition: job.partition = value; break;
+        case Field::time: job.time_limit = value; break;
+        case Field::name: job.name = value; break;
+        case Field::workdir: job.workdir = base / ("work " + value); break;
+        case Field::log_dir: job.log_dir = base / ("logs " + value); break;
+        case Field::task_word: job.task_command.insert(job.task_command.begin() + 2, {"--config", value}); break;
+        case Field::merge_word: job.merge_command.push_back(value); break;
+    }
+    return job;
+}
+
+std::string run_script(const std::filesystem::path& dir, const std::string& text) {
+    const auto script = dir / "script.sbatch";
+    std::ofstream(script) << text;
+    const auto out = dir / "out.txt";
+    const std::string command = "cd '" + dir.string() + "' && SLURM_ARRAY_TASK_ID=3 bash script.sbatch > out.txt";
+    EXPECT_EQ(std::system(command.c_str()), 0) << text;
+    std::ifstream in(out);
+    std::stringstream got;
+    got << in.rdbuf();
+    return got.str();
+}
+
+TEST(SbatchScriptHostileText, EveryFieldIsRefusedNamingItsOptionOrReadBackWhole) {
+    const auto dir = kScratch.fresh_dir("hostile");
+    for (const auto& [field, option] : kFields) {
+        for (const auto& value : kHostile) {
+            for (const bool array : {true, false}) {
+                const ShardedJob job = job_with(field, value, dir);
+                SCOPED_TRACE(std::string(array ? "array" : "merge") + " script, option " + option + ", value " + value);
+                std::string text;
+                try {
+                    text = array ? array_script(job) : merge_script(job);
+                } catch (const ScriptValueError& e) {
+                    // Refused: only a field with a strict check may be, and the message names its option.
+                    EXPECT_EQ(e.option(), option);
+                    EXPECT_NE(std::string(e.what()).find(option), std::string::npos) << e.what();
+                    EXPECT_TRUE(field == Field::partition || field == Field::time || field == Field::name ||
+                                value.find('\n') != std::string::npos || (field == Field::log_dir && value == "a\\b"))
+                        << "refused a value it can write: " << e.what();
+                    continue;
+                }
+                // Written: every line is one the generator writes, none added or split.
+                std::istringstream lines(text);
+                std::string line;
+                int commands = 0;
+                while (std::getline(lines, line)) {
+                    EXPECT_TRUE(line.empty() || line.rfind("#!/bin/bash", 0) == 0 || line.rfind("# ", 0) == 0 ||
+                                line.rfind("#SBATCH --", 0) == 0 || line.rfind("exec ", 0) == 0)
+                        << "a line the generator never writes: [" << line << "]\n" << text;
+                    commands += line.rfind("exec ", 0) == 0;
+                }
+                EXPECT_EQ(commands, 1) << text;
+                // sbatch reads back each value whole, and only the options the generator asks for.
+                const auto options = sbatch_options(text);
+                for (const auto& o : options) {
+                    const std::string name = o.substr(0, o.find('='));
+                    static const std::set<std::string> kAsked{"--job-name", "--partition", "--time",   "--chdir",
+                                                              "--array",    "--ntasks",    "--gres",   "--exclusive",
+                                                              "--output"};
+                    EXPECT_TRUE(kAsked.count(name)) << "sbatch would read an option never asked for: " << o << "\n" << text;
+                }
+                EXPECT_EQ(option_value(options, "--partition"), *job.partition);
+                EXPECT_EQ(option_value(options, "--time"), *job.time_limit);
+                EXPECT_EQ(option_value(options, "--job-name"), array ? job.name : job.name + "-merge");
+                EXPECT_EQ(option_value(options, "--chdir"), job.workdir.string());
+                // --output is a file name pattern: the folder's '%' doubled, the task's %a kept.
+                std::string pattern_dir;
+                for (char c : job.log_dir.string()) pattern_dir += c == '%' ? std::string("%%") : std::string(1, c);
+                EXPECT_EQ(option_value(options, "--output"),
+                          pattern_dir + (array ? "/shard-%a-of-4.log" : "/merge.log"));
+                // bash runs the command with every word as it was given, and nothing else.
+                const std::string out = run_script(dir, text);
+                std::string expected;
+                const auto& command = array ? job.task_command : job.merge_command;
+                for (size_t w = 2; w < command.size(); ++w)
+                    expected += "[" + (command[w] == "{task}/4" ? std::string("3/4") : command[w]) + "]\n";
+                EXPECT_EQ(out, expected) << text;
+                EXPECT_FALSE(std::filesystem::exists(dir / "PWNED")) << text;
+            }
+        }
+    }
+}
+
+TEST(SbatchScriptHostileText, StrictFieldsTakeWhatSbatchTakes) {
+    ShardedJob job = sample_job();
+    for (const char* time : {"30", "30:00", "01:30:00", "2-12", "2-12:30", "2-12:30:00", "UNLIMITED", "infinite"}) {
+        job.time_limit = time;
+        EXPECT_NO_THROW(check_script_values(job)) << time;
+    }
+    for (const char* time : {"", "1:2:3:4", "1h", "-1", "1-", "30 ", "1-2-3"}) {
+        job.time_limit = time;
+        EXPECT_THROW(check_script_values(job), ScriptValueError) << time;
+    }
+    job.time_limit.reset();
+    for (const char* partition : {"h200", "gpu_a100-80g", "a100,h100", "p.q"}) {
+        job.partition = partition;
+        EXPECT_NO_THROW(check_script_values(job)) << partition;
+    }
+    for (const char* partition : {"", "h 200", "h200;x", "gpu\t"}) {
+        job.partition = partition;
+        EXPECT_THROW(check_script_values(job), ScriptValueError) << partition;
+    }
+}
+
+TEST(SbatchScriptHostileText, ScriptWordKeepsEveryByteOnOneLine) {
+    EXPECT_EQ(script_word("plain"), "plain");
+    EXPECT_EQ(script_word("it's"), "'it'\\''s'");
+    EXPECT_EQ(script_word("a\nb"), "$'a\\x0ab'");
+    EXPECT_EQ(script_word("a'\\\r"), "$'a\\'\\\\\\x0d'");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace kreg {
@@ -73,7 +74,11 @@ std::vector<int64_t> parse_blocks_option(const std::string& text) {
     std::string_view rest = text;
     while (true) {
         const auto comma = rest.find(',');
-        blocks.push_back(parse_size(rest.substr(0, comma), text, "1,2,16"));
+        const int64_t block = parse_size(rest.substr(0, comma), text, "1,2,16");
+        if (block > kMaxBlockEdge)
+            throw std::invalid_argument("invalid block '" + std::to_string(block) + "' in '" + text + "': block must be <= " +
+                                        std::to_string(kMaxBlockEdge) + " (e.g. 1,2,16)");
+        blocks.push_back(block);
         if (comma == std::string_view::npos) break;
         rest.remove_prefix(comma + 1);
     }
@@ -168,6 +173,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
             throw cli_error("--block", "--block is the tile edge of block_transpose, but this sweep's operation is " +
                                            op_name + " (give --operation block_transpose)");
         if (o.blocks->empty()) throw cli_error("--block", "must give at least one block");
+        for (int64_t b : *o.blocks)  // parse_blocks_option checked typed ones; these may be built in code
+            if (b < 1 || b > kMaxBlockEdge)
+                throw cli_error("--block", "block must be between 1 and " + std::to_string(kMaxBlockEdge) + ", got " +
+                                               std::to_string(b));
     }
     if (o.operation && *o.operation != config.operation && !given) {
         if (config.source != kCommandLineSource)
@@ -188,13 +197,18 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
             throw cli_error("--block", "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
         std::vector<Shape> planes;
         if (given) planes = *given;
-        else planes = config.shapes;
+        else {  // each (M, N) of the config once: its blocks are replaced, not repeated
+            std::set<std::pair<int64_t, int64_t>> seen;
+            for (const auto& s : config.shapes)
+                if (seen.emplace(s.m, s.n).second) planes.push_back(s);
+        }
         std::vector<Shape> crossed;
         for (const auto& p : planes)
             for (int64_t b : blocks) crossed.push_back(Shape{p.m, p.n, 0, b});
         given = std::move(crossed);
     }
     std::vector<Shape> shapes;
+    std::vector<std::string> shape_notes;
     if (given) {
         const char* option = o.shapes ? "--shapes" : o.shape_texts ? "--shape" : o.sizes ? "--sizes" : "--block";
         if (given->empty()) throw cli_error(option, "must give at least one shape");
@@ -208,8 +222,9 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
                                                 std::to_string(v) + " in " + to_string(s));
         }
         config_detail::UniqueShapes unique;
-        unique.add(*given);
+        unique.add(*given, option);
         if (unique.size() > kMaxSweepShapes) throw cli_error(option, "too many shapes");
+        shape_notes = unique.notes(std::string(kCommandLineSource));
         shapes = unique.take();
     }
     std::vector<DType> dtypes;
@@ -236,7 +251,8 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.csv && o.csv->empty()) throw cli_error("--csv", "empty path");
     {
         const std::optional<std::string> json = o.json ? o.json : config.output.json;
-        const std::optional<std::string> csv = o.csv ? o.csv : config.output.csv;
+        // --json without --csv takes the CSV along (beside it), whatever the config named.
+        const std::optional<std::string> csv = o.csv ? o.csv : o.json ? std::nullopt : config.output.csv;
         if (json && csv && fs::path(*json).lexically_normal() == fs::path(*csv).lexically_normal())
             throw cli_error(o.csv ? "--csv" : "--json", std::string(o.json ? "--json" : "output.json") + " and " +
                                                             (o.csv ? "--csv" : "output.csv") + " are the same path '" +
@@ -245,7 +261,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
 
     if (o.kernels) config.kernels = *o.kernels;
     config.operation = op;
-    if (given) config.shapes = std::move(shapes);
+    if (given) {
+        config.shapes = std::move(shapes);
+        config.notes = std::move(shape_notes);  // the config's own shapes, and their notes, are replaced
+    }
     if (o.dtypes) config.dtypes = std::move(dtypes);
     RunSettings& s = config.settings;
     if (o.warmup) s.warmup = *o.warmup;
@@ -259,7 +278,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.seed) config.seed = *o.seed;
     if (o.device) s.device = *o.device;
     if (o.baseline) config.baseline = *o.baseline;
-    if (o.json) config.output.json = o.json;
+    if (o.json) {
+        config.output.json = o.json;
+        if (!o.csv) config.output.csv.reset();  // the runner writes it beside the JSON report
+    }
     if (o.csv) config.output.csv = o.csv;
 }
 

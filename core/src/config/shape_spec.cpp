@@ -104,8 +104,8 @@ std::vector<Shape> cartesian(const Node& spec, const DimValues& m, const DimValu
     return shapes;
 }
 
-std::vector<Shape> zip(const Node& spec, const DimValues* dims[3]) {
-    static const char* const kNames[3] = {"m", "n", "k"};
+// names: the keys the three dimensions were given under, for messages ("square" twice for a transpose square).
+std::vector<Shape> zip(const Node& spec, const DimValues* dims[3], const char* const kNames[3]) {
     std::size_t length = 1;
     const char* length_from = nullptr;
     for (int d = 0; d < 3; ++d) {
@@ -124,10 +124,42 @@ std::vector<Shape> zip(const Node& spec, const DimValues* dims[3]) {
     for (std::size_t i = 0; i < length; ++i) shapes.push_back({at(0, i), at(1, i), at(2, i)});
     return shapes;
 }
+
+// "combine": "cartesian" (the default) or "zip".
+std::string parse_combine(const Node& spec) {
+    const auto node = spec.find("combine");
+    if (!node) return "cartesian";
+    const std::string combine = node->as_string();
+    if (combine != "cartesian" && combine != "zip")
+        node->fail("unknown combine mode '" + combine + "'" + did_you_mean(combine, kCombineModes) +
+                   "; expected 'cartesian' or 'zip'");
+    return combine;
+}
+
+// A block_transpose tile edge: a dimension whose every value lies in 1..kMaxBlockEdge, checked at the node
+// that holds it (/shapes/N/block, an element of its list, or its range's 'from' or 'to').
+DimValues expand_block_dim(const Node& block) {
+    const auto edge = [](const Node& n) { return n.as_int("block", 1, kMaxBlockEdge); };
+    const auto& v = block.value();
+    if (v.is_number()) return {{edge(block)}, false};
+    if (v.is_array()) {
+        block.expect_non_empty_array("blocks");
+        DimValues out;
+        for (std::size_t i = 0; i < v.size(); ++i) out.values.push_back(edge(block.element(i)));
+        return out;
+    }
+    if (v.is_object()) {
+        block.expect_object_with_keys(kRangeKeys);
+        for (const char* bound : {"from", "to"})
+            if (const auto n = block.find(bound)) edge(*n);
+        return {expand_range(block), true};
+    }
+    block.fail_type("integer, list of integers or range object ({\"from\", \"to\", \"step\"|\"pow2\"|\"mul\"})");
+}
 }  // namespace
 
 namespace {
-// The gemm expansion with the operation's third dimension: none (transpose) or block.
+// m x n x k, or a square.
 std::vector<Shape> expand_gemm_spec(const Node& spec);
 }  // namespace
 
@@ -144,21 +176,30 @@ std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
     const auto block = spec.find("block");
     if (op == Operation::transpose && block) block->fail("'block' is a dimension of block_transpose shapes, not of transpose");
     if (op == Operation::block_transpose && !block) spec.fail("missing key 'block' (a block_transpose shape needs 'm', 'n' and 'block', or 'square' and 'block')");
-    // Expand as m x n x (1 or block), then move the third dimension where it belongs.
-    nlohmann::json rewritten = spec.value();
-    rewritten.erase("block");
-    rewritten.erase("square");
-    if (const auto square = spec.find("square")) {
+    // M and N (or the square's edge for both) and the third dimension: the block, or none (0) for transpose.
+    const auto square = spec.find("square");
+    DimValues m, n;
+    if (square) {
         for (const char* key : {"m", "n"})
             if (spec.find(key)) spec.find(key)->fail(std::string("'") + key + "' cannot be used with 'square'");
-        rewritten["m"] = square->value();
-        rewritten["n"] = square->value();
-        rewritten["combine"] = "zip";
+        m = n = expand_dim(*square);
+    } else {
+        for (const char* key : {"m", "n"})
+            if (!spec.find(key))
+                spec.fail(std::string("missing key '") + key + "' (a " + opname + " shape needs 'm' and 'n', or 'square')");
+        m = expand_dim(*spec.find("m"));
+        n = expand_dim(*spec.find("n"));
     }
-    rewritten["k"] = block ? block->value() : nlohmann::json(1);
-    std::vector<Shape> shapes = expand_gemm_spec(Node(rewritten, spec.file(), spec.path()));
+    const DimValues third = block ? expand_block_dim(*block) : DimValues{{0}, false};
+    // A square is zipped with its blocks (a single size broadcasts); m and n combine as for GEMM.
+    const std::string combine = square ? "zip" : parse_combine(spec);
+    static const char* const kSquareNames[3] = {"square", "square", "block"};
+    static const char* const kPlaneNames[3] = {"m", "n", "block"};
+    const DimValues* dims[3] = {&m, &n, &third};
+    std::vector<Shape> shapes = combine == "cartesian" ? cartesian(spec, m, n, third)
+                                                       : zip(spec, dims, square ? kSquareNames : kPlaneNames);
     for (Shape& s : shapes) {
-        s.block = op == Operation::block_transpose ? s.k : 0;
+        s.block = s.k;
         s.k = 0;
     }
     return shapes;
@@ -181,17 +222,11 @@ std::vector<Shape> expand_gemm_spec(const Node& spec) {
         if (!nodes[d])
             spec.fail(std::string("missing key '") + kNames[d] + "' (a shape spec needs 'm', 'n' and 'k', or 'square')");
     }
-    std::string combine = "cartesian";
-    if (const auto node = spec.find("combine")) {
-        combine = node->as_string();
-        if (combine != "cartesian" && combine != "zip")
-            node->fail("unknown combine mode '" + combine + "'" + did_you_mean(combine, kCombineModes) +
-                       "; expected 'cartesian' or 'zip'");
-    }
+    const std::string combine = parse_combine(spec);
     const DimValues m = expand_dim(*nodes[0]), n = expand_dim(*nodes[1]), k = expand_dim(*nodes[2]);
     if (combine == "cartesian") return cartesian(spec, m, n, k);
     const DimValues* dims[3] = {&m, &n, &k};
-    return zip(spec, dims);
+    return zip(spec, dims, kNames);
 }
 }  // namespace
 
@@ -218,9 +253,30 @@ std::size_t UniqueShapes::Hash::operator()(const Shape& s) const {
     return static_cast<std::size_t>(h);
 }
 
-void UniqueShapes::add(const std::vector<Shape>& more) {
-    for (const auto& s : more)
-        if (seen_.insert(s).second) shapes_.push_back(s);
+void UniqueShapes::add(const std::vector<Shape>& more, const std::string& where) {
+    for (const auto& s : more) {
+        const auto [it, added] = first_given_at_.emplace(s, where);
+        if (added) {
+            shapes_.push_back(s);
+            continue;
+        }
+        if (repeats_.size() < kMaxRepeatNotes) repeats_.push_back({s, it->second, where});
+        ++repeat_count_;
+    }
+}
+
+std::vector<std::string> UniqueShapes::notes(const std::string& file) const {
+    std::vector<std::string> out;
+    for (const auto& r : repeats_) {
+        const std::string shape = to_string(r.shape);
+        out.push_back(file + ": " + r.again + ": " +
+                      (r.first == r.again ? "gives " + shape + " more than once"
+                                          : shape + " is already given at " + r.first) +
+                      "; it is measured once");
+    }
+    if (repeat_count_ > repeats_.size())
+        out.push_back(file + ": " + std::to_string(repeat_count_ - repeats_.size()) + " more repeated shape(s) not listed; each is measured once");
+    return out;
 }
 
 }  // namespace kreg::config_detail

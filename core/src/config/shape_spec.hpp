@@ -4,7 +4,8 @@
 #include "common/types.hpp"
 #include "config/json_node.hpp"
 
-#include <unordered_set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kreg::config_detail {
@@ -20,13 +21,19 @@ std::vector<Shape> expand_shape_spec(const Node& spec, Operation op = Operation:
 // the node naming every known operation, with a did-you-mean.
 Operation parse_operation_node(const Node& node);
 
-// Shapes in order of first occurrence, each once. A hash set remembers what was seen, so that adding n
-// shapes in any number of calls costs O(n): a sweep of 100 000 one-shape specs must not be quadratic.
+// Shapes in order of first occurrence, each once. A hash map remembers what was seen and where, so that
+// adding n shapes in any number of calls costs O(n): a sweep of 100 000 one-shape specs must not be
+// quadratic. A shape given again keeps its first row; notes() says where both were given (the first
+// kMaxRepeatNotes repeats, then how many more), for the runner to print: a repeat is usually a typo.
 class UniqueShapes {
 public:
-    void add(const std::vector<Shape>& more);
+    static constexpr std::size_t kMaxRepeatNotes = 5;
+    // where: the JSON path ("/shapes/3") or the option ("--sizes") the shapes come from.
+    void add(const std::vector<Shape>& more, const std::string& where = "");
     std::size_t size() const { return shapes_.size(); }
     std::vector<Shape> take() { return std::move(shapes_); }
+    // file: what the notes name before the paths (the config file, or "<command line>").
+    std::vector<std::string> notes(const std::string& file) const;
 
 private:
     struct Hash {
@@ -35,8 +42,14 @@ private:
     struct Equal {
         bool operator()(const Shape& a, const Shape& b) const { return a == b; }
     };
+    struct Repeat {
+        Shape shape;
+        std::string first, again;
+    };
     std::vector<Shape> shapes_;
-    std::unordered_set<Shape, Hash, Equal> seen_;
+    std::unordered_map<Shape, std::string, Hash, Equal> first_given_at_;
+    std::vector<Repeat> repeats_;  // the first kMaxRepeatNotes
+    std::size_t repeat_count_ = 0;
 };
 
 }  // namespace kreg::config_detail

@@ -29,6 +29,9 @@ inline constexpr std::string_view kBuiltinDefaultSource = "<built-in default>";
 inline constexpr std::size_t kMaxSweepShapes = 100000;
 // Largest accepted matrix dimension (cuBLAS takes dimensions as int).
 inline constexpr int64_t kMaxDimension = 2147483647;
+// Largest block_transpose tile edge a sweep may ask for: a 32 x 32 tile is one CUDA block of 1024 threads,
+// one thread an element. Anything larger is a typo, refused where it is written rather than skipped on every row.
+inline constexpr int64_t kMaxBlockEdge = 32;
 
 // what() == file + ": " + json_path + ": " + message, the json_path part left out when it is empty.
 class ConfigError : public std::runtime_error {
@@ -68,6 +71,9 @@ struct SweepConfig {
     RunSettings settings = default_sweep_settings();
     Baseline baseline;  // kernel(s) the speed-ups are relative to: one for all dtypes, or one per dtype
     OutputPaths output;
+    // What the parser accepted but a person should hear of (a shape given twice, with both places), whole
+    // lines for the runner to print as notes. Not part of the config: to_json leaves them out.
+    std::vector<std::string> notes;
 
     // The config in the file format with every default filled in, shapes listed one by one, plus
     // "source". Without "source" it parses back to an equal config. For the report's meta.
@@ -135,7 +141,8 @@ struct CliOverrides {
 // --shape). block_transpose crosses every (M, N) with every --block (without --block: the config's blocks,
 // if it is a block_transpose config; without --sizes/--shape: its (M, N)). --block with another operation
 // is an error at --block. --operation that changes a config file's operation needs --sizes or --shape;
-// the quick-run config (source "<command line>") gets 512 squares instead.
+// the quick-run config (source "<command line>") gets 512 squares instead. --json without --csv drops the
+// config's output.csv: the CSV goes beside the JSON report the command line named.
 void apply_overrides(SweepConfig& config, const CliOverrides& overrides);
 
 // "512,1024" -> {512x512x512, 1024x1024x1024}. std::invalid_argument with a message saying what is wrong.

@@ -34,14 +34,16 @@ std::vector<std::string> parse_kernels(const Node& node) {
     return kernels;
 }
 
-std::vector<Shape> parse_shapes(const Node& node, Operation op) {
+std::vector<Shape> parse_shapes(const Node& node, Operation op, std::vector<std::string>& notes) {
     node.expect_non_empty_array("shape specs");
     config_detail::UniqueShapes shapes;
     for (std::size_t i = 0; i < node.value().size(); ++i) {
-        shapes.add(config_detail::expand_shape_spec(node.element(i), op));
+        const Node spec = node.element(i);
+        shapes.add(config_detail::expand_shape_spec(spec, op), spec.path());
         if (shapes.size() > kMaxSweepShapes)
             node.fail("the sweep has more than " + std::to_string(kMaxSweepShapes) + " distinct shapes");
     }
+    notes = shapes.notes(node.file());
     return shapes.take();
 }
 
@@ -118,7 +120,7 @@ SweepConfig parse_sweep_config(const nlohmann::json& doc, const std::string& sou
     if (const auto n = root.find("description")) config.description = n->as_string();
     if (const auto n = root.find("operation")) config.operation = config_detail::parse_operation_node(*n);
     config.kernels = parse_kernels(require("kernels"));
-    config.shapes = parse_shapes(require("shapes"), config.operation);
+    config.shapes = parse_shapes(require("shapes"), config.operation, config.notes);
     if (const auto n = root.find("dtypes")) config.dtypes = parse_dtypes(*n);
     if (const auto n = root.find("seed")) config.seed = n->as_uint64("seed");
 

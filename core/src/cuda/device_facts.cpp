@@ -1,6 +1,7 @@
 #include "cuda/device_facts.hpp"
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/error_causes.hpp"
 #include "cuda/peaks.hpp"
 
 #include <cuda_runtime.h>
@@ -82,9 +83,9 @@ std::optional<std::string> why_cannot_run(int device, int min_compute_capability
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        return "no CUDA device (cudaGetDeviceCount: " + std::string(cudaGetErrorName(e)) + ")";
+        return no_cuda_device_reason("cudaGetDeviceCount", cudaGetErrorName(e));
     }
-    if (count <= 0) return std::string("no CUDA device (cudaGetDeviceCount: 0 devices)");
+    if (count <= 0) return std::string("no CUDA device: no NVIDIA GPU is visible (cudaGetDeviceCount: 0 devices)");
     if (device < 0 || device >= count)
         return "device " + std::to_string(device) + " requested but only " + std::to_string(count) + " present";
     if (min_compute_capability > 0) {

@@ -22,7 +22,7 @@ namespace kreg {
 nlohmann::json describe_device(int device);
 
 // Why a kernel needing min_compute_capability (major*10+minor; 0 for none) cannot run on device, or
-// nullopt if it can: "no CUDA device (cudaGetDeviceCount: cudaErrorNoDevice)",
+// nullopt if it can: "no CUDA device: <plain cause> (cudaGetDeviceCount: cudaErrorNoDevice)" (error_causes.hpp),
 // "device 1 requested but only 1 present", "needs compute capability 9.0, device has 8.0".
 // Never throws for a missing device; the runner turns the reason into a skipped row.
 std::optional<std::string> why_cannot_run(int device, int min_compute_capability);

@@ -6,11 +6,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace kreg {
+
+// How `runner --list` prints: which kernels, and how wide.
+struct ListOptions {
+    std::optional<std::vector<std::string>> only;  // these kernels (in registry order); all when unset
+    bool wide = false;                              // every cell whole, however long the line
+    std::size_t width = 120;                        // the line length a table that is not wide keeps to
+};
 
 struct RegistryEntry {
     KernelMeta kernel;
@@ -33,8 +41,12 @@ public:
     const RegistryEntry* find(const std::string& name) const;
     std::vector<std::string> names() const;
 
-    std::string format_table() const;  // the `runner --list` table
-    nlohmann::json to_json() const;    // the `runner --list --format json` document
+    // The `runner --list` table. Unless wide, no line is longer than options.width: a kernel's status is
+    // "ready" or "unavailable [N]", reason N printed once under the table (wrapped), and a description that
+    // does not fit ends in "...". Plugin problems follow, wrapped likewise.
+    std::string format_table(const ListOptions& options = {}) const;
+    // The `runner --list --format json` document: every plugin and problem, the kernels of options.only.
+    nlohmann::json to_json(const ListOptions& options = {}) const;
 
 private:
     std::vector<RegistryEntry> entries_;

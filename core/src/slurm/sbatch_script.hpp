@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,34 @@ struct ShardedJob {
 
 // `text` as one POSIX shell word: as it is when it holds only safe characters, else in single quotes.
 std::string shell_quote(const std::string& text);
+// `text` as one bash word on one line: shell_quote, or $'...' (every control character as an escape) when
+// text holds a newline or another control character, so no word of a script's command can split its line.
+std::string script_word(const std::string& text);
 
-// The job array script: #SBATCH lines, then `exec` of the task command for this task's shard.
+// A value the scripts cannot carry: option() is the command-line option it came from ("--partition",
+// "--time", "--slurm-dir", ...), for a message that says what to change (and exit status 2).
+class ScriptValueError : public std::invalid_argument {
+public:
+    ScriptValueError(std::string option, const std::string& message)
+        : std::invalid_argument(option + ": " + message), option_(std::move(option)) {}
+    const std::string& option() const { return option_; }
+
+private:
+    std::string option_;
+};
+
+// Checks every value an #SBATCH line of the scripts would carry, field by field: the partition (a list of
+// names: letters, digits, '_', '-', '.', ','), the time limit (one of sbatch's formats: M, M:S, H:M:S,
+// D-H, D-H:M, D-H:M:S, UNLIMITED), the job name (letters, digits, '_', '-', '.', '+'), the working folder
+// and the log folder (no control character, which would end the #SBATCH line; the log folder no backslash,
+// which turns sbatch's %-patterns off). Throws ScriptValueError naming the option. The commands are never
+// refused: script_word keeps each of their words on its line.
+void check_script_values(const ShardedJob& job);
+
+// The job array script: #SBATCH lines, then `exec` of the task command for this task's shard. Both
+// scripts call check_script_values first. #SBATCH values are written for sbatch's own parser (in double
+// quotes, with a backslash before each backslash, '"', '\'' and '#'), a '%' of the log folder as "%%"
+// (sbatch expands %-patterns in --output); commands are bash words (script_word).
 std::string array_script(const ShardedJob& job);
 // The merge job's script (no GPU, never exclusive: it only reads reports).
 std::string merge_script(const ShardedJob& job);
