@@ -87,6 +87,7 @@ TEST(Feedback, ABuildFailureShowsItsFirstCompilerError) {
     const std::string error = "my_gemm.cpp:4:3: error: 'foo' was not declared in this scope\n    4 |   foo(1);\n      |   ^~~";
     const Feedback f = make_feedback(test::build_failed_student("bob", error), test::class_rubric());
     EXPECT_EQ(f.compiler_error, error);
+    EXPECT_EQ(count(feedback_markdown(f), "was not declared"), 1u) << "shown once, under its heading:\n" << feedback_markdown(f);
     EXPECT_NE(feedback_markdown(f).find("## The first compiler error\n\n```\n" + error + "\n```"), std::string::npos) << feedback_markdown(f);
     EXPECT_NE(feedback_html(f).find("<pre class=\"compiler-error\">my_gemm.cpp:4:3: error: &#39;foo&#39; was not declared"),
               std::string::npos) << feedback_html(f);

@@ -85,6 +85,12 @@ FeedbackFailure performance_failure(const CheckResult& c, Operation op, const st
         f.reproduce = runner_command(plugin, kernel + "," + reference_kernel, op, shape, block, " --baseline " + shell_word(reference_kernel));
     return f;
 }
+// A build failure's summary and reason end in "; first error:" and the error's lines (grader.cpp); the
+// feedback shows those lines once, verbatim, under their own heading.
+std::string without_first_error(const std::string& text) {
+    const std::size_t at = text.find("; first error:\n");
+    return at == std::string::npos ? text : text.substr(0, at) + " (the first compiler error is below)";
+}
 }  // namespace
 
 Feedback make_feedback(const StudentResult& staff, const Rubric& rubric) {
@@ -107,6 +113,7 @@ Feedback make_feedback(const StudentResult& staff, const Rubric& rubric) {
         if (c.kind == "build" && !c.passed && c.evidence.is_object() && c.evidence.contains("first_error") &&
             c.evidence["first_error"].is_string())
             f.compiler_error = printable_lines(c.evidence["first_error"].get<std::string>(), kMaxBlock);
+        if (!f.compiler_error.empty()) f.checks.back().reason = without_first_error(f.checks.back().reason);
         if (c.passed) continue;
         if (c.kind == "correctness") {
             if (auto failure = correctness_failure(c, rubric.operation, plugin)) f.failures.push_back(*failure);
@@ -114,6 +121,7 @@ Feedback make_feedback(const StudentResult& staff, const Rubric& rubric) {
             f.failures.push_back(performance_failure(c, rubric.operation, plugin));
         }
     }
+    if (!f.compiler_error.empty()) f.summary = without_first_error(f.summary);
     return f;
 }
 
