@@ -44,12 +44,14 @@ std::string find_chromium() {
     return "";
 }
 
-#define REQUIRE_CHROMIUM(chromium)                                                                                    \
-    const std::string chromium = find_chromium();                                                                     \
-    if (chromium.empty()) {                                                                                           \
-        const char* required = std::getenv("KREG_REQUIRE_BROWSER");                                                   \
-        if (required && std::string(required) == "1") FAIL() << "KREG_REQUIRE_BROWSER=1 but chromium is not installed"; \
-        GTEST_SKIP() << "chromium is not installed (apt-get install chromium): the class page is not checked in a browser"; \
+#define REQUIRE_CHROMIUM(chromium)                                                                                 \
+    const std::string chromium = find_chromium();                                                                  \
+    if (chromium.empty()) {                                                                                        \
+        const char* required = std::getenv("KREG_REQUIRE_BROWSER");                                                \
+        if (required && std::string(required) == "1")                                                              \
+            FAIL() << "KREG_REQUIRE_BROWSER=1 but chromium is not installed";                                      \
+        GTEST_SKIP()                                                                                               \
+            << "chromium is not installed (apt-get install chromium): the class page is not checked in a browser"; \
     }
 
 struct Loaded {
@@ -58,11 +60,12 @@ struct Loaded {
 
 Loaded load(const std::string& chromium, const fs::path& page, const std::string& fragment, const fs::path& scratch) {
     const std::string url = "file://" + page.string() + fragment;
-    const auto run = test::run_command("timeout 120 " + chromium +
-                                           " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
-                                           " --disable-extensions --user-data-dir='" + (scratch / "profile").string() +
-                                           "' --enable-logging=stderr --v=0 --dump-dom '" + url + "'",
-                                       scratch, scratch / "run");
+    const auto run = test::run_command(
+        "timeout 120 " + chromium +
+            " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
+            " --disable-extensions --user-data-dir='" +
+            (scratch / "profile").string() + "' --enable-logging=stderr --v=0 --dump-dom '" + url + "'",
+        scratch, scratch / "run");
     EXPECT_EQ(run.exit_code, 0) << run.err;
     Loaded loaded{run.out, ""};
     std::istringstream lines(run.err);
@@ -88,7 +91,8 @@ ClassFolder write_class(const std::string& name, const Rubric& rubric) {
     ClassFolder c{test::fresh_dir(name), {}};
     Gradebook book(c.dir, rubric);
     std::vector<StudentResult> results;
-    for (int i = 0; i < 26; ++i) results.push_back(test::graded_student("student" + std::to_string(i), 0.5 + 0.25 * i, i % 3 == 0));
+    for (int i = 0; i < 26; ++i)
+        results.push_back(test::graded_student("student" + std::to_string(i), 0.5 + 0.25 * i, i % 3 == 0));
     results.push_back(test::graded_student("mallory", 2.5, true, test::kHostileText, test::kHostileText));
     results.back().summary = test::kHostileText;
     results.push_back(test::graded_student("oscar", 4, false, "student_gemm", test::kHostileText));
@@ -110,7 +114,8 @@ std::vector<std::string> gradebook_rows(const std::string& dom) {
     if (start == std::string::npos) return rows;
     const std::string table = dom.substr(start, end - start);
     const std::regex row("<tr data-student=\"([^\"]*)\"");
-    for (auto it = std::sregex_iterator(table.begin(), table.end(), row); it != std::sregex_iterator(); ++it) rows.push_back((*it)[1]);
+    for (auto it = std::sregex_iterator(table.begin(), table.end(), row); it != std::sregex_iterator(); ++it)
+        rows.push_back((*it)[1]);
     return rows;
 }
 
@@ -121,14 +126,17 @@ TEST(ClassPageBrowser, LoadsWithoutConsoleOutputHoldsEveryStudentSortsAndRunsNot
     EXPECT_EQ(page.console, "") << "the page logged to the console (a script error, a refused resource)";
     EXPECT_NE(html_tag(page.dom).find("data-kreg-ready=\"" + std::to_string(c.scores.size()) + "\""), std::string::npos)
         << "the page's script did not run to its end: " << html_tag(page.dom);
-    EXPECT_EQ(html_tag(page.dom).find("data-pwned"), std::string::npos) << "a submission's text ran: " << html_tag(page.dom);
+    EXPECT_EQ(html_tag(page.dom).find("data-pwned"), std::string::npos)
+        << "a submission's text ran: " << html_tag(page.dom);
 
     const std::vector<std::string> rows = gradebook_rows(page.dom);
     EXPECT_EQ(rows.size(), c.scores.size());
     for (const auto& [student, score] : c.scores)
-        EXPECT_EQ(std::count(rows.begin(), rows.end(), student), 1) << student << " has no row (or several) in the table";
+        EXPECT_EQ(std::count(rows.begin(), rows.end(), student), 1)
+            << student << " has no row (or several) in the table";
     for (std::size_t i = 1; i < rows.size(); ++i)
-        EXPECT_GE(c.scores.at(rows[i - 1]), c.scores.at(rows[i])) << "#sort=score:desc: " << rows[i - 1] << " before " << rows[i];
+        EXPECT_GE(c.scores.at(rows[i - 1]), c.scores.at(rows[i]))
+            << "#sort=score:desc: " << rows[i - 1] << " before " << rows[i];
 
     // A feedback page: no script of its own, and none of the submission's runs.
     const Loaded feedback = load(chromium, c.dir / "student-view" / "mallory.html", "", c.dir);
@@ -146,9 +154,11 @@ TEST(ClassPageBrowser, ItsContentSecurityPolicyRefusesAScriptThatEscapingMissed)
     html.insert(body_end, "<script>document.documentElement.setAttribute('data-pwned', 'injected')</script>");
     std::ofstream(c.dir / "injected.html") << html;
     const Loaded page = load(chromium, c.dir / "injected.html", "", c.dir);
-    EXPECT_EQ(html_tag(page.dom).find("data-pwned"), std::string::npos) << "an injected inline script ran: " << html_tag(page.dom);
+    EXPECT_EQ(html_tag(page.dom).find("data-pwned"), std::string::npos)
+        << "an injected inline script ran: " << html_tag(page.dom);
     EXPECT_NE(page.console.find("Content Security Policy"), std::string::npos) << page.console;
-    EXPECT_NE(html_tag(page.dom).find("data-kreg-ready=\""), std::string::npos) << "the CSP refused the page's own script";
+    EXPECT_NE(html_tag(page.dom).find("data-kreg-ready=\""), std::string::npos)
+        << "the CSP refused the page's own script";
 }
 
 }  // namespace

@@ -30,16 +30,20 @@ TEST(FirstCompilerError, GccWithContextAndExcerptStopsAtTheNextDiagnostic) {
 }
 
 TEST(FirstCompilerError, NvccClangLinkerAndCMakeErrorsAreRecognised) {
-    EXPECT_EQ(first_compiler_error("k.cu(12): error: identifier \"foo\" is undefined\n      foo();\n      ^\n\n1 error detected\n"),
+    EXPECT_EQ(first_compiler_error(
+                  "k.cu(12): error: identifier \"foo\" is undefined\n      foo();\n      ^\n\n1 error detected\n"),
               "k.cu(12): error: identifier \"foo\" is undefined\n      foo();\n      ^");
     EXPECT_EQ(first_compiler_error("a.cpp:1:10: fatal error: 'missing.h' file not found\n#include \"missing.h\"\n"),
               "a.cpp:1:10: fatal error: 'missing.h' file not found");
-    EXPECT_EQ(first_compiler_error("/usr/bin/ld: a.o: in function `main':\na.cpp:(.text+0x5): undefined reference to `f()'\n"
-                                   "collect2: error: ld returned 1 exit status\n"),
-              "/usr/bin/ld: a.o: in function `main':\na.cpp:(.text+0x5): undefined reference to `f()'");
-    EXPECT_EQ(first_compiler_error("-- The CXX compiler identification is GNU\nCMake Error at CMakeLists.txt:3 (find_package):\n"
-                                   "  Could not find a package configuration file provided by \"kreg\"\n\n-- Configuring incomplete\n"),
-              "CMake Error at CMakeLists.txt:3 (find_package):\n  Could not find a package configuration file provided by \"kreg\"");
+    EXPECT_EQ(
+        first_compiler_error("/usr/bin/ld: a.o: in function `main':\na.cpp:(.text+0x5): undefined reference to `f()'\n"
+                             "collect2: error: ld returned 1 exit status\n"),
+        "/usr/bin/ld: a.o: in function `main':\na.cpp:(.text+0x5): undefined reference to `f()'");
+    EXPECT_EQ(first_compiler_error(
+                  "-- The CXX compiler identification is GNU\nCMake Error at CMakeLists.txt:3 (find_package):\n"
+                  "  Could not find a package configuration file provided by \"kreg\"\n\n-- Configuring incomplete\n"),
+              "CMake Error at CMakeLists.txt:3 (find_package):\n  Could not find a package configuration file provided "
+              "by \"kreg\"");
 }
 
 TEST(FirstCompilerError, NothingRecognisedIsEmptyAndLinesAreBoundedAndPrintable) {

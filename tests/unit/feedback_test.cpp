@@ -1,9 +1,9 @@
 // What students read: student-view/<id>.md and .html, and the class page. An attacker student reads
 // these files, so none may name a hidden case, shape or seed, or carry the secret seed's hash; and a
 // submission's own text (kernel name, messages, compiler output) must render as text, never as markup.
+#include "grade/feedback.hpp"
 #include "class_fixture.hpp"
 #include "grade/class_page.hpp"
-#include "grade/feedback.hpp"
 #include "grade/student_view.hpp"
 #include "report/markup_text.hpp"
 
@@ -58,7 +58,8 @@ TEST(Feedback, NamesNoHiddenCaseShapeSeedOrSecretInAnyView) {
     const std::string json = student_view(staff, rubric).to_json().dump();
     const std::string page = class_page_html({staff}, rubric);
     for (const std::string& text : {feedback_markdown(f), feedback_html(f), json, page}) {
-        for (const auto& hidden : test::kHiddenStrings) EXPECT_EQ(text.find(hidden), std::string::npos) << hidden << " in:\n" << text;
+        for (const auto& hidden : test::kHiddenStrings)
+            EXPECT_EQ(text.find(hidden), std::string::npos) << hidden << " in:\n" << text;
         EXPECT_EQ(text.find("5ecre7"), std::string::npos) << "the secret seed's hash is in a student's file";
     }
     ASSERT_TRUE(f.hidden.has_value());
@@ -72,25 +73,35 @@ TEST(Feedback, ScoreChecksAndAReproducibleCommandForTheFirstFailure) {
     EXPECT_EQ(f.score, 20);
     ASSERT_EQ(f.failures.size(), 2u);  // the case and the tier not met
     EXPECT_EQ(f.failures[0].where, "17x33x9, seed 2");
-    EXPECT_EQ(f.failures[0].reproduce, "runner --plugin eve.so --kernels student_gemm --shape 17x33x9 --seed 2 --strict");
-    EXPECT_EQ(f.failures[1].reproduce, "runner --plugin eve.so --kernels student_gemm,cpu_naive --shape 64x64x64 --baseline cpu_naive");
+    EXPECT_EQ(f.failures[0].reproduce,
+              "runner --plugin eve.so --kernels student_gemm --shape 17x33x9 --seed 2 --strict");
+    EXPECT_EQ(f.failures[1].reproduce,
+              "runner --plugin eve.so --kernels student_gemm,cpu_naive --shape 64x64x64 --baseline cpu_naive");
     const std::string md = feedback_markdown(f);
     EXPECT_NE(md.find("**Score: 20/100**"), std::string::npos) << md;
     EXPECT_NE(md.find("| correctness: odd shapes | 0/40 | no |"), std::string::npos) << md;
     EXPECT_NE(md.find("| correctness: mid | 20/20 | yes |"), std::string::npos) << md;
-    EXPECT_NE(md.find("```\nrunner --plugin eve.so --kernels student_gemm --shape 17x33x9 --seed 2 --strict\n```"), std::string::npos) << md;
-    EXPECT_NE(feedback_html(f).find("<pre class=\"reproduce\">runner --plugin eve.so --kernels student_gemm --shape 17x33x9"),
-              std::string::npos);
+    EXPECT_NE(md.find("```\nrunner --plugin eve.so --kernels student_gemm --shape 17x33x9 --seed 2 --strict\n```"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(
+        feedback_html(f).find("<pre class=\"reproduce\">runner --plugin eve.so --kernels student_gemm --shape 17x33x9"),
+        std::string::npos);
 }
 
 TEST(Feedback, ABuildFailureShowsItsFirstCompilerError) {
-    const std::string error = "my_gemm.cpp:4:3: error: 'foo' was not declared in this scope\n    4 |   foo(1);\n      |   ^~~";
+    const std::string error =
+        "my_gemm.cpp:4:3: error: 'foo' was not declared in this scope\n    4 |   foo(1);\n      |   ^~~";
     const Feedback f = make_feedback(test::build_failed_student("bob", error), test::class_rubric());
     EXPECT_EQ(f.compiler_error, error);
-    EXPECT_EQ(count(feedback_markdown(f), "was not declared"), 1u) << "shown once, under its heading:\n" << feedback_markdown(f);
-    EXPECT_NE(feedback_markdown(f).find("## The first compiler error\n\n```\n" + error + "\n```"), std::string::npos) << feedback_markdown(f);
-    EXPECT_NE(feedback_html(f).find("<pre class=\"compiler-error\">my_gemm.cpp:4:3: error: &#39;foo&#39; was not declared"),
-              std::string::npos) << feedback_html(f);
+    EXPECT_EQ(count(feedback_markdown(f), "was not declared"), 1u) << "shown once, under its heading:\n"
+                                                                   << feedback_markdown(f);
+    EXPECT_NE(feedback_markdown(f).find("## The first compiler error\n\n```\n" + error + "\n```"), std::string::npos)
+        << feedback_markdown(f);
+    EXPECT_NE(
+        feedback_html(f).find("<pre class=\"compiler-error\">my_gemm.cpp:4:3: error: &#39;foo&#39; was not declared"),
+        std::string::npos)
+        << feedback_html(f);
 }
 
 TEST(Feedback, SubmissionTextRendersInertInMarkdownHtmlAndTheClassPage) {
@@ -113,15 +124,18 @@ TEST(Feedback, SubmissionTextRendersInertInMarkdownHtmlAndTheClassPage) {
     // The kernel's name reaches the command line quoted: copied into a shell, it is one argument.
     const Feedback f = make_feedback(staff, rubric);
     ASSERT_FALSE(f.failures.empty());
-    EXPECT_NE(f.failures[0].reproduce.find("--kernels " + shell_word(evil) + " "), std::string::npos) << f.failures[0].reproduce;
+    EXPECT_NE(f.failures[0].reproduce.find("--kernels " + shell_word(evil) + " "), std::string::npos)
+        << f.failures[0].reproduce;
 
     const std::string page = lower(class_page_html({staff, built}, rubric));
     EXPECT_EQ(count(page, "<script"), 1u) << "only the page's own script";
-    for (const char* markup : {"<img", "</textarea", "onerror=\""}) EXPECT_EQ(page.find(markup), std::string::npos) << markup;
+    for (const char* markup : {"<img", "</textarea", "onerror=\""})
+        EXPECT_EQ(page.find(markup), std::string::npos) << markup;
 }
 
 TEST(MarkupText, EscapesEveryCharacterThatCanStartMarkup) {
-    EXPECT_EQ(html_escape("<a href=\"x\" title='y'>&amp;</a>"), "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;");
+    EXPECT_EQ(html_escape("<a href=\"x\" title='y'>&amp;</a>"),
+              "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;");
     EXPECT_EQ(markdown_text("a_b _c_ *c* [d](e) <f> `g` |h &lt; ~~i~~ #\nnext"),
               "a_b \\_c\\_ \\*c\\* \\[d\\](e) \\<f\\> \\`g\\` \\|h \\&lt; \\~\\~i\\~\\~ \\# next");
     EXPECT_EQ(markdown_code_block("x ```` y"), "`````\nx ```` y\n`````\n");
@@ -132,12 +146,14 @@ TEST(MarkupText, EscapesEveryCharacterThatCanStartMarkup) {
 
 TEST(ClassPage, EveryStudentHasARowAndBoardsRankByRatioWithoutOptOuts) {
     const Rubric rubric = test::class_rubric(nlohmann::json{{"opt_out", {"carol"}}});
-    const std::vector<StudentResult> results{test::graded_student("alice", 1.5, false), test::graded_student("bob", 3.25, false),
-                                             test::graded_student("carol", 9.0, false),
-                                             test::build_failed_student("dave", "a.cpp:1:1: error: x")};
+    const std::vector<StudentResult> results{
+        test::graded_student("alice", 1.5, false), test::graded_student("bob", 3.25, false),
+        test::graded_student("carol", 9.0, false), test::build_failed_student("dave", "a.cpp:1:1: error: x")};
     const std::string page = class_page_html(results, rubric);
     for (const char* id : {"alice", "bob", "carol", "dave"}) {
-        EXPECT_NE(page.find("<tr data-student=\"" + std::string(id) + "\"><td><a href=\"student-view/" + id + ".html\">"), std::string::npos)
+        EXPECT_NE(
+            page.find("<tr data-student=\"" + std::string(id) + "\"><td><a href=\"student-view/" + id + ".html\">"),
+            std::string::npos)
             << id;
     }
     const std::size_t board = page.find("<section class=\"board\" data-tier=\"fast\">");

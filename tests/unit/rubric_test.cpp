@@ -452,7 +452,8 @@ TEST(ParseRubric, TheLeaderboardIsShownByDefaultAndCanBeHiddenOrLeaveStudentsOff
     json canonical = base;
     canonical["leaderboard"] = r.to_json().at("leaderboard");
     EXPECT_EQ(parse_rubric(canonical, "r.json").leaderboard, r.leaderboard) << "the canonical form parses back";
-    EXPECT_FALSE(parse_rubric(base, "r.json").to_json().contains("leaderboard")) << "a default changes no canonical form";
+    EXPECT_FALSE(parse_rubric(base, "r.json").to_json().contains("leaderboard"))
+        << "a default changes no canonical form";
 }
 
 TEST(MergeRubrics, AnyFileHidesTheBoardAndOptOutsAddUpWithoutChangingTheRubricsHash) {

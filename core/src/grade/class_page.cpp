@@ -67,14 +67,16 @@ const char* const kStyle =
     "body{font:15px/1.45 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
     "th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}th{background:#f3f3f3}"
     "#gradebook th{cursor:pointer;user-select:none}#gradebook th[aria-sort=ascending]::after{content:' \\25B2'}"
-    "#gradebook th[aria-sort=descending]::after{content:' \\25BC'}td.num{text-align:right}td.summary{white-space:pre-line;"
+    "#gradebook th[aria-sort=descending]::after{content:' "
+    "\\25BC'}td.num{text-align:right}td.summary{white-space:pre-line;"
     "max-width:40em;font-size:.9em}.board{margin:1em 0 2em}.bar{fill:#4a7ab5}.axis{font-size:11px;fill:#444}";
 
 std::string base64(const std::string& bytes) {
     static const char* const kDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
     for (std::size_t i = 0; i < bytes.size(); i += 3) {
-        const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) | (i + 1 < bytes.size() ? uint32_t(uint8_t(bytes[i + 1])) << 8 : 0) |
+        const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) |
+                           (i + 1 < bytes.size() ? uint32_t(uint8_t(bytes[i + 1])) << 8 : 0) |
                            (i + 2 < bytes.size() ? uint32_t(uint8_t(bytes[i + 2])) : 0);
         out += kDigits[(n >> 18) & 63];
         out += kDigits[(n >> 12) & 63];
@@ -132,15 +134,17 @@ std::string histogram_svg(const std::vector<StudentResult>& views) {
         counts[std::clamp(int(percent / 10), 0, kBins - 1)]++;
     }
     const int most = std::max(1, *std::max_element(counts, counts + kBins));
-    std::string svg = "<svg id=\"histogram\" role=\"img\" aria-label=\"score histogram\" width=\"" + std::to_string(kWidth) +
-                      "\" height=\"" + std::to_string(kHeight) + "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+    std::string svg = "<svg id=\"histogram\" role=\"img\" aria-label=\"score histogram\" width=\"" +
+                      std::to_string(kWidth) + "\" height=\"" + std::to_string(kHeight) +
+                      "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
     const int slot = (kWidth - kLeft) / kBins;
     for (int b = 0; b < kBins; ++b) {
         const int h = counts[b] * kBarArea / most, x = kLeft + b * slot, y = 10 + kBarArea - h;
-        svg += "<rect class=\"bar\" data-bin=\"" + std::to_string(b) + "\" data-count=\"" + std::to_string(counts[b]) + "\" x=\"" +
-               std::to_string(x + 2) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(slot - 4) + "\" height=\"" +
-               std::to_string(h) + "\"><title>" + std::to_string(b * 10) + (b == kBins - 1 ? "-100 %: " : "-" + std::to_string(b * 10 + 10) + " %: ") +
-               std::to_string(counts[b]) + "</title></rect>\n";
+        svg += "<rect class=\"bar\" data-bin=\"" + std::to_string(b) + "\" data-count=\"" + std::to_string(counts[b]) +
+               "\" x=\"" + std::to_string(x + 2) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
+               std::to_string(slot - 4) + "\" height=\"" + std::to_string(h) + "\"><title>" + std::to_string(b * 10) +
+               (b == kBins - 1 ? "-100 %: " : "-" + std::to_string(b * 10 + 10) + " %: ") + std::to_string(counts[b]) +
+               "</title></rect>\n";
         if (counts[b] > 0)
             svg += "<text class=\"axis\" x=\"" + std::to_string(x + slot / 2) + "\" y=\"" + std::to_string(y - 2) +
                    "\" text-anchor=\"middle\">" + std::to_string(counts[b]) + "</text>\n";
@@ -164,31 +168,38 @@ std::string boards(const std::vector<StudentResult>& views, const Rubric& rubric
         std::vector<Entry> entries;
         std::size_t unmeasured = 0;
         for (const auto& v : views) {
-            if (std::find(rubric.leaderboard.opt_out.begin(), rubric.leaderboard.opt_out.end(), v.student) != rubric.leaderboard.opt_out.end())
+            if (std::find(rubric.leaderboard.opt_out.begin(), rubric.leaderboard.opt_out.end(), v.student) !=
+                rubric.leaderboard.opt_out.end())
                 continue;
             std::optional<Measured> m;
             for (const auto& c : v.checks)
                 if (c.kind == "performance" && c.name == tier.name) m = measured(c);
-            if (m) entries.push_back({v.student, *m});
-            else ++unmeasured;
+            if (m)
+                entries.push_back({v.student, *m});
+            else
+                ++unmeasured;
         }
         std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
             return a.m.value != b.m.value ? a.m.value > b.m.value : a.student < b.student;
         });
-        const std::string what = tier.against_copy_ceiling()
-                                     ? "fraction of the copy bandwidth, needs " + number(*tier.min_fraction_of_copy, 2)
-                                     : "speed-up against " + tier.reference + ", needs " + number(tier.min_ratio, 2) + "x";
-        html += "<section class=\"board\" data-tier=\"" + e(tier.name) + "\"><h3>" + e(tier.name) + "</h3>\n<p>" + e(what) + " at " +
-                e(to_string(tier.shape)) + "; " + std::to_string(entries.size()) + " measured" +
-                (unmeasured ? ", " + std::to_string(unmeasured) + " not (the tier did not run, or its time was not believed)" : "") +
-                ".</p>\n<table><thead><tr><th>rank</th><th>student</th><th>" + (tier.against_copy_ceiling() ? "fraction" : "ratio") +
+        const std::string what =
+            tier.against_copy_ceiling()
+                ? "fraction of the copy bandwidth, needs " + number(*tier.min_fraction_of_copy, 2)
+                : "speed-up against " + tier.reference + ", needs " + number(tier.min_ratio, 2) + "x";
+        html += "<section class=\"board\" data-tier=\"" + e(tier.name) + "\"><h3>" + e(tier.name) + "</h3>\n<p>" +
+                e(what) + " at " + e(to_string(tier.shape)) + "; " + std::to_string(entries.size()) + " measured" +
+                (unmeasured
+                     ? ", " + std::to_string(unmeasured) + " not (the tier did not run, or its time was not believed)"
+                     : "") +
+                ".</p>\n<table><thead><tr><th>rank</th><th>student</th><th>" +
+                (tier.against_copy_ceiling() ? "fraction" : "ratio") +
                 "</th><th>95 % interval</th><th>met</th></tr></thead><tbody>\n";
         for (std::size_t i = 0; i < entries.size(); ++i) {
             const Entry& entry = entries[i];
             html += "<tr data-student=\"" + e(entry.student) + "\"><td class=\"num\">" + std::to_string(i + 1) +
-                    "</td><td><a href=\"student-view/" + e(entry.student) + ".html\">" + e(entry.student) + "</a></td><td class=\"num\">" +
-                    number(entry.m.value, 3) + "</td><td>[" + number(entry.m.low, 3) + ", " + number(entry.m.high, 3) + "]</td><td>" +
-                    (entry.m.met ? "yes" : "no") + "</td></tr>\n";
+                    "</td><td><a href=\"student-view/" + e(entry.student) + ".html\">" + e(entry.student) +
+                    "</a></td><td class=\"num\">" + number(entry.m.value, 3) + "</td><td>[" + number(entry.m.low, 3) +
+                    ", " + number(entry.m.high, 3) + "]</td><td>" + (entry.m.met ? "yes" : "no") + "</td></tr>\n";
         }
         html += "</tbody></table></section>\n";
     }
@@ -207,35 +218,42 @@ std::string class_page_html(const std::vector<StudentResult>& staff_results, con
         max_sum += v.max_score;
     }
     const std::string script = kScript;
-    std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src '" +
-                    script_hash(script) + "'\">\n<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>" +
-                    e(rubric.name) + ": class page</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
+    std::string h =
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src '" +
+        script_hash(script) + "'\">\n<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>" +
+        e(rubric.name) + ": class page</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
     h += "<h1>" + e(rubric.name) + "</h1>\n<p>" + std::to_string(views.size()) + " students" +
-         (views.empty() ? "" : ", mean score " + format_points(sum / double(views.size())) + " of " + format_points(max_sum / double(views.size()))) +
+         (views.empty() ? ""
+                        : ", mean score " + format_points(sum / double(views.size())) + " of " +
+                              format_points(max_sum / double(views.size()))) +
          ". Each student's name links to their feedback.</p>\n";
 
-    h += "<h2>Gradebook</h2>\n<p>Click a column to sort by it (again for the other way).</p>\n<table id=\"gradebook\"><thead><tr>"
+    h += "<h2>Gradebook</h2>\n<p>Click a column to sort by it (again for the other way).</p>\n<table "
+         "id=\"gradebook\"><thead><tr>"
          "<th data-key=\"student\">student</th><th data-key=\"score\" data-type=\"number\">score</th>"
          "<th data-key=\"max\" data-type=\"number\">max</th><th data-key=\"status\">status</th>";
     for (std::size_t i = 0; i < columns.size(); ++i)
         h += "<th data-key=\"c" + std::to_string(i) + "\" data-type=\"number\">" + e(columns[i].header) + "</th>";
     h += "<th data-key=\"summary\">summary</th></tr></thead>\n<tbody>\n";
     for (const auto& v : views) {
-        h += "<tr data-student=\"" + e(v.student) + "\"><td><a href=\"student-view/" + e(v.student) + ".html\">" + e(v.student) +
-             "</a></td><td class=\"num\">" + format_points(v.score) + "</td><td class=\"num\">" + format_points(v.max_score) + "</td><td>" +
-             e(v.status) + "</td>";
+        h += "<tr data-student=\"" + e(v.student) + "\"><td><a href=\"student-view/" + e(v.student) + ".html\">" +
+             e(v.student) + "</a></td><td class=\"num\">" + format_points(v.score) + "</td><td class=\"num\">" +
+             format_points(v.max_score) + "</td><td>" + e(v.status) + "</td>";
         // Points only, from staff's checks as gradebook.csv sums them: a hidden column names no case.
         const StudentResult& staff = staff_results[std::size_t(&v - views.data())];
         for (const auto& column : columns) {
             double points = 0;
             bool found = false;
             for (const auto& c : staff.checks)
-                if (c.kind == column.kind && std::find(column.names.begin(), column.names.end(), c.name) != column.names.end()) {
+                if (c.kind == column.kind &&
+                    std::find(column.names.begin(), column.names.end(), c.name) != column.names.end()) {
                     points += c.points;
                     found = true;
                 }
-            h += found ? "<td class=\"num\">" + format_points(points) + "</td>" : "<td class=\"num\" data-sort=\"\"></td>";
+            h += found ? "<td class=\"num\">" + format_points(points) + "</td>"
+                       : "<td class=\"num\" data-sort=\"\"></td>";
         }
         h += "<td class=\"summary\">" + html_escape(printable_lines(v.summary, 4000)) + "</td></tr>\n";
     }

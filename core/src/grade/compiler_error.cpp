@@ -23,9 +23,9 @@ bool is_error_line(std::string_view line) {
 // A line that says where the error that follows is: gcc's "a.cpp: In function 'f':", an include chain,
 // the linker's "ld: a.o: in function `main':".
 bool is_context_line(std::string_view line) {
-    return contains(line, ": In function") || contains(line, ": In member function") || contains(line, ": In constructor") ||
-           contains(line, ": In instantiation of") || starts_with(line, "In file included from") ||
-           contains(line, ": in function `");
+    return contains(line, ": In function") || contains(line, ": In member function") ||
+           contains(line, ": In constructor") || contains(line, ": In instantiation of") ||
+           starts_with(line, "In file included from") || contains(line, ": in function `");
 }
 
 // The excerpt under a diagnostic is indented ("    4 |   foo(1);", "      |   ^~~"); so is a CMake error's

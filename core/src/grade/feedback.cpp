@@ -30,7 +30,8 @@ uint64_t number_of(const nlohmann::json& j, const char* key) {
 std::string shape_of(const nlohmann::json& row, Operation op, std::string* block_option = nullptr) {
     const std::string mn = std::to_string(number_of(row, "m")) + "x" + std::to_string(number_of(row, "n"));
     if (op == Operation::gemm) return mn + "x" + std::to_string(number_of(row, "k"));
-    if (op == Operation::block_transpose && block_option) *block_option = " --block " + std::to_string(number_of(row, "block"));
+    if (op == Operation::block_transpose && block_option)
+        *block_option = " --block " + std::to_string(number_of(row, "block"));
     return mn;
 }
 
@@ -44,8 +45,8 @@ std::string plugin_of(const StudentResult& view) {
     return "build/<your plugin>.so";
 }
 
-std::string runner_command(const std::string& plugin, const std::string& kernels, Operation op, const std::string& shape,
-                           const std::string& block_option, const std::string& rest) {
+std::string runner_command(const std::string& plugin, const std::string& kernels, Operation op,
+                           const std::string& shape, const std::string& block_option, const std::string& rest) {
     std::string command = "runner --plugin " + shell_word(plugin) + " --kernels " + shell_word(kernels);
     if (op != Operation::gemm) command += " --operation " + std::string(to_string(op));
     return command + " --shape " + shape + block_option + rest;
@@ -60,9 +61,11 @@ std::optional<FeedbackFailure> correctness_failure(const CheckResult& c, Operati
         std::string block;
         const std::string shape = shape_of(row, op, &block);
         const std::string seed = std::to_string(number_of(row, "seed"));
-        FeedbackFailure f{line(c.name), shape + ", seed " + seed, text_of(row, "outcome") + ": " + text_of(row, "reason"), ""};
+        FeedbackFailure f{line(c.name), shape + ", seed " + seed,
+                          text_of(row, "outcome") + ": " + text_of(row, "reason"), ""};
         if (!text_of(row, "kernel").empty())
-            f.reproduce = runner_command(plugin, text_of(row, "kernel"), op, shape, block, " --seed " + seed + " --strict");
+            f.reproduce =
+                runner_command(plugin, text_of(row, "kernel"), op, shape, block, " --seed " + seed + " --strict");
         return f;
     }
     return std::nullopt;
@@ -70,8 +73,10 @@ std::optional<FeedbackFailure> correctness_failure(const CheckResult& c, Operati
 
 // A tier not met: the command that times the submission beside the tier's reference at the tier's shape.
 FeedbackFailure performance_failure(const CheckResult& c, Operation op, const std::string& plugin) {
-    const nlohmann::json mine = c.evidence.is_object() && c.evidence.contains("submission") ? c.evidence["submission"] : nlohmann::json();
-    const nlohmann::json reference = c.evidence.is_object() && c.evidence.contains("reference") ? c.evidence["reference"] : nlohmann::json();
+    const nlohmann::json mine =
+        c.evidence.is_object() && c.evidence.contains("submission") ? c.evidence["submission"] : nlohmann::json();
+    const nlohmann::json reference =
+        c.evidence.is_object() && c.evidence.contains("reference") ? c.evidence["reference"] : nlohmann::json();
     FeedbackFailure f{line(c.name), "", line(c.summary), ""};
     if (!mine.is_object()) return f;
     std::string block;
@@ -80,9 +85,11 @@ FeedbackFailure performance_failure(const CheckResult& c, Operation op, const st
     const std::string kernel = text_of(mine, "kernel"), reference_kernel = text_of(reference, "kernel");
     if (kernel.empty()) return f;
     if (text_of(mine, "status") != "ok")
-        f.reproduce = runner_command(plugin, kernel, op, shape, block, " --seed " + std::to_string(number_of(mine, "seed")) + " --strict");
+        f.reproduce = runner_command(plugin, kernel, op, shape, block,
+                                     " --seed " + std::to_string(number_of(mine, "seed")) + " --strict");
     else if (!reference_kernel.empty())
-        f.reproduce = runner_command(plugin, kernel + "," + reference_kernel, op, shape, block, " --baseline " + shell_word(reference_kernel));
+        f.reproduce = runner_command(plugin, kernel + "," + reference_kernel, op, shape, block,
+                                     " --baseline " + shell_word(reference_kernel));
     return f;
 }
 // A build failure's summary and reason end in "; first error:" and the error's lines (grader.cpp); the
@@ -109,7 +116,8 @@ Feedback make_feedback(const StudentResult& staff, const Rubric& rubric) {
             f.hidden = Feedback::Hidden{c.points, c.max_points, line(c.summary)};
             continue;
         }
-        f.checks.push_back({line(c.kind), line(c.name), c.points, c.max_points, c.passed, printable_lines(c.summary, kMaxBlock)});
+        f.checks.push_back(
+            {line(c.kind), line(c.name), c.points, c.max_points, c.passed, printable_lines(c.summary, kMaxBlock)});
         if (c.kind == "build" && !c.passed && c.evidence.is_object() && c.evidence.contains("first_error") &&
             c.evidence["first_error"].is_string())
             f.compiler_error = printable_lines(c.evidence["first_error"].get<std::string>(), kMaxBlock);

@@ -288,7 +288,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                                                options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
         // The first compiler error goes into the summary, so that the console and the gradebook show it.
         const std::string first_error = b.first_error.empty() ? "" : "; first error:\n" + b.first_error;
-        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, b.ok ? "built " + b.plugin.string() : b.reason + first_error,
+        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok,
+                                 b.ok ? "built " + b.plugin.string() : b.reason + first_error,
                                  {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", b.first_error}}});
         if (!b.ok) return finish("build_failed", "build failed: " + b.reason + first_error);
         plugin = b.plugin;
@@ -595,7 +596,7 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
         try {
             write_file_atomically(options_.out_dir / "student-view" / (r.student + ".json"),
                                   student_view(r, options_.rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-            write_student_feedback(options_.out_dir, r, options_.rubric);  // the same as .md and .html (grade/feedback.hpp)
+            write_student_feedback(options_.out_dir, r, options_.rubric);  // and as .md, .html (grade/feedback.hpp)
         } catch (const std::exception& e) {
             progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
         }

@@ -176,8 +176,8 @@ LeaderboardSettings parse_leaderboard(const Node& node) {
             const Node entry = opt_out->element(i);
             const std::string id = entry.as_non_empty_string();
             if (!is_valid_student_id(id))
-                entry.fail("'" + id + "' is not a student id (at most 200 of A-Z a-z 0-9 _ . -, not starting with '.': the "
-                           "submission's file or folder name as the gradebook has it)");
+                entry.fail("'" + id + "' is not a student id (at most 200 of A-Z a-z 0-9 _ . -, not starting with "
+                           "'.': the submission's file or folder name as the gradebook has it)");
             const auto [it, inserted] = first_use.emplace(id, entry.path());
             if (!inserted) entry.fail("student '" + id + "' is listed twice (also at " + it->second + ")");
             board.opt_out.push_back(id);

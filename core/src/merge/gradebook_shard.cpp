@@ -270,7 +270,8 @@ void write_gradebook_merge(const GradebookMerge& merge, const fs::path& out, boo
         // Stale results would otherwise stay in the folder and in the CSV made from it.
         for (const auto& [student, path] : old_students) fs::remove(path, ec);
         for (const auto& [student, path] : old_views)
-            for (const char* extension : {".json", ".md", ".html"}) fs::remove(fs::path(path).replace_extension(extension), ec);
+            for (const char* extension : {".json", ".md", ".html"})
+                fs::remove(fs::path(path).replace_extension(extension), ec);
     }
     std::map<std::string, fs::path> views;
     for (const auto& dir : merge.view_dirs)
