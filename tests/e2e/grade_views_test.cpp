@@ -72,6 +72,7 @@ TEST(GradeViews, ABuildFailureShowsItsFirstCompilerErrorOnTheConsoleAndInTheFeed
     const std::size_t error_line = run.err.find("my_gemm.cpp:");
     ASSERT_NE(error_line, std::string::npos) << "the console does not show the compiler's line:\n" << run.err;
     EXPECT_NE(run.err.find(": error: #error \"<script>alert(1)</script></textarea>\""), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(" | #error \"<script>"), std::string::npos) << "no excerpt under the line:\n" << run.err;
     EXPECT_EQ(run.err.find("/src/my_gemm.cpp"), std::string::npos) << "the build's scratch path is shown:\n" << run.err;
 
     const std::string md = test::slurp(dir / "out" / "student-view" / "dave.md");

@@ -57,5 +57,15 @@ TEST(FirstCompilerError, NothingRecognisedIsEmptyAndLinesAreBoundedAndPrintable)
     EXPECT_LT(first.size(), 400u);
 }
 
+TEST(FirstCompilerError, ItsErrorLineAloneAndItsLinesForTheConsole) {
+    const std::string lines = "a.cpp: In function 'void f()':\na.cpp:4:3: error: 'foo' was not declared\n    4 |   foo(1);";
+    EXPECT_EQ(error_line_of(lines), "a.cpp:4:3: error: 'foo' was not declared");
+    EXPECT_EQ(error_line_of("no error here"), "");
+    EXPECT_EQ(error_excerpt_lines(lines),
+              (std::vector<std::string>{"a.cpp: In function 'void f()':", "a.cpp:4:3: error: 'foo' was not declared",
+                                        "    4 |   foo(1);"}));
+    EXPECT_EQ(error_excerpt_lines("x\x1b[2Jy"), std::vector<std::string>{"x [2Jy"});
+}
+
 }  // namespace
 }  // namespace kreg

@@ -66,4 +66,16 @@ std::string first_compiler_error(std::string_view log, std::size_t max_lines) {
     return "";
 }
 
+std::vector<std::string> error_excerpt_lines(std::string_view lines) {
+    std::vector<std::string> out;
+    for (const std::string_view line : split_lines(lines)) out.push_back(printable_utf8(line, kMaxLineBytes));
+    return out;
+}
+
+std::string error_line_of(std::string_view lines) {
+    for (const std::string_view line : split_lines(lines))
+        if (is_error_line(line)) return std::string(line);
+    return "";
+}
+
 }  // namespace kreg

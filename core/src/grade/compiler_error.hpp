@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kreg {
 
@@ -20,5 +21,13 @@ namespace kreg {
 // message), up to max_lines lines in all, each cut to 300 bytes and made printable (printable_utf8),
 // joined with "\n".
 std::string first_compiler_error(std::string_view log, std::size_t max_lines = 8);
+
+// first_compiler_error's lines one by one, each made printable again (they may have come back from a
+// file), for a console that indents them under a row.
+std::vector<std::string> error_excerpt_lines(std::string_view lines);
+
+// The error line alone of first_compiler_error's lines (without its context and excerpt), for a
+// one-line summary; "" when lines holds none.
+std::string error_line_of(std::string_view lines);
 
 }  // namespace kreg

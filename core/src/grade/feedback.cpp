@@ -92,10 +92,10 @@ FeedbackFailure performance_failure(const CheckResult& c, Operation op, const st
                                      " --baseline " + shell_word(reference_kernel));
     return f;
 }
-// A build failure's summary and reason end in "; first error:" and the error's lines (grader.cpp); the
-// feedback shows those lines once, verbatim, under their own heading.
+// A build failure's summary and reason end in "; first error: " and the error's line (grader.cpp); the
+// feedback shows the error once, verbatim and with its excerpt, under its own heading.
 std::string without_first_error(const std::string& text) {
-    const std::size_t at = text.find("; first error:\n");
+    const std::size_t at = text.find("; first error: ");
     return at == std::string::npos ? text : text.substr(0, at) + " (the first compiler error is below)";
 }
 }  // namespace

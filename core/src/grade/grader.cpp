@@ -3,6 +3,7 @@
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
 #include "grade/class_page.hpp"
+#include "grade/compiler_error.hpp"
 #include "grade/feedback.hpp"
 #include "grade/outcome.hpp"
 #include "grade/provenance.hpp"
@@ -286,8 +287,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         build_policy.memory_bytes = uint64_t(limits.memory_mb) << 20;
         const BuildResult b = build_submission(submission.path, options_.out_dir / "builds" / submission.student,
                                                options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
-        // The first compiler error goes into the summary, so that the console and the gradebook show it.
-        const std::string first_error = b.first_error.empty() ? "" : "; first error:\n" + b.first_error;
+        // The first compiler error's line goes into the summary, so that the console and the gradebook show it.
+        const std::string first_error = b.first_error.empty() ? "" : "; first error: " + error_line_of(b.first_error);
         result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok,
                                  b.ok ? "built " + b.plugin.string() : b.reason + first_error,
                                  {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", b.first_error}}});
@@ -602,6 +603,10 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
         }
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
                  (r.status == "graded" ? "" : " — " + r.summary));
+        // Under a build failure, the first compiler error's context and excerpt (grade/compiler_error.hpp).
+        for (const auto& c : r.checks)
+            if (c.kind == "build" && !c.passed && c.evidence.is_object() && c.evidence.contains("first_error"))
+                for (const std::string& line : error_excerpt_lines(c.evidence.value("first_error", ""))) progress("    " + line);
     }
     try {
         write_class_page(gradebook_, options_.rubric);  // <out>/index.html (grade/class_page.hpp)
