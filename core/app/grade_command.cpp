@@ -235,6 +235,8 @@ int run_grade_command(int argc, char** argv) {
         grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
         std::cout << grader.gradebook().console_summary();
         std::cout << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
+        std::cout << "class page: " << (go.out_dir / "index.html").string()
+                  << " (feedback: " << (go.out_dir / "student-view").string() << "/)\n";
         return exit_status(grader.gradebook(), submissions, fail_under);
     } catch (const ConfigError& e) {  // the rubric against the trusted plugins, before anyone is graded
         std::cerr << "runner grade: rubric error: " << e.what() << "\n";

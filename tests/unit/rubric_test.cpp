@@ -3,6 +3,7 @@
 // rubrics, schema and README.
 #include "grade/rubric.hpp"
 #include "bad_corpus.hpp"
+#include "grade/provenance.hpp"
 
 #include <gtest/gtest.h>
 
@@ -434,6 +435,43 @@ TEST(MergeRubrics, EachScalarComesFromTheLastFileThatSetsIt) {
     EXPECT_EQ(reversed.warmup, 5);
     EXPECT_EQ(reversed.limits.call_s, 10);
     EXPECT_FALSE(reversed.requires_correctness);  // first.json does not set it
+}
+
+TEST(ParseRubric, TheLeaderboardIsShownByDefaultAndCanBeHiddenOrLeaveStudentsOff) {
+    const json base{{"correctness", {a_case("c")}}};
+    EXPECT_EQ(parse_rubric(base, "r.json").leaderboard, LeaderboardSettings{});
+    json hidden = base;
+    hidden["leaderboard"] = false;
+    EXPECT_FALSE(parse_rubric(hidden, "r.json").leaderboard.show);
+    json opt_out = base;
+    opt_out["leaderboard"] = {{"opt_out", {"alice", "bob.2"}}};
+    const Rubric r = parse_rubric(opt_out, "r.json");
+    EXPECT_TRUE(r.leaderboard.show);
+    EXPECT_EQ(r.leaderboard.opt_out, (std::vector<std::string>{"alice", "bob.2"}));
+    EXPECT_EQ(r.to_json().at("leaderboard"), json({{"show", true}, {"opt_out", {"alice", "bob.2"}}}));
+    json canonical = base;
+    canonical["leaderboard"] = r.to_json().at("leaderboard");
+    EXPECT_EQ(parse_rubric(canonical, "r.json").leaderboard, r.leaderboard) << "the canonical form parses back";
+    EXPECT_FALSE(parse_rubric(base, "r.json").to_json().contains("leaderboard"))
+        << "a default changes no canonical form";
+}
+
+TEST(MergeRubrics, AnyFileHidesTheBoardAndOptOutsAddUpWithoutChangingTheRubricsHash) {
+    json published{{"correctness", {a_case("c")}}, {"leaderboard", {{"opt_out", {"alice"}}}}};
+    json staff{{"correctness", {a_case("h")}}, {"leaderboard", {{"opt_out", {"bob", "alice"}}}}};
+    Rubric merged = merge_rubrics({parse_rubric(published, "p.json"), parse_rubric(staff, "s.json")});
+    EXPECT_TRUE(merged.leaderboard.show);
+    EXPECT_EQ(merged.leaderboard.opt_out, (std::vector<std::string>{"alice", "bob"}));
+    staff["leaderboard"] = false;
+    published["leaderboard"] = true;
+    merged = merge_rubrics({parse_rubric(published, "p.json"), parse_rubric(staff, "s.json")});
+    EXPECT_FALSE(merged.leaderboard.show) << "a later file's true cannot show what another hides, nor the reverse";
+    merged = merge_rubrics({parse_rubric(staff, "s.json"), parse_rubric(published, "p.json")});
+    EXPECT_FALSE(merged.leaderboard.show);
+    // Who is on the class page's board is no input of a grade: results stay current when it changes.
+    json without = published;
+    without.erase("leaderboard");
+    EXPECT_EQ(rubric_sha256(parse_rubric(published, "p.json")), rubric_sha256(parse_rubric(without, "p.json")));
 }
 
 TEST(MergeRubrics, OneRubricComesBackUnchangedAndNoneIsAnError) {

@@ -2,6 +2,9 @@
 
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
+#include "grade/class_page.hpp"
+#include "grade/compiler_error.hpp"
+#include "grade/feedback.hpp"
 #include "grade/outcome.hpp"
 #include "grade/provenance.hpp"
 #include "grade/student_view.hpp"
@@ -311,9 +314,12 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         build_policy.memory_bytes = uint64_t(limits.memory_mb) << 20;
         const BuildResult b = build_submission(submission.path, options_.out_dir / "builds" / submission.student,
                                                options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
-        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, b.ok ? "built " + b.plugin.string() : b.reason,
-                                 {{"seconds", b.seconds}, {"log_tail", b.log_tail}}});
-        if (!b.ok) return finish("build_failed", "build failed: " + b.reason);
+        // The first compiler error's line goes into the summary, so that the console and the gradebook show it.
+        const std::string first_error = b.first_error.empty() ? "" : "; first error: " + error_line_of(b.first_error);
+        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok,
+                                 b.ok ? "built " + b.plugin.string() : b.reason + first_error,
+                                 {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", b.first_error}}});
+        if (!b.ok) return finish("build_failed", "build failed: " + b.reason + first_error);
         plugin = b.plugin;
     }
 
@@ -618,11 +624,21 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
         try {
             write_file_atomically(options_.out_dir / "student-view" / (r.student + ".json"),
                                   student_view(r, options_.rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+            write_student_feedback(options_.out_dir, r, options_.rubric);  // and as .md, .html (grade/feedback.hpp)
         } catch (const std::exception& e) {
             progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
         }
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
                  (r.status == "graded" ? "" : " — " + r.summary));
+        // Under a build failure, the first compiler error's context and excerpt (grade/compiler_error.hpp).
+        for (const auto& c : r.checks)
+            if (c.kind == "build" && !c.passed && c.evidence.is_object() && c.evidence.contains("first_error"))
+                for (const std::string& line : error_excerpt_lines(c.evidence.value("first_error", ""))) progress("    " + line);
+    }
+    try {
+        write_class_page(gradebook_, options_.rubric);  // <out>/index.html (grade/class_page.hpp)
+    } catch (const std::exception& e) {
+        progress(std::string("warning: the class page could not be written: ") + e.what());
     }
 }
 

@@ -34,6 +34,7 @@ std::string submission_sha256(const fs::path& submission) {
 std::string rubric_sha256(const Rubric& rubric) {
     nlohmann::json content = rubric.to_json();
     content.erase("sources");
+    content.erase("leaderboard");  // who is on the class page's board changes no grade
     return sha256_hex(content.dump());
 }
 

@@ -147,6 +147,8 @@ nlohmann::json Rubric::to_json() const {
     if (backend) j["backend"] = std::string(kreg::to_string(*backend));
     if (!tiers.empty()) j["performance"] = tiers;
     if (time_budget_s) j["measure"]["time_budget_s"] = *time_budget_s;
+    if (!(leaderboard == LeaderboardSettings{}))
+        j["leaderboard"] = {{"show", leaderboard.show}, {"opt_out", leaderboard.opt_out}};
     return j;
 }
 
@@ -182,6 +184,11 @@ Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
                 merged.explicitly_set.push_back(pointer);
         }
         merged.sources.insert(merged.sources.end(), later.sources.begin(), later.sources.end());
+        // Privacy wins: any file may hide the board or leave a student off it.
+        merged.leaderboard.show = merged.leaderboard.show && later.leaderboard.show;
+        std::vector<std::string>& opt_out = merged.leaderboard.opt_out;
+        for (const auto& id : later.leaderboard.opt_out)
+            if (std::find(opt_out.begin(), opt_out.end(), id) == opt_out.end()) opt_out.push_back(id);
     }
     check_points_total(merged);
     return merged;

@@ -55,6 +55,15 @@ struct GradeLimits {
     int64_t memory_mb = 4096;  // each worker's (and build's) memory, its processes together
 };
 
+// "leaderboard": whether the class page (grade/class_page.hpp) ranks students by their tiers' measured
+// speed-up, and whom it leaves off. It changes no grade, so it is not part of the rubric's sha256.
+struct LeaderboardSettings {
+    bool show = true;                  // "leaderboard": false hides the board
+    std::vector<std::string> opt_out;  // "leaderboard": {"opt_out": [student ids]}: never on the board
+
+    bool operator==(const LeaderboardSettings& o) const { return show == o.show && opt_out == o.opt_out; }
+};
+
 struct Rubric {
     std::string name, description;      // name: "name" key, default the file's stem
     // "operation" (default gemm): what the graded kernel and every reference compute; it decides the
@@ -72,6 +81,7 @@ struct Rubric {
     int rounds = 3, max_rounds = 8;
     std::optional<double> time_budget_s;  // "measure"
     bool requires_correctness = true;     // performance points only when every correctness case passed
+    LeaderboardSettings leaderboard;      // merged: hidden if any file hides it; the opt-outs of every file
     std::vector<std::string> sources;     // every file this rubric was read from, in order
 
     // The scalar settings the file(s) gave explicitly, as JSON pointers ("/name", "/kernel",
@@ -107,7 +117,8 @@ Rubric load_rubric(const std::filesystem::path& path);
 // - each scalar setting (name, description, kernel, backend, each limit, each measure key,
 //   requires_correctness) is the value of the LAST file that sets it explicitly, else the first file's
 //   (its default when no file sets it);
-// - sources and explicitly_set are concatenated (explicitly_set without repeats).
+// - sources and explicitly_set are concatenated (explicitly_set without repeats);
+// - the leaderboard is shown only when no file hides it, and leaves off every student any file opts out.
 // A single rubric comes back unchanged; an empty list is std::invalid_argument.
 Rubric merge_rubrics(const std::vector<Rubric>& rubrics);
 

@@ -3,6 +3,7 @@
 #include "grade/rubric.hpp"
 
 #include "common/suggest.hpp"
+#include "grade/gradebook.hpp"  // is_valid_student_id
 #include "config/json_node.hpp"
 #include "config/shape_spec.hpp"
 
@@ -21,6 +22,7 @@ const std::vector<std::string> kLimitKeys{"load_s", "call_s", "total_s", "build_
 constexpr int64_t kMaxRounds = 100;
 const std::vector<std::string> kMeasureKeys{"warmup", "repeats", "time_budget_s", "rounds", "max_rounds"};
 const std::vector<std::string> kBackendNames{"cpu", "cuda"};
+const std::vector<std::string> kLeaderboardKeys{"show", "opt_out"};
 
 std::string default_name(const std::string& source) {
     if (!source.empty() && source.front() == '<') return "rubric";
@@ -157,6 +159,33 @@ void check_points_total(const Rubric& r, const std::optional<Node>& correctness,
     for (std::size_t i = 0; i < r.performance.size(); ++i) add(r.performance[i].points, *performance, i);
 }
 
+// "leaderboard": true, false, or {"show": bool, "opt_out": [student ids]}.
+LeaderboardSettings parse_leaderboard(const Node& node) {
+    LeaderboardSettings board;
+    if (node.value().is_boolean()) {
+        board.show = node.as_bool();
+        return board;
+    }
+    if (!node.value().is_object()) node.fail_type("true, false or an object with 'show' and 'opt_out'");
+    node.expect_object_with_keys(kLeaderboardKeys);
+    if (const auto show = node.find("show")) board.show = show->as_bool();
+    if (const auto opt_out = node.find("opt_out")) {
+        if (!opt_out->value().is_array()) opt_out->fail_type("an array of student ids");
+        std::map<std::string, std::string> first_use;
+        for (std::size_t i = 0; i < opt_out->value().size(); ++i) {
+            const Node entry = opt_out->element(i);
+            const std::string id = entry.as_non_empty_string();
+            if (!is_valid_student_id(id))
+                entry.fail("'" + id + "' is not a student id (at most 200 of A-Z a-z 0-9 _ . -, not starting with "
+                           "'.': the submission's file or folder name as the gradebook has it)");
+            const auto [it, inserted] = first_use.emplace(id, entry.path());
+            if (!inserted) entry.fail("student '" + id + "' is listed twice (also at " + it->second + ")");
+            board.opt_out.push_back(id);
+        }
+    }
+    return board;
+}
+
 Backend parse_backend_node(const Node& node) {
     const std::string text = node.as_string();
     const auto backend = parse_backend(text);
@@ -174,7 +203,7 @@ Backend parse_backend_node(const Node& node) {
 const std::vector<std::string>& rubric_keys() {
     static const std::vector<std::string> keys{
         "$schema", "name",        "description", "operation", "kernel",
-        "backend", "limits",      "correctness", "performance", "measure", "requires_correctness"};
+        "backend", "limits",      "correctness", "performance", "measure", "requires_correctness", "leaderboard"};
     return keys;
 }
 
@@ -245,6 +274,7 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         }
     }
     if (const auto n = setting(root, "requires_correctness")) r.requires_correctness = n->as_bool();
+    if (const auto n = root.find("leaderboard")) r.leaderboard = parse_leaderboard(*n);  // merged by its own rule
     return r;
 }
 

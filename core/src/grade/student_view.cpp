@@ -53,7 +53,11 @@ StudentResult student_view(const StudentResult& staff, const Rubric& rubric) {
         hidden.summary = std::to_string(passed) + "/" + std::to_string(count) + " cases passed";
         view.checks.push_back(hidden);
     }
-    view.meta.erase("rubric");
+    if (view.meta.is_object()) view.meta.erase("rubric");  // an "error" result may have no meta at all
+    // A small secret seed is found again from its sha256 by trying them all, and the merged rubric's sha256
+    // confirms a guess at the hidden cases: neither is the student's to read.
+    if (view.meta.contains("provenance") && view.meta["provenance"].is_object())
+        for (const char* key : {"secret_sha256", "rubric_sha256"}) view.meta["provenance"].erase(key);
     view.summary = staff.status == "graded" || staff.summary.rfind(format_points(staff.score) + "/", 0) == 0
                        ? summarize_result(staff, rubric)
                        : staff.summary;

@@ -19,8 +19,8 @@ bool is_hidden(const CheckResult& check, const Rubric& rubric);
 std::string summarize_result(const StudentResult& result, const Rubric& rubric);
 
 // The student's view: the hidden checks folded into one "hidden" check (points, maximum, "k/n passed"),
-// no evidence of them, and no rubric in meta (it names the hidden cases); the summary as
-// summarize_result.
+// no evidence of them, no rubric in meta (it names the hidden cases) and no hash of the secret seed or
+// of the merged rubric in meta.provenance; the summary as summarize_result.
 StudentResult student_view(const StudentResult& staff, const Rubric& rubric);
 
 }  // namespace kreg

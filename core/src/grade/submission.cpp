@@ -1,5 +1,6 @@
 #include "grade/submission.hpp"
 
+#include "grade/compiler_error.hpp"
 #include "grade/gradebook.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/memory_limit.hpp"
@@ -169,6 +170,18 @@ std::string tail_of(const fs::path& file, size_t max_chars) {
     return text;
 }
 
+// The first error of the whole log (the tail may have lost it behind follow-on errors), with the scratch
+// folder's path taken out so that it names the files as the student's folder has them.
+std::string first_error_of(const fs::path& file, const std::string& sources_prefix) {
+    std::ifstream in(file);
+    std::string text(std::size_t(4) << 20, '\0');
+    in.read(text.data(), std::streamsize(text.size()));
+    text.resize(std::size_t(in.gcount()));
+    for (std::size_t at = text.find(sources_prefix); at != std::string::npos; at = text.find(sources_prefix, at))
+        text.erase(at, sources_prefix.size());
+    return first_compiler_error(text);
+}
+
 bool exports_entry_point(const fs::path& so) {
     std::ifstream in(so, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -221,6 +234,7 @@ BuildResult build_submission(const fs::path& source_dir, const fs::path& build_d
     if (why.empty()) why = run_build_step(box, {"cmake", "--build", out, "-j2"}, log, std::max(1.0, timeout_s - elapsed()));
     result.seconds = elapsed();
     result.log_tail = tail_of(log, 2000);
+    result.first_error = first_error_of(log, src + "/");
     std::vector<fs::path> plugins;
     if (why.empty()) {
         for (const auto& entry : fs::recursive_directory_iterator(out, ec))

@@ -30,6 +30,7 @@ struct BuildResult {
     std::filesystem::path plugin;  // the built .so
     std::string reason;            // why not, when !ok
     std::string log_tail;          // the last lines of the build's output
+    std::string first_error;       // the whole log's first compiler error (compiler_error.hpp), paths relative
     double seconds = 0;
 };
 

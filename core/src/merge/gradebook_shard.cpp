@@ -3,6 +3,8 @@
 #include "grade/gradebook.hpp"
 #include "grade/provenance.hpp"
 #include "grade/rubric.hpp"
+#include "grade/class_page.hpp"
+#include "grade/feedback.hpp"
 #include "grade/student_view.hpp"
 #include "merge/shard.hpp"
 #include "report/atomic_file.hpp"
@@ -267,7 +269,9 @@ void write_gradebook_merge(const GradebookMerge& merge, const fs::path& out, boo
     } else {
         // Stale results would otherwise stay in the folder and in the CSV made from it.
         for (const auto& [student, path] : old_students) fs::remove(path, ec);
-        for (const auto& [student, path] : old_views) fs::remove(path, ec);
+        for (const auto& [student, path] : old_views)
+            for (const char* extension : {".json", ".md", ".html"})
+                fs::remove(fs::path(path).replace_extension(extension), ec);
     }
     std::map<std::string, fs::path> views;
     for (const auto& dir : merge.view_dirs)
@@ -284,8 +288,10 @@ void write_gradebook_merge(const GradebookMerge& merge, const fs::path& out, boo
             const StudentResult r = StudentResult::from_json(nlohmann::json::parse(staff));
             write_file_atomically(view, student_view(r, rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         }
+        write_student_feedback(out_dir, StudentResult::from_json(nlohmann::json::parse(staff)), rubric);
     }
     write_file_atomically(book.csv_file(), book.csv());
+    write_class_page(book, rubric);
     write_file_atomically(out_dir / kGradebookMergeManifest, merge.manifest.dump(2) + "\n");
 }
 
