@@ -11,6 +11,7 @@
 #include "plugin/discovery.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/landlock.hpp"
+#include "worker/stop_request.hpp"
 
 #include <cxxopts.hpp>
 
@@ -72,6 +73,7 @@ int run_grade_command(int argc, char** argv) {
         ("submissions", "A folder of submissions: *.so files and/or one folder per student", cxxopts::value<std::string>())
         ("out", "Folder for per-student results and gradebook.csv", cxxopts::value<std::string>()->default_value("grades"))
         ("force", "Grade again students who already have a result")
+        ("reseed", "Grade again, with this run's secret seed (or none), students graded with another secret seed; without it such a run stops with 2")
         ("secret-seed", "Mixed into every case seed (default: $KREG_SECRET_SEED)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
         ("devices", "Grade on these GPUs at once, one shard of the students each, merged into OUT: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
@@ -232,7 +234,33 @@ int run_grade_command(int argc, char** argv) {
     }
     try {
         Grader grader(go);
-        grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
+        // The seed guard: a staff gradebook made with the secret seed is not silently re-graded by a shell
+        // without it (KREG_SECRET_SEED unset) or with another one.
+        if (const auto others = grader.graded_with_another_seed(true); !others.empty() && !r.count("reseed")) {
+            std::cerr << "runner grade: " << go.out_dir.string() << " holds " << others.size()
+                      << " result(s) graded with a secret seed, and this run has " << (go.secret ? "another one" : "none")
+                      << " (KREG_SECRET_SEED or --secret-seed); grading would overwrite:";
+            for (size_t i = 0; i < others.size(); ++i) std::cerr << (i ? ", " : " ") << others[i];
+            std::cerr << "\n  Set the seed they were graded with, or pass --reseed to grade them again with this run's.\n";
+            return 2;
+        }
+        if (const auto others = grader.graded_with_another_seed(false); !others.empty()) {
+            grader.set_aside_results_of_another_seed();
+            std::cerr << "runner grade: the secret seed changed: " << others.size() << " result(s) graded with another seed moved to "
+                      << (go.out_dir / "replaced-seed").string() << " and graded again:";
+            for (size_t i = 0; i < std::min<size_t>(others.size(), 10); ++i) std::cerr << (i ? ", " : " ") << others[i];
+            std::cerr << (others.size() > 10 ? ", ...\n" : "\n");
+        }
+        install_stop_handlers();  // Ctrl-C or SIGTERM: the student in flight is dropped, the finished ones stay
+        const GradeRunSummary run = grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
+        if (run.stop_signal) {
+            std::cerr << "runner grade: interrupted by " << (run.stop_signal == SIGINT ? "SIGINT" : "SIGTERM") << ": " << run.finished()
+                      << " of " << run.submissions << " student(s) finished (" << run.graded_now << " graded by this run, "
+                      << run.already_graded << " already graded), " << run.submissions - run.finished()
+                      << " to go; every finished result is in " << go.out_dir.string()
+                      << ".\n  Run the same command again to grade the rest (finished students are kept).\n";
+            return 128 + run.stop_signal;
+        }
         std::cout << grader.gradebook().console_summary();
         std::cout << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
         return exit_status(grader.gradebook(), submissions, fail_under);

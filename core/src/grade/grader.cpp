@@ -14,6 +14,7 @@
 #include "report/atomic_file.hpp"
 #include "sweep/executor.hpp"
 #include "verify/verify_gemm.hpp"
+#include "worker/stop_request.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -533,9 +534,12 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     return finish(status, summarize_result(result, rubric));  // names no hidden case
 }
 
-void Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+    GradeRunSummary run;
+    run.submissions = submissions.size();
     size_t index = 0;
     for (const auto& s : submissions) {
+        if (stop_requested()) break;
         ++index;
         const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(submissions.size()) + "] ";
         // A stored result stands only while what it was computed from is unchanged.
@@ -553,8 +557,12 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
                 changed = what_changed(previous.meta.value("provenance", nlohmann::json()), current);
             } catch (const std::exception&) {
             }
+            // An error is the grader's failure (no driver, a result it could not write), not the student's: it
+            // is retried, never kept as a grade.
+            if (changed.empty() && previous_status(s.student) == "error") changed = "its last grading ended in error";
             if (changed.empty()) {
                 progress(counter + s.student + ": already graded, and nothing it was graded from changed (use --force to grade again)");
+                ++run.already_graded;
                 continue;
             }
             progress(counter + s.student + ": " + changed + "; grading again");
@@ -569,6 +577,10 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
             r.status = "error";
             r.summary = std::string("grading error: ") + e.what();
         }
+        // A stop (SIGINT, SIGTERM) killed the worker in flight: what it left is no grade, so nothing of this
+        // student is recorded and the next run grades them.
+        if (stop_requested()) break;
+        ++run.graded_now;
         try {
             gradebook_.record(r);
         } catch (const std::exception& e) {
@@ -596,6 +608,40 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
         }
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
                  (r.status == "graded" ? "" : " — " + r.summary));
+    }
+    run.stop_signal = stop_signal();
+    return run;
+}
+
+std::vector<std::string> Grader::graded_with_another_seed(bool with_secret) const {
+    const nlohmann::json current = provenance("", rubric_hash_, options_.secret)["secret_sha256"];
+    std::vector<std::string> students;
+    for (const StudentResult& r : gradebook_.all()) {
+        if (!r.meta.contains("provenance") || !r.meta["provenance"].is_object()) continue;  // an older kreg's: graded again anyway
+        const nlohmann::json stored = r.meta["provenance"].value("secret_sha256", nlohmann::json());
+        if (stored != current && (!with_secret || !stored.is_null())) students.push_back(r.student);
+    }
+    return students;
+}
+
+void Grader::set_aside_results_of_another_seed() {
+    const fs::path aside = options_.out_dir / "replaced-seed";
+    for (const std::string& student : graded_with_another_seed(false)) {
+        fs::create_directories(aside / "student-view");
+        fs::rename(gradebook_.student_file(student), aside / (student + ".json"));
+        std::error_code ec;
+        const fs::path view = options_.out_dir / "student-view" / (student + ".json");
+        if (fs::exists(view, ec)) fs::rename(view, aside / "student-view" / (student + ".json"));
+    }
+    write_file_atomically(gradebook_.csv_file(), gradebook_.csv());
+}
+
+std::string Grader::previous_status(const std::string& student) const {
+    try {
+        std::ifstream in(gradebook_.student_file(student));
+        return StudentResult::from_json(nlohmann::json::parse(in)).status;
+    } catch (const std::exception&) {
+        return "";
     }
 }
 
