@@ -11,9 +11,12 @@
 #include "plugin/discovery.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/landlock.hpp"
+#include "sandbox/memory_limit.hpp"
 #include "worker/stop_request.hpp"
 
 #include <cxxopts.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -59,6 +62,24 @@ int exit_status(const Gradebook& gradebook, const std::vector<Submission>& submi
     }
     return 0;
 }
+// What is in force for every submission, said once before anyone is graded: the rubric's limits, and how the
+// memory cap is enforced on this machine (a cgroup where one can be made, else RLIMIT_DATA, and why).
+std::string limits_header(const GradeOptions& go) {
+    const GradeLimits& limits = go.rubric.limits;
+    std::string why_no_cgroup;
+    const bool cgroup = WorkerCgroup::create(uint64_t(limits.memory_mb) << 20, 0, why_no_cgroup).has_value();
+    std::string s = "runner grade: limits: memory " + std::to_string(limits.memory_mb) + " MiB per worker and per build (" +
+                    (cgroup ? std::string("cgroup v2 memory.max") : "RLIMIT_DATA; no cgroup: " + why_no_cgroup) + "), each call " +
+                    format_points(limits.call_s) + " s, a submission's total " + format_points(limits.total_s) + " s, load " +
+                    format_points(limits.load_s) + " s, build " + format_points(limits.build_s) + " s\n";
+    s += std::string("runner grade: confinement: namespaces (PID, mount, network with only lo down, IPC, UTS), ") +
+         (::geteuid() == 0 ? "uid " + std::to_string(kSandboxUid) + " without capabilities" : std::string("a user namespace")) +
+         ", rlimits, seccomp, " +
+         (landlock_abi() > 0 ? "Landlock ABI " + std::to_string(landlock_abi()) : std::string("no Landlock (--allow-no-landlock)")) +
+         "; the first worker's own report follows its result\n";
+    return s;
+}
+
 }  // namespace
 
 int run_grade_command(int argc, char** argv) {
@@ -232,6 +253,7 @@ int run_grade_command(int argc, char** argv) {
                      "to grade with the other layers only.\n";
         return 3;
     }
+    std::cerr << limits_header(go);
     try {
         Grader grader(go);
         // The seed guard: a staff gradebook made with the secret seed is not silently re-graded by a shell

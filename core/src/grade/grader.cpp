@@ -2,6 +2,7 @@
 
 #include "audit/so_audit.hpp"
 #include "common/host_info.hpp"
+#include "grade/build_errors.hpp"
 #include "grade/outcome.hpp"
 #include "grade/provenance.hpp"
 #include "grade/student_view.hpp"
@@ -22,6 +23,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace kreg {
@@ -122,6 +124,26 @@ std::string classify_load_error(const PluginInfo& info) {
             return "load_failed";
     }
     return "load_failed";
+}
+
+// The steps a sandbox report says were applied and were not (each entry's name, the text before ": "), for
+// one console line: "RLIMIT_CORE, RLIMIT_CPU, ..., seccomp stage 1, namespaces, ...; not available: memory cgroup".
+std::string confinement_steps(const nlohmann::json& sandbox) {
+    auto names = [&](const char* key) {
+        std::vector<std::string> out;
+        if (sandbox.contains(key) && sandbox[key].is_array())
+            for (const auto& entry : sandbox[key]) {
+                if (!entry.is_string()) continue;
+                const std::string text = entry.get<std::string>();
+                const std::string name = text.substr(0, text.find(": "));
+                if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+            }
+        std::string joined;
+        for (const std::string& n : out) joined += (joined.empty() ? "" : ", ") + n;
+        return joined;
+    };
+    const std::string applied = names("applied"), unavailable = names("unavailable");
+    return (applied.empty() ? "none" : applied) + (unavailable.empty() ? "" : "; not available: " + unavailable);
 }
 
 }  // namespace
@@ -251,10 +273,15 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     result.meta["provenance"] = known_provenance.is_object()
                                     ? known_provenance
                                     : provenance(submission_sha256(submission.path), rubric_hash_, options_.secret);
+    const Executor* untrusted_executor = nullptr;  // the submission's workers, once loading starts
     auto finish = [&](const std::string& status, const std::string& summary) {
         result.status = status;
         result.summary = summary;
         result.meta["seconds"] = seconds_since(start);
+        result.graded_at = utc_timestamp_iso8601();
+        result.wall_s = seconds_since(start);
+        if (untrusted_executor && untrusted_executor->peak_memory_bytes() > 0)
+            result.peak_mb = double(untrusted_executor->peak_memory_bytes()) / double(1 << 20);
         return result;
     };
 
@@ -285,9 +312,13 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         build_policy.memory_bytes = uint64_t(limits.memory_mb) << 20;
         const BuildResult b = build_submission(submission.path, options_.out_dir / "builds" / submission.student,
                                                options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
+        const std::vector<std::string> first_error = b.ok ? std::vector<std::string>() : first_compiler_error(b.log_tail);
         result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, b.ok ? "built " + b.plugin.string() : b.reason,
-                                 {{"seconds", b.seconds}, {"log_tail", b.log_tail}}});
-        if (!b.ok) return finish("build_failed", "build failed: " + b.reason);
+                                 {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", first_error}}});
+        // What the compiler said first, under the build's own words: the log's tail is in the evidence.
+        std::string said;
+        for (const std::string& line : first_error) said += "\n" + line;
+        if (!b.ok) return finish("build_failed", "build failed: " + b.reason + said);
         plugin = b.plugin;
     }
 
@@ -310,6 +341,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     const uint64_t most_calls = uint64_t(1 + std::max(2, rubric.warmup + rubric.repeats));
     untrusted.sandbox->memory_bytes = (uint64_t(limits.memory_mb) << 20) + most_calls * largest_output_bytes(rubric);
     Executor executor(untrusted);
+    untrusted_executor = &executor;
     const PluginInfo info = executor.describe(plugin.string(), options_.device);
     result.sandbox = executor.last_sandbox_report();
     if (!info.error.empty()) {
@@ -537,6 +569,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
 GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
     GradeRunSummary run;
     run.submissions = submissions.size();
+    mark_removed_submissions(submissions, progress);
     size_t index = 0;
     for (const auto& s : submissions) {
         if (stop_requested()) break;
@@ -606,8 +639,14 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions, co
         } catch (const std::exception& e) {
             progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
         }
+        std::string summary = r.summary;  // its later lines (a compiler's error) indented under the student's
+        for (size_t at = 0; (at = summary.find('\n', at)) != std::string::npos; at += 5) summary.replace(at, 1, "\n    ");
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
-                 (r.status == "graded" ? "" : " — " + r.summary));
+                 (r.status == "graded" ? "" : " — " + summary));
+        if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
+            progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
+            run.confinement_reported = true;
+        }
     }
     run.stop_signal = stop_signal();
     return run;
@@ -634,6 +673,24 @@ void Grader::set_aside_results_of_another_seed() {
         if (fs::exists(view, ec)) fs::rename(view, aside / "student-view" / (student + ".json"));
     }
     write_file_atomically(gradebook_.csv_file(), gradebook_.csv());
+}
+
+void Grader::mark_removed_submissions(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+    std::set<std::string> present;
+    for (const Submission& s : submissions) present.insert(s.student);
+    for (StudentResult r : gradebook_.all()) {
+        if (r.meta.contains("corrupt_file")) continue;  // not ours to rewrite: all() says what is wrong with it
+        std::error_code ec;
+        const bool removed = !present.count(r.student) && !fs::exists(r.submission, ec);
+        if (removed == r.submission_removed) continue;
+        r.submission_removed = removed;
+        try {
+            gradebook_.record(r);
+            if (removed) progress(r.student + ": submission " + r.submission + " is gone; its result stays, marked as removed");
+        } catch (const std::exception& e) {
+            progress(r.student + ": warning: cannot mark the result as " + (removed ? "removed" : "current") + ": " + e.what());
+        }
+    }
 }
 
 std::string Grader::previous_status(const std::string& student) const {

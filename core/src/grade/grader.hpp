@@ -42,6 +42,7 @@ struct GradeRunSummary {
     size_t submissions = 0;     // handed to grade_all
     size_t already_graded = 0;  // kept: graded before from the same inputs
     size_t graded_now = 0;      // graded and recorded by this run
+    bool confinement_reported = false;  // the first worker's sandbox report was printed
     int stop_signal = 0;        // SIGINT or SIGTERM when a stop ended the run early (worker/stop_request.hpp), else 0
     size_t finished() const { return already_graded + graded_now; }
 };
@@ -87,6 +88,9 @@ private:
     // copy-ceiling tiers measures it before the first submission is built or loaded.
     const nlohmann::json& gpu_facts_and_ceilings();
     nlohmann::json run_meta() const;
+    // Marks every stored result whose submission is neither among submissions nor on disk any more as
+    // submission_removed (and clears the mark of one that is back), saying so through progress.
+    void mark_removed_submissions(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
     // The status of student's stored result, "" when there is none that reads back.
     std::string previous_status(const std::string& student) const;
 
