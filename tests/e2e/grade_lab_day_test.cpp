@@ -47,5 +47,68 @@ TEST(GradeLabDay, TheUnmodifiedCpuTemplateEarnsTheCpuLabsCorrectnessPointsOnly) 
     EXPECT_EQ(r.score, correctness_max) << r.summary;
 }
 
+TEST(GradeLabDay, TheConsoleSaysWhatIsInForceAndTheGradebookWhenHowLongAndHowMuchMemory) {
+    const auto dir = test::fresh_dir("grade-in-force");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "alice.so");
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "bob.so");
+    fs::copy(kSource / "plugins" / "template", dir / "subs" / "dave", fs::copy_options::recursive);
+    std::ofstream(dir / "subs" / "dave" / "my_gemm.cpp", std::ios::app) << "\nthis is not C++;\n";
+    const std::string grade = kRunner + " grade --rubric " + kCorpusRubric.string() + " --submissions subs --out out";
+    const auto run = test::run_command(grade, dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    // The limits (corpus-rubric.json: call_s 3, total_s 60) and how memory is capped here, before anyone is graded.
+    const size_t header = run.err.find("runner grade: limits: memory 4096 MiB per worker");
+    ASSERT_NE(header, std::string::npos) << run.err;
+    EXPECT_LT(header, run.err.find("[1/3]")) << run.err;
+    const bool cgroup = run.err.find("(cgroup v2 memory.max)") != std::string::npos;
+    const bool rlimit = run.err.find("(RLIMIT_DATA; no cgroup: ") != std::string::npos;
+    EXPECT_TRUE(cgroup != rlimit) << run.err;
+    EXPECT_NE(run.err.find("each call 3 s, a submission's total 60 s"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("runner grade: confinement: namespaces"), std::string::npos) << run.err;
+    // What the sandbox of the first worker reported, by step.
+    const size_t applied = run.err.find("confinement applied to alice's worker: ");
+    ASSERT_NE(applied, std::string::npos) << run.err;
+    const std::string steps = run.err.substr(applied, run.err.find('\n', applied) - applied);
+    for (const char* step : {"seccomp stage 1", "namespaces", "RLIMIT_CPU", "no_new_privs"})
+        EXPECT_NE(steps.find(step), std::string::npos) << step << " in " << steps;
+    // The compiler's first error, on the console, without the build's scratch path.
+    EXPECT_NE(run.err.find("\n    my_gemm.cpp:"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(": error: "), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("kreg-scratch-"), std::string::npos) << run.err;
+
+    auto graded = results(dir / "out");
+    for (const char* student : {"alice", "bob"}) {
+        const StudentResult& r = graded[student];
+        EXPECT_EQ(r.graded_at.size(), 20u) << r.graded_at;  // 2026-12-02T01:02:03Z
+        EXPECT_GT(r.wall_s, 0) << student;
+        ASSERT_TRUE(r.peak_mb.has_value()) << student;
+        EXPECT_GT(*r.peak_mb, 1) << student;
+        EXPECT_LT(*r.peak_mb, 4096) << student;
+        EXPECT_FALSE(r.submission_removed) << student;
+    }
+    std::string csv = test::slurp(dir / "out" / "gradebook.csv");
+    EXPECT_NE(csv.find(",graded_at,wall_s,peak_mb,submission_removed\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("\nalice,100,100,graded,"), std::string::npos) << csv;
+
+    // Bob's submission is removed: his result stays, marked in the JSON, the CSV and the console.
+    fs::remove(dir / "subs" / "bob.so");
+    const auto after = test::run_command(grade, dir, dir);
+    EXPECT_EQ(after.exit_code, 0) << after.err;
+    EXPECT_NE(after.err.find("bob: submission subs/bob.so is gone; its result stays, marked as removed"), std::string::npos) << after.err;
+    graded = results(dir / "out");
+    EXPECT_TRUE(graded["bob"].submission_removed);
+    EXPECT_FALSE(graded["alice"].submission_removed);
+    csv = test::slurp(dir / "out" / "gradebook.csv");
+    const size_t bob = csv.find("\nbob,");
+    ASSERT_NE(bob, std::string::npos) << csv;
+    EXPECT_EQ(csv.substr(csv.find('\n', bob + 1) - 4, 4), ",yes") << csv;
+    EXPECT_NE(after.out.find("[submission removed]"), std::string::npos) << after.out;
+    // Back again: the mark goes.
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "bob.so");
+    test::run_command(grade, dir, dir);
+    EXPECT_FALSE(results(dir / "out")["bob"].submission_removed);
+}
+
 }  // namespace
 }  // namespace kreg
