@@ -103,6 +103,7 @@ int run_grade_command(int argc, char** argv) {
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
         ("shard", "Grade only slice I of K of the submissions (sorted by student; I/K, or 'auto' for this Slurm array task), into OUT/shard-I-of-K; runner merge puts the K back together", cxxopts::value<std::string>())
         ("fail-under", "Exit with 4 when any student's score is below SCORE (a student's own CI)", cxxopts::value<double>(), "SCORE")
+        ("jobs", "Grade N submissions at once, one shard each, merged into OUT: correctness in parallel, timed tiers one at a time", cxxopts::value<int>()->default_value("1"), "N")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
     cxxopts::ParseResult r;
@@ -135,6 +136,20 @@ int run_grade_command(int argc, char** argv) {
     if (!r.count("rubric") || (!r.count("submission") && !r.count("submissions"))) {
         std::cerr << "runner grade: needs --rubric and at least one --submission or --submissions\n";
         return 2;
+    }
+    const int jobs = r["jobs"].as<int>();
+    if (jobs < 1 || jobs > 256 || (jobs > 1 && (r.count("devices") || shard))) {
+        std::cerr << "runner grade: --jobs needs a count from 1 to 256, and cannot be combined with --devices or --shard\n";
+        return 2;
+    }
+    if (jobs > 1) {
+        std::vector<std::string> args;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (a == "--jobs" && i + 1 < argc) ++i;
+            else if (a.rfind("--jobs=", 0) != 0) args.push_back(a);
+        }
+        return grade_with_jobs(jobs, args, r["out"].as<std::string>(), runner_executable());
     }
     if (r.count("devices")) {
         DevicesSpec devices;
@@ -171,6 +186,7 @@ int run_grade_command(int argc, char** argv) {
         return 2;
     }
     go.out_dir = r["out"].as<std::string>();
+    if (const char* lock = std::getenv(kTimedTierLockVariable); lock && *lock && shard) go.timed_tier_lock = lock;  // a shard of --jobs
     go.force = r.count("force") > 0;
     go.runner_exe = exe.string();
     go.device = r["device"].as<int>();

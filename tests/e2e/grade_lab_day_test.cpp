@@ -110,5 +110,47 @@ TEST(GradeLabDay, TheConsoleSaysWhatIsInForceAndTheGradebookWhenHowLongAndHowMuc
     EXPECT_FALSE(results(dir / "out")["bob"].submission_removed);
 }
 
+TEST(GradeLabDay, WithJobsAHangingSubmissionDoesNotHoldUpTheOthers) {
+    const auto dir = test::fresh_dir("grade-jobs");
+    fs::create_directories(dir / "subs");
+    // Sorted first, so that one at a time it would be graded before the others, and finish first.
+    fs::copy_file(kFixtures / "fixture_hang_in_run.so", dir / "subs" / "a_hangs.so");
+    for (const char* s : {"b1", "b2", "b3"}) fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / (std::string(s) + ".so"));
+    // A call limit of 10 s: the hanging one costs 10 s per correctness case, far longer than an honest
+    // submission needs even on a loaded machine, so the order below is no race.
+    std::string rubric = test::slurp(kCorpusRubric);
+    const std::string from = R"("call_s": 3)";
+    ASSERT_NE(rubric.find(from), std::string::npos);
+    rubric.replace(rubric.find(from), from.size(), R"("call_s": 10)");
+    std::ofstream(dir / "rubric.json") << rubric;
+
+    const auto run = test::run_command(kRunner + " grade --rubric rubric.json --submissions subs --out out --jobs 4", dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    // Four shards at once, one submission each...
+    for (int shard = 1; shard <= 4; ++shard)
+        EXPECT_NE(run.err.find("[job " + std::to_string(shard) + "] runner grade: shard " + std::to_string(shard) + "/4: 1 of 4"),
+                  std::string::npos)
+            << run.err;
+    // ... so that every honest one finished while the hanging one still waited on its timeouts.
+    const size_t hang = run.err.find("a_hangs: timeout");
+    ASSERT_NE(hang, std::string::npos) << run.err;
+    for (const char* s : {"b1", "b2", "b3"}) {
+        const size_t done = run.err.find(std::string(s) + ": graded, 100/100");
+        ASSERT_NE(done, std::string::npos) << s << ":\n" << run.err;
+        EXPECT_LT(done, hang) << s << " waited for the hanging submission:\n" << run.err;
+    }
+    // One gradebook, merged.
+    const auto graded = results(dir / "out");
+    ASSERT_EQ(graded.size(), 4u) << run.err;
+    EXPECT_EQ(graded.at("a_hangs").status, "timeout");
+    for (const char* s : {"b1", "b2", "b3"}) EXPECT_EQ(graded.at(s).status, "graded") << graded.at(s).summary;
+    const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+
+    const auto bad = test::run_command(kRunner + " grade --rubric rubric.json --submissions subs --out out2 --jobs 0", dir, dir);
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_NE(bad.err.find("--jobs"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace kreg

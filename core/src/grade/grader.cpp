@@ -17,8 +17,14 @@
 #include "verify/verify_gemm.hpp"
 #include "worker/stop_request.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -89,6 +95,31 @@ Record run_checked_outside(Executor& executor, Job job, double allowance_ms) {
     }
     return r;
 }
+
+// flock(LOCK_EX) on a shared file while it lives; nothing for an empty path. A lock that cannot be taken is
+// an error of the grading run, not of the student: grade_all records it as "error", retried next run.
+class TimedTierLock {
+public:
+    explicit TimedTierLock(const fs::path& path) {
+        if (path.empty()) return;
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd_ < 0) throw std::runtime_error("cannot open the timed tiers' lock " + path.string() + ": " + std::strerror(errno));
+        while (::flock(fd_, LOCK_EX) != 0)
+            if (errno != EINTR || stop_requested()) {
+                const std::string why = std::strerror(errno);
+                ::close(fd_);
+                throw std::runtime_error("cannot take the timed tiers' lock " + path.string() + ": " + why);
+            }
+    }
+    ~TimedTierLock() {
+        if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+    }
+    TimedTierLock(const TimedTierLock&) = delete;
+    TimedTierLock& operator=(const TimedTierLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
 
 // The largest C a rubric's runs export (bytes): the sandbox's file size limit must let the worker
 // write it.
@@ -454,6 +485,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     // round loads both sides of its ratio (grade/paired_ratio.hpp).
     std::vector<std::optional<CheckResult>> tier_checks(rubric.performance.size());
     std::vector<bool> tier_done(rubric.performance.size(), false);
+    // Timed tiers one grader at a time (--jobs): a ratio is measured on a machine no other submission loads.
+    const TimedTierLock timing_alone(rubric.performance.empty() ? fs::path() : options_.timed_tier_lock);
     for (size_t first = 0; first < rubric.performance.size(); ++first) {
         if (tier_done[first]) continue;
         const Shape shape = rubric.performance[first].shape;

@@ -35,6 +35,9 @@ struct GradeOptions {
     SandboxPolicy sandbox;                       // for every worker that touches a submission
     bool tolerate_static_libstdcxx = false;      // see AuditPolicy::tolerated_with_static_libstdcxx
     bool verbose = false;
+    // A lock file several graders share (runner grade --jobs): each holds it (flock) while it times tiers, so
+    // that one's timed runs never share the machine with another's. Empty: no lock.
+    std::filesystem::path timed_tier_lock;
 };
 
 // What one grade_all() did, for the console's last words.
