@@ -62,6 +62,15 @@ int exit_status(const Gradebook& gradebook, const std::vector<Submission>& submi
     }
     return 0;
 }
+// The seed guard's refusal: exit 2, naming every student whose secret-seed result the run would overwrite.
+int refuse_seed_change(const fs::path& out, const std::vector<std::string>& students, uint64_t secret) {
+    std::cerr << "runner grade: " << out.string() << " holds " << students.size() << " result(s) graded with a secret seed, and this run has "
+              << (secret ? "another one" : "none") << " (KREG_SECRET_SEED or --secret-seed); grading would overwrite:";
+    for (size_t i = 0; i < students.size(); ++i) std::cerr << (i ? ", " : " ") << students[i];
+    std::cerr << "\n  Set the seed they were graded with, or pass --reseed to grade them again with this run's.\n";
+    return 2;
+}
+
 // What is in force for every submission, said once before anyone is graded: the rubric's limits, and how the
 // memory cap is enforced on this machine (a cgroup where one can be made, else RLIMIT_DATA, and why).
 std::string limits_header(const GradeOptions& go) {
@@ -148,6 +157,16 @@ int run_grade_command(int argc, char** argv) {
             const std::string a = argv[i];
             if (a == "--jobs" && i + 1 < argc) ++i;
             else if (a.rfind("--jobs=", 0) != 0) args.push_back(a);
+        }
+        // The seed guard of the merged gradebook, which the merge would replace (each shard guards its own).
+        try {
+            const uint64_t secret = r.count("secret-seed") ? parse_secret_seed(r["secret-seed"].as<std::string>())
+                                                           : secret_seed_from_environment().value_or(0);
+            const auto others = graded_with_another_seed_than(Gradebook(r["out"].as<std::string>()), secret, true);
+            if (!others.empty() && !r.count("reseed")) return refuse_seed_change(r["out"].as<std::string>(), others, secret);
+        } catch (const std::exception& e) {
+            std::cerr << "runner grade: " << e.what() << "\n";
+            return 2;
         }
         return grade_with_jobs(jobs, args, r["out"].as<std::string>(), runner_executable());
     }
@@ -274,14 +293,8 @@ int run_grade_command(int argc, char** argv) {
         Grader grader(go);
         // The seed guard: a staff gradebook made with the secret seed is not silently re-graded by a shell
         // without it (KREG_SECRET_SEED unset) or with another one.
-        if (const auto others = grader.graded_with_another_seed(true); !others.empty() && !r.count("reseed")) {
-            std::cerr << "runner grade: " << go.out_dir.string() << " holds " << others.size()
-                      << " result(s) graded with a secret seed, and this run has " << (go.secret ? "another one" : "none")
-                      << " (KREG_SECRET_SEED or --secret-seed); grading would overwrite:";
-            for (size_t i = 0; i < others.size(); ++i) std::cerr << (i ? ", " : " ") << others[i];
-            std::cerr << "\n  Set the seed they were graded with, or pass --reseed to grade them again with this run's.\n";
-            return 2;
-        }
+        if (const auto others = grader.graded_with_another_seed(true); !others.empty() && !r.count("reseed"))
+            return refuse_seed_change(go.out_dir, others, go.secret);
         if (const auto others = grader.graded_with_another_seed(false); !others.empty()) {
             grader.set_aside_results_of_another_seed();
             std::cerr << "runner grade: the secret seed changed: " << others.size() << " result(s) graded with another seed moved to "

@@ -69,6 +69,11 @@ TEST(GradeRerunSafety, ASecretSeedGradebookIsNotRegradedWithoutItAndReseedNeverM
     const auto other = test::run_command("KREG_SECRET_SEED=777 " + grade, dir, dir);
     EXPECT_EQ(other.exit_code, 2) << other.err;
     EXPECT_NE(other.err.find("this run has another one"), std::string::npos) << other.err;
+    // So is --jobs, whose merge would replace the gradebook.
+    const auto jobs = test::run_command("env -u KREG_SECRET_SEED " + grade + " --jobs 2", dir, dir);
+    EXPECT_EQ(jobs.exit_code, 2) << jobs.err;
+    EXPECT_NE(jobs.err.find("would overwrite: alice, bob"), std::string::npos) << jobs.err;
+    EXPECT_EQ(test::slurp(dir / "out" / "gradebook.csv"), csv);
     // The right seed: both results stand.
     const auto same = test::run_command("KREG_SECRET_SEED=4242 " + grade, dir, dir);
     EXPECT_EQ(same.exit_code, 0) << same.err;

@@ -686,9 +686,13 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions, co
 }
 
 std::vector<std::string> Grader::graded_with_another_seed(bool with_secret) const {
-    const nlohmann::json current = provenance("", rubric_hash_, options_.secret)["secret_sha256"];
+    return graded_with_another_seed_than(gradebook_, options_.secret, with_secret);
+}
+
+std::vector<std::string> graded_with_another_seed_than(const Gradebook& gradebook, uint64_t secret, bool with_secret) {
+    const nlohmann::json current = provenance("", "", secret)["secret_sha256"];
     std::vector<std::string> students;
-    for (const StudentResult& r : gradebook_.all()) {
+    for (const StudentResult& r : gradebook.all()) {
         if (!r.meta.contains("provenance") || !r.meta["provenance"].is_object()) continue;  // an older kreg's: graded again anyway
         const nlohmann::json stored = r.meta["provenance"].value("secret_sha256", nlohmann::json());
         if (stored != current && (!with_secret || !stored.is_null())) students.push_back(r.student);

@@ -50,6 +50,9 @@ struct GradeRunSummary {
     size_t finished() const { return already_graded + graded_now; }
 };
 
+// Grader::graded_with_another_seed for any gradebook folder (the merged one of --jobs), against secret (0: none).
+std::vector<std::string> graded_with_another_seed_than(const Gradebook& gradebook, uint64_t secret, bool with_secret);
+
 class Grader {
 public:
     explicit Grader(GradeOptions options);
