@@ -2,13 +2,13 @@
 // what limits and confinement are in force, the gradebook says when, how long and how much memory each
 // student took, a removed submission is marked, a build error is shown where it is read, and a queue of
 // CPU submissions keeps moving past a hanging one.
-#include "grade/gradebook.hpp"
-#include "run_command.hpp"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
+
+#include "grade/gradebook.hpp"
+#include "run_command.hpp"
 
 namespace kreg {
 namespace {
@@ -30,7 +30,8 @@ TEST(GradeLabDay, TheUnmodifiedCpuTemplateEarnsTheCpuLabsCorrectnessPointsOnly) 
     fs::create_directories(dir / "subs");
     fs::copy(kSource / "plugins" / "template", dir / "subs" / "starter", fs::copy_options::recursive);
     const fs::path rubric = kSource / "configs" / "grading" / "cpu-lab.json";
-    const auto run = test::run_command(kRunner + " grade --rubric " + rubric.string() + " --submissions subs --out out", dir, dir);
+    const auto run =
+        test::run_command(kRunner + " grade --rubric " + rubric.string() + " --submissions subs --out out", dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const StudentResult r = results(dir / "out").at("starter");
     ASSERT_EQ(r.status, "graded") << r.summary;
@@ -95,7 +96,9 @@ TEST(GradeLabDay, TheConsoleSaysWhatIsInForceAndTheGradebookWhenHowLongAndHowMuc
     fs::remove(dir / "subs" / "bob.so");
     const auto after = test::run_command(grade, dir, dir);
     EXPECT_EQ(after.exit_code, 0) << after.err;
-    EXPECT_NE(after.err.find("bob: submission subs/bob.so is gone; its result stays, marked as removed"), std::string::npos) << after.err;
+    EXPECT_NE(after.err.find("bob: submission subs/bob.so is gone; its result stays, marked as removed"),
+              std::string::npos)
+        << after.err;
     graded = results(dir / "out");
     EXPECT_TRUE(graded["bob"].submission_removed);
     EXPECT_FALSE(graded["alice"].submission_removed);
@@ -115,7 +118,8 @@ TEST(GradeLabDay, WithJobsAHangingSubmissionDoesNotHoldUpTheOthers) {
     fs::create_directories(dir / "subs");
     // Sorted first, so that one at a time it would be graded before the others, and finish first.
     fs::copy_file(kFixtures / "fixture_hang_in_run.so", dir / "subs" / "a_hangs.so");
-    for (const char* s : {"b1", "b2", "b3"}) fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / (std::string(s) + ".so"));
+    for (const char* s : {"b1", "b2", "b3"})
+        fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / (std::string(s) + ".so"));
     // A call limit of 10 s: the hanging one costs 10 s per correctness case, far longer than an honest
     // submission needs even on a loaded machine, so the order below is no race.
     std::string rubric = test::slurp(kCorpusRubric);
@@ -124,11 +128,13 @@ TEST(GradeLabDay, WithJobsAHangingSubmissionDoesNotHoldUpTheOthers) {
     rubric.replace(rubric.find(from), from.size(), R"("call_s": 10)");
     std::ofstream(dir / "rubric.json") << rubric;
 
-    const auto run = test::run_command(kRunner + " grade --rubric rubric.json --submissions subs --out out --jobs 4", dir, dir);
+    const auto run =
+        test::run_command(kRunner + " grade --rubric rubric.json --submissions subs --out out --jobs 4", dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     // Four shards at once, one submission each...
     for (int shard = 1; shard <= 4; ++shard)
-        EXPECT_NE(run.err.find("[job " + std::to_string(shard) + "] runner grade: shard " + std::to_string(shard) + "/4: 1 of 4"),
+        EXPECT_NE(run.err.find("[job " + std::to_string(shard) + "] runner grade: shard " + std::to_string(shard) +
+                               "/4: 1 of 4"),
                   std::string::npos)
             << run.err;
     // ... so that every honest one finished while the hanging one still waited on its timeouts.
@@ -147,7 +153,8 @@ TEST(GradeLabDay, WithJobsAHangingSubmissionDoesNotHoldUpTheOthers) {
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
 
-    const auto bad = test::run_command(kRunner + " grade --rubric rubric.json --submissions subs --out out2 --jobs 0", dir, dir);
+    const auto bad =
+        test::run_command(kRunner + " grade --rubric rubric.json --submissions subs --out out2 --jobs 0", dir, dir);
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_NE(bad.err.find("--jobs"), std::string::npos) << bad.err;
 }

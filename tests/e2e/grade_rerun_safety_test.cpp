@@ -1,13 +1,13 @@
 // Grades staff can rerun without fear: an `error` (the grader's failure, not the student's) is retried, a
 // gradebook made with the secret seed is not overwritten by a shell without it, a stopped run says how far it
 // got and how to go on, and no run leaves a gradebook of two seeds.
-#include "grade/gradebook.hpp"
-#include "run_command.hpp"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
+
+#include "grade/gradebook.hpp"
+#include "run_command.hpp"
 
 namespace kreg {
 namespace {
@@ -61,7 +61,8 @@ TEST(GradeRerunSafety, ASecretSeedGradebookIsNotRegradedWithoutItAndReseedNeverM
     // A new shell without the seed: nothing is graded or changed, and the run names whom it would overwrite.
     const auto unset = test::run_command("env -u KREG_SECRET_SEED " + grade, dir, dir);
     EXPECT_EQ(unset.exit_code, 2) << unset.err;
-    EXPECT_NE(unset.err.find("2 result(s) graded with a secret seed, and this run has none"), std::string::npos) << unset.err;
+    EXPECT_NE(unset.err.find("2 result(s) graded with a secret seed, and this run has none"), std::string::npos)
+        << unset.err;
     EXPECT_NE(unset.err.find("would overwrite: alice, bob"), std::string::npos) << unset.err;
     EXPECT_NE(unset.err.find("--reseed"), std::string::npos) << unset.err;
     EXPECT_EQ(test::slurp(dir / "out" / "gradebook.csv"), csv);
@@ -82,10 +83,12 @@ TEST(GradeRerunSafety, ASecretSeedGradebookIsNotRegradedWithoutItAndReseedNeverM
     // --reseed, stopped while bob (now a hanging submission) is in flight: the gradebook holds alice graded with
     // the new seed and no result of the old one; the old results are kept aside, not lost.
     fs::copy_file(kFixtures / "fixture_hang_in_run.so", dir / "subs" / "bob.so", fs::copy_options::overwrite_existing);
-    test::run_command("env -u KREG_SECRET_SEED " + grade + " --reseed & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
-                      "grep -q '\"secret_sha256\": null' out/students/alice.json 2>/dev/null && break; done; sleep 0.5; "
-                      "kill -TERM $pid; wait $pid; true",
-                      dir, dir);
+    test::run_command(
+        "env -u KREG_SECRET_SEED " + grade +
+            " --reseed & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
+            "grep -q '\"secret_sha256\": null' out/students/alice.json 2>/dev/null && break; done; sleep 0.5; "
+            "kill -TERM $pid; wait $pid; true",
+        dir, dir);
     const auto partial = results(dir / "out");
     ASSERT_EQ(partial.count("alice"), 1u);
     EXPECT_TRUE(partial.at("alice").meta["provenance"]["secret_sha256"].is_null()) << partial.at("alice").meta.dump();
@@ -105,12 +108,14 @@ TEST(GradeRerunSafety, AStoppedRunSaysHowManyStudentsFinishedAndHowToGoOn) {
         const std::string grade = kRunner + " grade --rubric " + kRubric.string() + " --submissions subs --out out";
         // Stopped while it waits on the hanging submission (a1 recorded). A background job of sh ignores SIGINT
         // unless the program installs its own handler, which is what is under test.
-        const auto stopped = test::run_command("(" + grade + " & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
-                                                             "[ -f out/students/a1.json ] && break; done; sleep 0.5; kill -" +
+        const auto stopped = test::run_command("(" + grade +
+                                                   " & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
+                                                   "[ -f out/students/a1.json ] && break; done; sleep 0.5; kill -" +
                                                    std::string(signal_name) + " $pid; wait $pid)",
                                                dir, dir);
         EXPECT_EQ(stopped.exit_code, std::string(signal_name) == "TERM" ? 143 : 130) << stopped.err;
-        EXPECT_NE(stopped.err.find("interrupted by SIG" + std::string(signal_name) + ": 1 of 3 student(s) finished"), std::string::npos)
+        EXPECT_NE(stopped.err.find("interrupted by SIG" + std::string(signal_name) + ": 1 of 3 student(s) finished"),
+                  std::string::npos)
             << stopped.err;
         EXPECT_NE(stopped.err.find("Run the same command again"), std::string::npos) << stopped.err;
         auto partial = results(dir / "out");
