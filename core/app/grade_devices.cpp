@@ -48,7 +48,8 @@ struct Child {
 
 // Starts argv with CUDA_VISIBLE_DEVICES=uuid (none: the environment's own) and extra added to our environment,
 // its output into a pipe.
-Child start_child(const std::vector<std::string>& argv, const std::string& uuid, const std::vector<std::string>& extra = {}) {
+Child start_child(const std::vector<std::string>& argv, const std::string& uuid,
+                  const std::vector<std::string>& extra = {}) {
     std::vector<std::string> env_storage;
     for (char** e = environ; *e != nullptr; ++e)
         if (uuid.empty() || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env_storage.emplace_back(*e);
@@ -125,24 +126,28 @@ int grade_on_devices(const DevicesSpec& devices, const std::vector<std::string>&
         std::cerr << "runner grade: " << why << "\n";
         return why.rfind("--devices", 0) == 0 ? 2 : 3;
     }
-    std::cerr << "runner grade: grading on " << lanes.size() << " GPU(s) at once, one shard each, into " << out.string() << "\n";
+    std::cerr << "runner grade: grading on " << lanes.size() << " GPU(s) at once, one shard each, into " << out.string()
+              << "\n";
     std::vector<GradeShardLane> shards;
-    for (const DeviceLane& lane : lanes) shards.push_back({lane.uuid, "[device " + std::to_string(lane.ordinal) + "] "});
+    for (const DeviceLane& lane : lanes)
+        shards.push_back({lane.uuid, "[device " + std::to_string(lane.ordinal) + "] "});
     return grade_in_shards(shards, grade_args, out, runner_exe, {});
 }
 
-int grade_with_jobs(int jobs, const std::vector<std::string>& grade_args, const fs::path& out, const fs::path& runner_exe) {
-    std::cerr << "runner grade: grading " << jobs << " submissions at once (timed tiers one at a time), one shard each, into "
-              << out.string() << "\n";
+int grade_with_jobs(int jobs, const std::vector<std::string>& grade_args, const fs::path& out,
+                    const fs::path& runner_exe) {
+    std::cerr << "runner grade: grading " << jobs
+              << " submissions at once (timed tiers one at a time), one shard each, into " << out.string() << "\n";
     std::vector<GradeShardLane> shards;
     for (int i = 0; i < jobs; ++i) shards.push_back({"", "[job " + std::to_string(i + 1) + "] "});
     std::error_code ec;
     fs::create_directories(out, ec);
-    return grade_in_shards(shards, grade_args, out, runner_exe, {std::string(kTimedTierLockVariable) + "=" + (out / ".timed-tiers.lock").string()});
+    return grade_in_shards(shards, grade_args, out, runner_exe,
+                           {std::string(kTimedTierLockVariable) + "=" + (out / ".timed-tiers.lock").string()});
 }
 
-int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<std::string>& grade_args, const fs::path& out,
-                    const fs::path& runner_exe, const std::vector<std::string>& environment) {
+int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<std::string>& grade_args,
+                    const fs::path& out, const fs::path& runner_exe, const std::vector<std::string>& environment) {
     const int k = int(lanes.size());
     install_stop_handlers();  // Ctrl-C reaches the shards too: wait for them to say how far they got
 
@@ -168,9 +173,10 @@ int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<
     for (auto& t : relays) t.join();
     if (start_failure) return start_failure;
     if (stop_requested()) {  // each shard said how far it got; what they finished stays in their folders
-        std::cerr << "runner grade: interrupted; nothing merged. Run the same command again: every shard keeps its finished "
-                     "students and grades the rest, then all are merged into "
-                  << out.string() << "\n";
+        std::cerr
+            << "runner grade: interrupted; nothing merged. Run the same command again: every shard keeps its finished "
+               "students and grades the rest, then all are merged into "
+            << out.string() << "\n";
         return 128 + stop_signal();
     }
 

@@ -36,7 +36,8 @@ struct GradeShardLane {
 // One `runner grade ... --shard I/K` per lane, at once, with environment added to each; then the merge into
 // out. The exit status as grade_on_devices says.
 int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<std::string>& grade_args,
-                    const std::filesystem::path& out, const std::filesystem::path& runner_exe, const std::vector<std::string>& environment);
+                    const std::filesystem::path& out, const std::filesystem::path& runner_exe,
+                    const std::vector<std::string>& environment);
 
 // The arguments with every --devices option (and its value) taken out; "" when there was none.
 std::vector<std::string> without_devices_option(const std::vector<std::string>& args, std::string& value);

@@ -125,9 +125,11 @@ StudentResult StudentResult::from_json(const nlohmann::json& j) {
     // Added later: optional, so that an older gradebook still reads back.
     r.graded_at = string_at(j, "graded_at", root, false);
     r.wall_s = number_at(j, "wall_s", root, false);
-    if (const nlohmann::json peak = any_at(j, "peak_mb"); !peak.is_null()) r.peak_mb = number_at(j, "peak_mb", root, true);
+    if (const nlohmann::json peak = any_at(j, "peak_mb"); !peak.is_null())
+        r.peak_mb = number_at(j, "peak_mb", root, true);
     if (const nlohmann::json removed = any_at(j, "submission_removed"); !removed.is_null()) {
-        if (!removed.is_boolean()) bad("/submission_removed", "expected a boolean, found " + std::string(removed.type_name()));
+        if (!removed.is_boolean())
+            bad("/submission_removed", "expected a boolean, found " + std::string(removed.type_name()));
         r.submission_removed = removed.get<bool>();
     }
     return r;

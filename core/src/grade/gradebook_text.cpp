@@ -85,8 +85,9 @@ std::string Gradebook::csv() const {
                 }
             out += "," + (found ? format_points(points) : std::string());
         }
-        out += "," + csv_field(r.graded_at) + "," + (r.graded_at.empty() ? std::string() : format_points(r.wall_s)) + "," +
-               (r.peak_mb ? format_points(std::round(*r.peak_mb * 10) / 10) : std::string()) + "," + (r.submission_removed ? "yes" : "");
+        out += "," + csv_field(r.graded_at) + "," + (r.graded_at.empty() ? std::string() : format_points(r.wall_s)) +
+               "," + (r.peak_mb ? format_points(std::round(*r.peak_mb * 10) / 10) : std::string()) + "," +
+               (r.submission_removed ? "yes" : "");
         out += "\n";
     }
     return out;

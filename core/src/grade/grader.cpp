@@ -103,7 +103,9 @@ public:
     explicit TimedTierLock(const fs::path& path) {
         if (path.empty()) return;
         fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (fd_ < 0) throw std::runtime_error("cannot open the timed tiers' lock " + path.string() + ": " + std::strerror(errno));
+        if (fd_ < 0)
+            throw std::runtime_error("cannot open the timed tiers' lock " + path.string() + ": " +
+                                     std::strerror(errno));
         while (::flock(fd_, LOCK_EX) != 0)
             if (errno != EINTR || stop_requested()) {
                 const std::string why = std::strerror(errno);
@@ -343,8 +345,10 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         build_policy.memory_bytes = uint64_t(limits.memory_mb) << 20;
         const BuildResult b = build_submission(submission.path, options_.out_dir / "builds" / submission.student,
                                                options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
-        const std::vector<std::string> first_error = b.ok ? std::vector<std::string>() : first_compiler_error(b.log_tail);
-        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, b.ok ? "built " + b.plugin.string() : b.reason,
+        const std::vector<std::string> first_error =
+            b.ok ? std::vector<std::string>() : first_compiler_error(b.log_tail);
+        const std::string verdict = b.ok ? "built " + b.plugin.string() : b.reason;
+        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, verdict,
                                  {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", first_error}}});
         // What the compiler said first, under the build's own words: the log's tail is in the evidence.
         std::string said;
@@ -599,7 +603,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     return finish(status, summarize_result(result, rubric));  // names no hidden case
 }
 
-GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
+                                  const std::function<void(const std::string&)>& progress) {
     GradeRunSummary run;
     run.submissions = submissions.size();
     mark_removed_submissions(submissions, progress);
@@ -673,9 +678,10 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions, co
             progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
         }
         std::string summary = r.summary;  // its later lines (a compiler's error) indented under the student's
-        for (size_t at = 0; (at = summary.find('\n', at)) != std::string::npos; at += 5) summary.replace(at, 1, "\n    ");
-        progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
-                 (r.status == "graded" ? "" : " — " + summary));
+        for (size_t at = 0; (at = summary.find('\n', at)) != std::string::npos; at += 5)
+            summary.replace(at, 1, "\n    ");
+        progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" +
+                 format_points(r.max_score) + (r.status == "graded" ? "" : " — " + summary));
         if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
             progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
             run.confinement_reported = true;
@@ -693,7 +699,8 @@ std::vector<std::string> graded_with_another_seed_than(const Gradebook& gradeboo
     const nlohmann::json current = provenance("", "", secret)["secret_sha256"];
     std::vector<std::string> students;
     for (const StudentResult& r : gradebook.all()) {
-        if (!r.meta.contains("provenance") || !r.meta["provenance"].is_object()) continue;  // an older kreg's: graded again anyway
+        if (!r.meta.contains("provenance") || !r.meta["provenance"].is_object())
+            continue;  // an older kreg's: graded again anyway
         const nlohmann::json stored = r.meta["provenance"].value("secret_sha256", nlohmann::json());
         if (stored != current && (!with_secret || !stored.is_null())) students.push_back(r.student);
     }
@@ -712,7 +719,8 @@ void Grader::set_aside_results_of_another_seed() {
     write_file_atomically(gradebook_.csv_file(), gradebook_.csv());
 }
 
-void Grader::mark_removed_submissions(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+void Grader::mark_removed_submissions(const std::vector<Submission>& submissions,
+                                      const std::function<void(const std::string&)>& progress) {
     std::set<std::string> present;
     for (const Submission& s : submissions) present.insert(s.student);
     for (StudentResult r : gradebook_.all()) {
@@ -723,9 +731,11 @@ void Grader::mark_removed_submissions(const std::vector<Submission>& submissions
         r.submission_removed = removed;
         try {
             gradebook_.record(r);
-            if (removed) progress(r.student + ": submission " + r.submission + " is gone; its result stays, marked as removed");
+            if (removed)
+                progress(r.student + ": submission " + r.submission + " is gone; its result stays, marked as removed");
         } catch (const std::exception& e) {
-            progress(r.student + ": warning: cannot mark the result as " + (removed ? "removed" : "current") + ": " + e.what());
+            progress(r.student + ": warning: cannot mark the result as " + (removed ? "removed" : "current") + ": " +
+                     e.what());
         }
     }
 }

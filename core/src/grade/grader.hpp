@@ -42,11 +42,11 @@ struct GradeOptions {
 
 // What one grade_all() did, for the console's last words.
 struct GradeRunSummary {
-    size_t submissions = 0;     // handed to grade_all
-    size_t already_graded = 0;  // kept: graded before from the same inputs
-    size_t graded_now = 0;      // graded and recorded by this run
+    size_t submissions = 0;             // handed to grade_all
+    size_t already_graded = 0;          // kept: graded before from the same inputs
+    size_t graded_now = 0;              // graded and recorded by this run
     bool confinement_reported = false;  // the first worker's sandbox report was printed
-    int stop_signal = 0;        // SIGINT or SIGTERM when a stop ended the run early (worker/stop_request.hpp), else 0
+    int stop_signal = 0;  // SIGINT or SIGTERM when a stop ended the run early (worker/stop_request.hpp), else 0
     size_t finished() const { return already_graded + graded_now; }
 };
 
@@ -64,7 +64,8 @@ public:
     // A result that ended in "error" (the grader's failure, not the student's) is graded again. A stop request
     // (worker/stop_request.hpp) ends the run before the next student; the student in flight is not recorded.
     // progress gets one line per student and per failed check.
-    GradeRunSummary grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
+    GradeRunSummary grade_all(const std::vector<Submission>& submissions,
+                              const std::function<void(const std::string&)>& progress);
 
     // The seed guard: the students whose stored result was graded with another secret seed than this run's
     // (or none), sorted; with_secret: only those whose result was graded with a secret seed (the ones a run
@@ -96,7 +97,8 @@ private:
     nlohmann::json run_meta() const;
     // Marks every stored result whose submission is neither among submissions nor on disk any more as
     // submission_removed (and clears the mark of one that is back), saying so through progress.
-    void mark_removed_submissions(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
+    void mark_removed_submissions(const std::vector<Submission>& submissions,
+                                  const std::function<void(const std::string&)>& progress);
     // The status of student's stored result, "" when there is none that reads back.
     std::string previous_status(const std::string& student) const;
 

@@ -114,7 +114,8 @@ struct Executor::Worker {
     uint64_t* peak_sink = nullptr;  // Executor::peak_memory_bytes_, raised when this worker, reaped, goes
     ~Worker() {
         if (!peak_sink) return;
-        const uint64_t peak = std::max<uint64_t>(cgroup ? cgroup->peak_bytes() : 0, uint64_t(process.max_rss_kib()) * 1024);
+        const uint64_t peak =
+            std::max<uint64_t>(cgroup ? cgroup->peak_bytes() : 0, uint64_t(process.max_rss_kib()) * 1024);
         *peak_sink = std::max(*peak_sink, peak);
     }
 };
