@@ -350,9 +350,9 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         const std::string verdict = b.ok ? "built " + b.plugin.string() : b.reason;
         result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok, verdict,
                                  {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", first_error}}});
-        // What the compiler said first, under the build's own words: the log's tail is in the evidence.
-        std::string said;
-        for (const std::string& line : first_error) said += "\n" + line;
+        // What the compiler said first, after the build's own words (one line: the CSV's cell stays one line; the
+        // console shows its context too, grade_all); the log's tail is in the evidence.
+        const std::string said = first_error.empty() ? "" : "; first error: " + first_error.front();
         if (!b.ok) return finish("build_failed", "build failed: " + b.reason + said);
         plugin = b.plugin;
     }
@@ -682,6 +682,10 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
             summary.replace(at, 1, "\n    ");
         progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" +
                  format_points(r.max_score) + (r.status == "graded" ? "" : " — " + summary));
+        for (const CheckResult& check : r.checks)  // a failed build: the compiler's first error with its context
+            if (check.kind == "build" && !check.passed && check.evidence.contains("first_error"))
+                for (const auto& line : check.evidence["first_error"])
+                    if (line.is_string()) progress("    " + line.get<std::string>());
         if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
             progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
             run.confinement_reported = true;
