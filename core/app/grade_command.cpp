@@ -11,8 +11,12 @@
 #include "plugin/discovery.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/landlock.hpp"
+#include "sandbox/memory_limit.hpp"
+#include "worker/stop_request.hpp"
 
 #include <cxxopts.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +62,37 @@ int exit_status(const Gradebook& gradebook, const std::vector<Submission>& submi
     }
     return 0;
 }
+// The seed guard's refusal: exit 2, naming every student whose secret-seed result the run would overwrite.
+int refuse_seed_change(const fs::path& out, const std::vector<std::string>& students, uint64_t secret) {
+    std::cerr << "runner grade: " << out.string() << " holds " << students.size()
+              << " result(s) graded with a secret seed, and this run has " << (secret ? "another one" : "none")
+              << " (KREG_SECRET_SEED or --secret-seed); grading would overwrite:";
+    for (size_t i = 0; i < students.size(); ++i) std::cerr << (i ? ", " : " ") << students[i];
+    std::cerr << "\n  Set the seed they were graded with, or pass --reseed to grade them again with this run's.\n";
+    return 2;
+}
+
+// What is in force for every submission, said once before anyone is graded: the rubric's limits, and how the
+// memory cap is enforced on this machine (a cgroup where one can be made, else RLIMIT_DATA, and why).
+std::string limits_header(const GradeOptions& go) {
+    const GradeLimits& limits = go.rubric.limits;
+    std::string why_no_cgroup;
+    const bool cgroup = WorkerCgroup::create(uint64_t(limits.memory_mb) << 20, 0, why_no_cgroup).has_value();
+    std::string s =
+        "runner grade: limits: memory " + std::to_string(limits.memory_mb) + " MiB per worker and per build (" +
+        (cgroup ? std::string("cgroup v2 memory.max") : "RLIMIT_DATA; no cgroup: " + why_no_cgroup) + "), each call " +
+        format_points(limits.call_s) + " s, a submission's total " + format_points(limits.total_s) + " s, load " +
+        format_points(limits.load_s) + " s, build " + format_points(limits.build_s) + " s\n";
+    s += std::string("runner grade: confinement: namespaces (PID, mount, network with only lo down, IPC, UTS), ") +
+         (::geteuid() == 0 ? "uid " + std::to_string(kSandboxUid) + " without capabilities"
+                           : std::string("a user namespace")) +
+         ", rlimits, seccomp, " +
+         (landlock_abi() > 0 ? "Landlock ABI " + std::to_string(landlock_abi())
+                             : std::string("no Landlock (--allow-no-landlock)")) +
+         "; the first worker's own report follows its result\n";
+    return s;
+}
+
 }  // namespace
 
 int run_grade_command(int argc, char** argv) {
@@ -72,6 +107,7 @@ int run_grade_command(int argc, char** argv) {
         ("submissions", "A folder of submissions: *.so files and/or one folder per student", cxxopts::value<std::string>())
         ("out", "Folder for per-student results and gradebook.csv", cxxopts::value<std::string>()->default_value("grades"))
         ("force", "Grade again students who already have a result")
+        ("reseed", "Grade again, with this run's secret seed (or none), students graded with another secret seed; without it such a run stops with 2")
         ("secret-seed", "Mixed into every case seed (default: $KREG_SECRET_SEED)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
         ("devices", "Grade on these GPUs at once, one shard of the students each, merged into OUT: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
@@ -80,6 +116,7 @@ int run_grade_command(int argc, char** argv) {
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
         ("shard", "Grade only slice I of K of the submissions (sorted by student; I/K, or 'auto' for this Slurm array task), into OUT/shard-I-of-K; runner merge puts the K back together", cxxopts::value<std::string>())
         ("fail-under", "Exit with 4 when any student's score is below SCORE (a student's own CI)", cxxopts::value<double>(), "SCORE")
+        ("jobs", "Grade N submissions at once, one shard each, merged into OUT: correctness in parallel, timed tiers one at a time", cxxopts::value<int>()->default_value("1"), "N")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
     cxxopts::ParseResult r;
@@ -112,6 +149,34 @@ int run_grade_command(int argc, char** argv) {
     if (!r.count("rubric") || (!r.count("submission") && !r.count("submissions"))) {
         std::cerr << "runner grade: needs --rubric and at least one --submission or --submissions\n";
         return 2;
+    }
+    const int jobs = r["jobs"].as<int>();
+    if (jobs < 1 || jobs > 256 || (jobs > 1 && (r.count("devices") || shard))) {
+        std::cerr
+            << "runner grade: --jobs needs a count from 1 to 256, and cannot be combined with --devices or --shard\n";
+        return 2;
+    }
+    if (jobs > 1) {
+        std::vector<std::string> args;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (a == "--jobs" && i + 1 < argc)
+                ++i;
+            else if (a.rfind("--jobs=", 0) != 0)
+                args.push_back(a);
+        }
+        // The seed guard of the merged gradebook, which the merge would replace (each shard guards its own).
+        try {
+            const uint64_t secret = r.count("secret-seed") ? parse_secret_seed(r["secret-seed"].as<std::string>())
+                                                           : secret_seed_from_environment().value_or(0);
+            const auto others = graded_with_another_seed_than(Gradebook(r["out"].as<std::string>()), secret, true);
+            if (!others.empty() && !r.count("reseed"))
+                return refuse_seed_change(r["out"].as<std::string>(), others, secret);
+        } catch (const std::exception& e) {
+            std::cerr << "runner grade: " << e.what() << "\n";
+            return 2;
+        }
+        return grade_with_jobs(jobs, args, r["out"].as<std::string>(), runner_executable());
     }
     if (r.count("devices")) {
         DevicesSpec devices;
@@ -148,6 +213,8 @@ int run_grade_command(int argc, char** argv) {
         return 2;
     }
     go.out_dir = r["out"].as<std::string>();
+    if (const char* lock = std::getenv(kTimedTierLockVariable); lock && *lock && shard)
+        go.timed_tier_lock = lock;  // a shard of --jobs
     go.force = r.count("force") > 0;
     go.runner_exe = exe.string();
     go.device = r["device"].as<int>();
@@ -230,9 +297,33 @@ int run_grade_command(int argc, char** argv) {
                      "to grade with the other layers only.\n";
         return 3;
     }
+    std::cerr << limits_header(go);
     try {
         Grader grader(go);
-        grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
+        // The seed guard: a staff gradebook made with the secret seed is not silently re-graded by a shell
+        // without it (KREG_SECRET_SEED unset) or with another one.
+        if (const auto others = grader.graded_with_another_seed(true); !others.empty() && !r.count("reseed"))
+            return refuse_seed_change(go.out_dir, others, go.secret);
+        if (const auto others = grader.graded_with_another_seed(false); !others.empty()) {
+            grader.set_aside_results_of_another_seed();
+            std::cerr << "runner grade: the secret seed changed: " << others.size()
+                      << " result(s) graded with another seed moved to " << (go.out_dir / "replaced-seed").string()
+                      << " and graded again:";
+            for (size_t i = 0; i < std::min<size_t>(others.size(), 10); ++i) std::cerr << (i ? ", " : " ") << others[i];
+            std::cerr << (others.size() > 10 ? ", ...\n" : "\n");
+        }
+        install_stop_handlers();  // Ctrl-C or SIGTERM: the student in flight is dropped, the finished ones stay
+        const GradeRunSummary run =
+            grader.grade_all(submissions, [](const std::string& line) { std::cerr << line << "\n"; });
+        if (run.stop_signal) {
+            std::cerr << "runner grade: interrupted by " << (run.stop_signal == SIGINT ? "SIGINT" : "SIGTERM") << ": "
+                      << run.finished() << " of " << run.submissions << " student(s) finished (" << run.graded_now
+                      << " graded by this run, " << run.already_graded << " already graded), "
+                      << run.submissions - run.finished() << " to go; every finished result is in "
+                      << go.out_dir.string()
+                      << ".\n  Run the same command again to grade the rest (finished students are kept).\n";
+            return 128 + run.stop_signal;
+        }
         std::cout << grader.gradebook().console_summary();
         std::cout << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
         std::cout << "class page: " << (go.out_dir / "index.html").string()

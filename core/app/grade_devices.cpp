@@ -3,6 +3,7 @@
 #include "device_lanes.hpp"
 #include "merge/gradebook_shard.hpp"
 #include "sweep/executor.hpp"
+#include "worker/stop_request.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -45,12 +46,15 @@ struct Child {
     int output = -1;  // its stdout and stderr
 };
 
-// Starts argv with CUDA_VISIBLE_DEVICES=uuid added to our environment, its output into a pipe.
-Child start_child(const std::vector<std::string>& argv, const std::string& uuid) {
+// Starts argv with CUDA_VISIBLE_DEVICES=uuid (none: the environment's own) and extra added to our environment,
+// its output into a pipe.
+Child start_child(const std::vector<std::string>& argv, const std::string& uuid,
+                  const std::vector<std::string>& extra = {}) {
     std::vector<std::string> env_storage;
     for (char** e = environ; *e != nullptr; ++e)
-        if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env_storage.emplace_back(*e);
-    env_storage.push_back("CUDA_VISIBLE_DEVICES=" + uuid);
+        if (uuid.empty() || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env_storage.emplace_back(*e);
+    if (!uuid.empty()) env_storage.push_back("CUDA_VISIBLE_DEVICES=" + uuid);
+    env_storage.insert(env_storage.end(), extra.begin(), extra.end());
     std::vector<char*> envp, args;
     for (auto& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -122,8 +126,30 @@ int grade_on_devices(const DevicesSpec& devices, const std::vector<std::string>&
         std::cerr << "runner grade: " << why << "\n";
         return why.rfind("--devices", 0) == 0 ? 2 : 3;
     }
+    std::cerr << "runner grade: grading on " << lanes.size() << " GPU(s) at once, one shard each, into " << out.string()
+              << "\n";
+    std::vector<GradeShardLane> shards;
+    for (const DeviceLane& lane : lanes)
+        shards.push_back({lane.uuid, "[device " + std::to_string(lane.ordinal) + "] "});
+    return grade_in_shards(shards, grade_args, out, runner_exe, {});
+}
+
+int grade_with_jobs(int jobs, const std::vector<std::string>& grade_args, const fs::path& out,
+                    const fs::path& runner_exe) {
+    std::cerr << "runner grade: grading " << jobs
+              << " submissions at once (timed tiers one at a time), one shard each, into " << out.string() << "\n";
+    std::vector<GradeShardLane> shards;
+    for (int i = 0; i < jobs; ++i) shards.push_back({"", "[job " + std::to_string(i + 1) + "] "});
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    return grade_in_shards(shards, grade_args, out, runner_exe,
+                           {std::string(kTimedTierLockVariable) + "=" + (out / ".timed-tiers.lock").string()});
+}
+
+int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<std::string>& grade_args,
+                    const fs::path& out, const fs::path& runner_exe, const std::vector<std::string>& environment) {
     const int k = int(lanes.size());
-    std::cerr << "runner grade: grading on " << k << " GPU(s) at once, one shard each, into " << out.string() << "\n";
+    install_stop_handlers();  // Ctrl-C reaches the shards too: wait for them to say how far they got
 
     std::mutex lock;
     std::vector<Child> children;
@@ -134,19 +160,25 @@ int grade_on_devices(const DevicesSpec& devices, const std::vector<std::string>&
         argv.insert(argv.end(), grade_args.begin(), grade_args.end());
         argv.insert(argv.end(), {"--shard", std::to_string(i + 1) + "/" + std::to_string(k)});
         try {
-            children.push_back(start_child(argv, lanes[i].uuid));
+            children.push_back(start_child(argv, lanes[i].uuid, environment));
         } catch (const std::exception& e) {
-            std::cerr << "runner grade: cannot start the shard of device " << lanes[i].ordinal << ": " << e.what() << "\n";
+            std::cerr << "runner grade: cannot start the shard " << lanes[i].mark << ": " << e.what() << "\n";
             start_failure = 3;
             break;
         }
-        const std::string mark = "[device " + std::to_string(lanes[i].ordinal) + "] ";
-        relays.emplace_back(relay, children.back().output, mark, std::ref(lock));
+        relays.emplace_back(relay, children.back().output, lanes[i].mark, std::ref(lock));
     }
     std::vector<int> statuses;
     for (auto& c : children) statuses.push_back(wait_status(c.pid));
     for (auto& t : relays) t.join();
     if (start_failure) return start_failure;
+    if (stop_requested()) {  // each shard said how far it got; what they finished stays in their folders
+        std::cerr
+            << "runner grade: interrupted; nothing merged. Run the same command again: every shard keeps its finished "
+               "students and grades the rest, then all are merged into "
+            << out.string() << "\n";
+        return 128 + stop_signal();
+    }
 
     int worst_setup = 0;  // 2 or 3: a shard could not grade at all (bad rubric, no confinement, ...)
     bool unfinished = false, below = false;

@@ -68,8 +68,35 @@ TEST_F(GradebookTest, RecordWritesTheStudentFileAndOneCsvRow) {
     EXPECT_EQ(book.student_file("alice"), dir_ / "students" / "alice.json");
     EXPECT_EQ(json::parse(read_text(dir_ / "students" / "alice.json")).at("score"), 42.5);
     const std::string csv = read_text(dir_ / "gradebook.csv");
-    EXPECT_EQ(csv, "student,score,max,status,summary\nalice,42.5,100,graded,ok\n");
+    EXPECT_EQ(csv, "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,42.5,100,graded,ok,,,,\n");
     EXPECT_EQ(csv, book.csv());
+}
+
+TEST_F(GradebookTest, WhenHowLongHowMuchMemoryAndARemovedSubmissionAreColumnsAndReadBack) {
+    Gradebook book(dir_);
+    StudentResult r = result_for("alice", 40);
+    r.graded_at = "2026-12-02T01:02:03Z";
+    r.wall_s = 12.25;
+    r.peak_mb = 37.26;
+    r.submission_removed = true;
+    book.record(r);
+    EXPECT_EQ(book.csv(), "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\n"
+                          "alice,40,100,graded,ok,2026-12-02T01:02:03Z,12.25,37.3,yes\n");
+    const StudentResult back = book.all().at(0);
+    EXPECT_EQ(back.graded_at, r.graded_at);
+    EXPECT_EQ(back.wall_s, 12.25);
+    ASSERT_TRUE(back.peak_mb.has_value());
+    EXPECT_DOUBLE_EQ(*back.peak_mb, 37.26);
+    EXPECT_TRUE(back.submission_removed);
+    // A result of an older kreg has none of them, and still reads back.
+    json old = r.to_json();
+    for (const char* key : {"graded_at", "wall_s", "peak_mb", "submission_removed"}) old.erase(key);
+    const StudentResult older = StudentResult::from_json(old);
+    EXPECT_EQ(older.graded_at, "");
+    EXPECT_FALSE(older.peak_mb.has_value());
+    EXPECT_FALSE(older.submission_removed);
+    old["submission_removed"] = "yes";
+    EXPECT_THROW(StudentResult::from_json(old), std::invalid_argument);
 }
 
 TEST_F(GradebookTest, RecordingAStudentAgainReplacesTheRow) {
@@ -78,7 +105,7 @@ TEST_F(GradebookTest, RecordingAStudentAgainReplacesTheRow) {
     book.record(result_for("alice", 90));
     book.record(result_for("bob", 77, "graded", "fixed"));
     EXPECT_EQ(read_text(dir_ / "gradebook.csv"),
-              "student,score,max,status,summary\nalice,90,100,graded,ok\nbob,77,100,graded,fixed\n");
+              "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,90,100,graded,ok,,,,\nbob,77,100,graded,fixed,,,,\n");
     const auto all = book.all();
     ASSERT_EQ(all.size(), 2u);
     EXPECT_EQ(all[1].student, "bob");
@@ -141,7 +168,7 @@ TEST_F(GradebookTest, ACorruptStudentFileIsReportedNotDropped) {
 
     book.record(result_for("bob", 40));
     EXPECT_TRUE(book.has("bob"));
-    EXPECT_NE(read_text(dir_ / "gradebook.csv").find("\nbob,40,100,graded,ok\n"), std::string::npos);
+    EXPECT_NE(read_text(dir_ / "gradebook.csv").find("\nbob,40,100,graded,ok,,,,\n"), std::string::npos);
 }
 
 TEST_F(GradebookTest, CsvQuotesSummariesWithCommasQuotesAndNewlines) {
@@ -149,9 +176,9 @@ TEST_F(GradebookTest, CsvQuotesSummariesWithCommasQuotesAndNewlines) {
     book.record(result_for("alice", 12.3456789, "graded", "2/3 cases, \"odd shapes\" failed"));
     book.record(result_for("bob", 0, "crashed", "SIGSEGV\nin student_gemm"));
     EXPECT_EQ(book.csv(),
-              "student,score,max,status,summary\n"
-              "alice,12.3457,100,graded,\"2/3 cases, \"\"odd shapes\"\" failed\"\n"
-              "bob,0,100,crashed,\"SIGSEGV\nin student_gemm\"\n");
+              "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\n"
+              "alice,12.3457,100,graded,\"2/3 cases, \"\"odd shapes\"\" failed\",,,,\n"
+              "bob,0,100,crashed,\"SIGSEGV\nin student_gemm\",,,,\n");
 }
 
 TEST_F(GradebookTest, InvalidUtf8AndControlBytesAreRecordedPrintableAndReadBack) {
@@ -183,9 +210,9 @@ TEST_F(GradebookTest, CsvNeutralisesFormulaTextButNotScores) {
     book.record(r);
     book.record(result_for("bob", 1, "graded", "@cmd"));
     EXPECT_EQ(book.csv(),
-              "student,score,max,status,summary\n"
-              "'-minus,-0.5,10,graded,\"'=HYPERLINK(\"\"http://x\"\")\"\n"
-              "bob,1,100,graded,'@cmd\n");
+              "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\n"
+              "'-minus,-0.5,10,graded,\"'=HYPERLINK(\"\"http://x\"\")\",,,,\n"
+              "bob,1,100,graded,'@cmd,,,,\n");
 }
 
 // A published rubric (two cases, one tier) and a staff file with a hidden case and a hidden tier.
@@ -234,9 +261,9 @@ TEST_F(GradebookTest, CsvHasAColumnPerSectionWithTheSameColumnsForEveryStudentAn
     const auto lines = lines_of(csv);
     ASSERT_EQ(lines.size(), 3u) << csv;
     EXPECT_EQ(lines[0], "student,score,max,status,summary,correctness:odd shapes,\"correctness:=big, \"\"one\"\"\","
-                        "hidden:correctness,performance:fast,hidden:performance");
-    EXPECT_EQ(lines[1], "alice,77,100,graded,77/100; hidden: 2/3 cases passed,40,10,10,12.5,5");
-    EXPECT_EQ(lines[2], "bob,0,100,rejected_audit,rejected by the static audit: imports socket,,,,,");
+                        "hidden:correctness,performance:fast,hidden:performance,graded_at,wall_s,peak_mb,submission_removed");
+    EXPECT_EQ(lines[1], "alice,77,100,graded,77/100; hidden: 2/3 cases passed,40,10,10,12.5,5,,,,");
+    EXPECT_EQ(lines[2], "bob,0,100,rejected_audit,rejected by the static audit: imports socket,,,,,,,,,");
     for (const char* secret : {"secret", "300x7x129", "999x1x2", "hidden.json"})
         EXPECT_EQ(csv.find(secret), std::string::npos) << "the CSV names '" << secret << "':\n" << csv;
 }
@@ -246,7 +273,7 @@ TEST_F(GradebookTest, WithoutARubricTheCsvHasOnlyTheFirstFiveColumns) {
     StudentResult alice = result_for("alice", 40);
     alice.checks = {{"correctness", "odd shapes", 40, 40, true, "", json()}};
     book.record(alice);
-    EXPECT_EQ(book.csv(), "student,score,max,status,summary\nalice,40,100,graded,ok\n");
+    EXPECT_EQ(book.csv(), "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,40,100,graded,ok,,,,\n");
 }
 
 TEST(GradebookText, FormatChecksListsEveryCheckWithItsVerdict) {
@@ -297,7 +324,7 @@ TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndShowsLongSummariesWholeUnder
 TEST_F(GradebookTest, AnEmptyGradebook) {
     Gradebook book(dir_);
     EXPECT_TRUE(book.all().empty());
-    EXPECT_EQ(book.csv(), "student,score,max,status,summary\n");
+    EXPECT_EQ(book.csv(), "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\n");
     EXPECT_NE(book.console_summary().find("no graded students"), std::string::npos);
     EXPECT_FALSE(fs::exists(dir_));  // reading creates nothing
 }

@@ -656,7 +656,7 @@ TEST(ShippedRubrics, TheCpuLabNeedsNoGpu) {
         EXPECT_EQ(t.shape, (Shape{256, 256, 256}));
         ratios.push_back(t.min_ratio);
     }
-    EXPECT_EQ(ratios, (std::vector<double>{1.0, 5.0}));
+    EXPECT_EQ(ratios, (std::vector<double>{2.0, 5.0}));
     for (const auto& c : r.correctness)
         for (const auto& s : c.shapes) EXPECT_LE(s.flops(), 2.0 * 512 * 512 * 512) << to_string(s);
 }

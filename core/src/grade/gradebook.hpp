@@ -39,6 +39,10 @@ struct StudentResult {
     std::vector<CheckResult> checks;
     nlohmann::json sandbox;  // limits and how the worker ended
     nlohmann::json meta;     // rubric, grader version, times...
+    std::string graded_at;   // when grading finished, UTC ISO 8601; "" in results of an older kreg
+    double wall_s = 0;       // how long grading took, build included
+    std::optional<double> peak_mb;    // the most memory a worker running the submission held (MiB); unknown: none
+    bool submission_removed = false;  // its submission is gone since it was graded: the result is not a current one
 
     // {"schema": "kreg-student-result", "schema_version": 1, "student": ..., ...}
     nlohmann::json to_json() const;
@@ -86,10 +90,11 @@ public:
     std::vector<StudentResult> all() const;
 
     // "student,score,max,status,summary", then one column per section of the rubric (gradebook_columns),
-    // and one row per all() entry, each line ending in "\n"; fields quoted per RFC 4180 when needed; scores
-    // with at most 4 decimals and no trailing zeros. A section cell holds the points the student earned in
-    // it, and is empty when the student's result has no check of it (grading stopped before it, or the
-    // result was computed from another rubric). Without a rubric, only the first five columns.
+    // then "graded_at,wall_s,peak_mb,submission_removed" ("yes" or empty), and one row per all() entry, each line
+    // ending in "\n"; fields quoted per RFC 4180 when needed; scores with at most 4 decimals and no trailing zeros. A
+    // section cell holds the points the student earned in it, and is empty when the student's result has no check of it
+    // (grading stopped before it, or the result was computed from another rubric). Without a rubric, no section
+    // columns.
     std::string csv() const;
 
     // An aligned table (student, score, max, status, summary) and a totals line: the number of students,

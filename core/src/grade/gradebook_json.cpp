@@ -89,7 +89,11 @@ nlohmann::json StudentResult::to_json() const {
             {"summary", summary},
             {"checks", checks_json},
             {"sandbox", sandbox},
-            {"meta", meta}};
+            {"meta", meta},
+            {"graded_at", graded_at},
+            {"wall_s", wall_s},
+            {"peak_mb", peak_mb ? nlohmann::json(*peak_mb) : nlohmann::json()},
+            {"submission_removed", submission_removed}};
 }
 
 StudentResult StudentResult::from_json(const nlohmann::json& j) {
@@ -118,6 +122,16 @@ StudentResult StudentResult::from_json(const nlohmann::json& j) {
     }
     r.sandbox = any_at(j, "sandbox");
     r.meta = any_at(j, "meta");
+    // Added later: optional, so that an older gradebook still reads back.
+    r.graded_at = string_at(j, "graded_at", root, false);
+    r.wall_s = number_at(j, "wall_s", root, false);
+    if (const nlohmann::json peak = any_at(j, "peak_mb"); !peak.is_null())
+        r.peak_mb = number_at(j, "peak_mb", root, true);
+    if (const nlohmann::json removed = any_at(j, "submission_removed"); !removed.is_null()) {
+        if (!removed.is_boolean())
+            bad("/submission_removed", "expected a boolean, found " + std::string(removed.type_name()));
+        r.submission_removed = removed.get<bool>();
+    }
     return r;
 }
 

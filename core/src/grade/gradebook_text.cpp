@@ -69,7 +69,7 @@ std::string Gradebook::csv() const {
     const std::vector<GradebookColumn> columns = rubric_ ? gradebook_columns(*rubric_) : std::vector<GradebookColumn>{};
     std::string out = "student,score,max,status,summary";
     for (const auto& column : columns) out += "," + csv_field(column.header);
-    out += "\n";
+    out += ",graded_at,wall_s,peak_mb,submission_removed\n";
     for (const auto& r : all()) {
         out += csv_field(r.student) + "," + format_points(r.score) + "," + format_points(r.max_score) + "," +
                csv_field(r.status) + "," + csv_field(r.summary);
@@ -85,6 +85,9 @@ std::string Gradebook::csv() const {
                 }
             out += "," + (found ? format_points(points) : std::string());
         }
+        out += "," + csv_field(r.graded_at) + "," + (r.graded_at.empty() ? std::string() : format_points(r.wall_s)) +
+               "," + (r.peak_mb ? format_points(std::round(*r.peak_mb * 10) / 10) : std::string()) + "," +
+               (r.submission_removed ? "yes" : "");
         out += "\n";
     }
     return out;
@@ -124,10 +127,12 @@ std::string Gradebook::console_summary() const {
     };
     std::vector<Row> rows{{"student", "score", "max", "status", "summary", ""}};
     for (const auto& r : results) {
-        const bool fits = fits_in_column(r.summary, kSummaryWidth);
+        // A result whose submission is gone is not a current one: said first, on its own row.
+        const std::string summary = (r.submission_removed ? "[submission removed] " : "") + r.summary;
+        const bool fits = fits_in_column(summary, kSummaryWidth);
         rows.push_back({r.student, format_points(r.score), format_points(r.max_score), r.status,
-                        fits ? printable_utf8(r.summary, kSummaryWidth) : "",
-                        fits ? "" : indented_text(r.summary, 4, kWholeSummaryBytes)});
+                        fits ? printable_utf8(summary, kSummaryWidth) : "",
+                        fits ? "" : indented_text(summary, 4, kWholeSummaryBytes)});
     }
     std::size_t w_student = 0, w_score = 0, w_max = 0, w_status = 0;
     for (const auto& row : rows) {

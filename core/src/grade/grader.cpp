@@ -17,13 +17,21 @@
 #include "report/atomic_file.hpp"
 #include "sweep/executor.hpp"
 #include "verify/verify_gemm.hpp"
+#include "worker/stop_request.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace kreg {
@@ -95,6 +103,33 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
     return r;
 }
 
+// flock(LOCK_EX) on a shared file while it lives; nothing for an empty path. A lock that cannot be taken is
+// an error of the grading run, not of the student: grade_all records it as "error", retried next run.
+class TimedTierLock {
+public:
+    explicit TimedTierLock(const fs::path& path) {
+        if (path.empty()) return;
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd_ < 0)
+            throw std::runtime_error("cannot open the timed tiers' lock " + path.string() + ": " +
+                                     std::strerror(errno));
+        while (::flock(fd_, LOCK_EX) != 0)
+            if (errno != EINTR || stop_requested()) {
+                const std::string why = std::strerror(errno);
+                ::close(fd_);
+                throw std::runtime_error("cannot take the timed tiers' lock " + path.string() + ": " + why);
+            }
+    }
+    ~TimedTierLock() {
+        if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+    }
+    TimedTierLock(const TimedTierLock&) = delete;
+    TimedTierLock& operator=(const TimedTierLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 // The largest C a rubric's runs export (bytes): the sandbox's file size limit must let the worker
 // write it.
 uint64_t largest_output_bytes(const Rubric& rubric) {
@@ -129,6 +164,26 @@ std::string classify_load_error(const PluginInfo& info) {
             return "load_failed";
     }
     return "load_failed";
+}
+
+// The steps a sandbox report says were applied and were not (each entry's name, the text before ": "), for
+// one console line: "RLIMIT_CORE, RLIMIT_CPU, ..., seccomp stage 1, namespaces, ...; not available: memory cgroup".
+std::string confinement_steps(const nlohmann::json& sandbox) {
+    auto names = [&](const char* key) {
+        std::vector<std::string> out;
+        if (sandbox.contains(key) && sandbox[key].is_array())
+            for (const auto& entry : sandbox[key]) {
+                if (!entry.is_string()) continue;
+                const std::string text = entry.get<std::string>();
+                const std::string name = text.substr(0, text.find(": "));
+                if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+            }
+        std::string joined;
+        for (const std::string& n : out) joined += (joined.empty() ? "" : ", ") + n;
+        return joined;
+    };
+    const std::string applied = names("applied"), unavailable = names("unavailable");
+    return (applied.empty() ? "none" : applied) + (unavailable.empty() ? "" : "; not available: " + unavailable);
 }
 
 }  // namespace
@@ -280,10 +335,15 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     result.meta["provenance"] = known_provenance.is_object()
                                     ? known_provenance
                                     : provenance(submission_sha256(submission.path), rubric_hash_, options_.secret);
+    const Executor* untrusted_executor = nullptr;  // the submission's workers, once loading starts
     auto finish = [&](const std::string& status, const std::string& summary) {
         result.status = status;
         result.summary = summary;
         result.meta["seconds"] = seconds_since(start);
+        result.graded_at = utc_timestamp_iso8601();
+        result.wall_s = seconds_since(start);
+        if (untrusted_executor && untrusted_executor->peak_memory_bytes() > 0)
+            result.peak_mb = double(untrusted_executor->peak_memory_bytes()) / double(1 << 20);
         return result;
     };
 
@@ -342,6 +402,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     const uint64_t most_calls = uint64_t(1 + std::max(2, rubric.warmup + rubric.repeats));
     untrusted.sandbox->memory_bytes = (uint64_t(limits.memory_mb) << 20) + most_calls * largest_output_bytes(rubric);
     Executor executor(untrusted);
+    untrusted_executor = &executor;
     const PluginInfo info = executor.describe(plugin.string(), options_.device);
     result.sandbox = executor.last_sandbox_report();
     if (!info.error.empty()) {
@@ -454,6 +515,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     // round loads both sides of its ratio (grade/paired_ratio.hpp).
     std::vector<std::optional<CheckResult>> tier_checks(rubric.performance.size());
     std::vector<bool> tier_done(rubric.performance.size(), false);
+    // Timed tiers one grader at a time (--jobs): a ratio is measured on a machine no other submission loads.
+    const TimedTierLock timing_alone(rubric.performance.empty() ? fs::path() : options_.timed_tier_lock);
     for (size_t first = 0; first < rubric.performance.size(); ++first) {
         if (tier_done[first]) continue;
         const Shape shape = rubric.performance[first].shape;
@@ -566,9 +629,14 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     return finish(status, summarize_result(result, rubric));  // names no hidden case
 }
 
-void Grader::grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress) {
+GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
+                                  const std::function<void(const std::string&)>& progress) {
+    GradeRunSummary run;
+    run.submissions = submissions.size();
+    mark_removed_submissions(submissions, progress);
     size_t index = 0;
     for (const auto& s : submissions) {
+        if (stop_requested()) break;
         ++index;
         const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(submissions.size()) + "] ";
         // A stored result stands only while what it was computed from is unchanged.
@@ -586,8 +654,12 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
                 changed = what_changed(previous.meta.value("provenance", nlohmann::json()), current);
             } catch (const std::exception&) {
             }
+            // An error is the grader's failure (no driver, a result it could not write), not the student's: it
+            // is retried, never kept as a grade.
+            if (changed.empty() && previous_status(s.student) == "error") changed = "its last grading ended in error";
             if (changed.empty()) {
                 progress(counter + s.student + ": already graded, and nothing it was graded from changed (use --force to grade again)");
+                ++run.already_graded;
                 continue;
             }
             progress(counter + s.student + ": " + changed + "; grading again");
@@ -602,6 +674,10 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
             r.status = "error";
             r.summary = std::string("grading error: ") + e.what();
         }
+        // A stop (SIGINT, SIGTERM) killed the worker in flight: what it left is no grade, so nothing of this
+        // student is recorded and the next run grades them.
+        if (stop_requested()) break;
+        ++run.graded_now;
         try {
             gradebook_.record(r);
         } catch (const std::exception& e) {
@@ -628,17 +704,85 @@ void Grader::grade_all(const std::vector<Submission>& submissions, const std::fu
         } catch (const std::exception& e) {
             progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
         }
-        progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" + format_points(r.max_score) +
-                 (r.status == "graded" ? "" : " — " + r.summary));
+        std::string summary = r.summary;  // its later lines (a compiler's error) indented under the student's
+        for (size_t at = 0; (at = summary.find('\n', at)) != std::string::npos; at += 5)
+            summary.replace(at, 1, "\n    ");
+        progress(counter + s.student + ": " + r.status + ", " + format_points(r.score) + "/" +
+                 format_points(r.max_score) + (r.status == "graded" ? "" : " — " + summary));
         // Under a build failure, the first compiler error's context and excerpt (grade/compiler_error.hpp).
-        for (const auto& c : r.checks)
-            if (c.kind == "build" && !c.passed && c.evidence.is_object() && c.evidence.contains("first_error"))
-                for (const std::string& line : error_excerpt_lines(c.evidence.value("first_error", ""))) progress("    " + line);
+        for (const CheckResult& check : r.checks)
+            if (check.kind == "build" && !check.passed && check.evidence.is_object() && check.evidence.contains("first_error"))
+                for (const std::string& line : error_excerpt_lines(check.evidence.value("first_error", "")))
+                    progress("    " + line);
+        if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
+            progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
+            run.confinement_reported = true;
+        }
     }
     try {
         write_class_page(gradebook_, options_.rubric);  // <out>/index.html (grade/class_page.hpp)
     } catch (const std::exception& e) {
         progress(std::string("warning: the class page could not be written: ") + e.what());
+    }
+    run.stop_signal = stop_signal();
+    return run;
+}
+
+std::vector<std::string> Grader::graded_with_another_seed(bool with_secret) const {
+    return graded_with_another_seed_than(gradebook_, options_.secret, with_secret);
+}
+
+std::vector<std::string> graded_with_another_seed_than(const Gradebook& gradebook, uint64_t secret, bool with_secret) {
+    const nlohmann::json current = provenance("", "", secret)["secret_sha256"];
+    std::vector<std::string> students;
+    for (const StudentResult& r : gradebook.all()) {
+        if (!r.meta.contains("provenance") || !r.meta["provenance"].is_object())
+            continue;  // an older kreg's: graded again anyway
+        const nlohmann::json stored = r.meta["provenance"].value("secret_sha256", nlohmann::json());
+        if (stored != current && (!with_secret || !stored.is_null())) students.push_back(r.student);
+    }
+    return students;
+}
+
+void Grader::set_aside_results_of_another_seed() {
+    const fs::path aside = options_.out_dir / "replaced-seed";
+    for (const std::string& student : graded_with_another_seed(false)) {
+        fs::create_directories(aside / "student-view");
+        fs::rename(gradebook_.student_file(student), aside / (student + ".json"));
+        std::error_code ec;
+        const fs::path view = options_.out_dir / "student-view" / (student + ".json");
+        if (fs::exists(view, ec)) fs::rename(view, aside / "student-view" / (student + ".json"));
+    }
+    write_file_atomically(gradebook_.csv_file(), gradebook_.csv());
+}
+
+void Grader::mark_removed_submissions(const std::vector<Submission>& submissions,
+                                      const std::function<void(const std::string&)>& progress) {
+    std::set<std::string> present;
+    for (const Submission& s : submissions) present.insert(s.student);
+    for (StudentResult r : gradebook_.all()) {
+        if (r.meta.contains("corrupt_file")) continue;  // not ours to rewrite: all() says what is wrong with it
+        std::error_code ec;
+        const bool removed = !present.count(r.student) && !fs::exists(r.submission, ec);
+        if (removed == r.submission_removed) continue;
+        r.submission_removed = removed;
+        try {
+            gradebook_.record(r);
+            if (removed)
+                progress(r.student + ": submission " + r.submission + " is gone; its result stays, marked as removed");
+        } catch (const std::exception& e) {
+            progress(r.student + ": warning: cannot mark the result as " + (removed ? "removed" : "current") + ": " +
+                     e.what());
+        }
+    }
+}
+
+std::string Grader::previous_status(const std::string& student) const {
+    try {
+        std::ifstream in(gradebook_.student_file(student));
+        return StudentResult::from_json(nlohmann::json::parse(in)).status;
+    } catch (const std::exception&) {
+        return "";
     }
 }
 

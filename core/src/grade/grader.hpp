@@ -36,7 +36,23 @@ struct GradeOptions {
     SandboxPolicy sandbox;                       // for every worker that touches a submission
     bool tolerate_static_libstdcxx = false;      // see AuditPolicy::tolerated_with_static_libstdcxx
     bool verbose = false;
+    // A lock file several graders share (runner grade --jobs): each holds it (flock) while it times tiers, so
+    // that one's timed runs never share the machine with another's. Empty: no lock.
+    std::filesystem::path timed_tier_lock;
 };
+
+// What one grade_all() did, for the console's last words.
+struct GradeRunSummary {
+    size_t submissions = 0;             // handed to grade_all
+    size_t already_graded = 0;          // kept: graded before from the same inputs
+    size_t graded_now = 0;              // graded and recorded by this run
+    bool confinement_reported = false;  // the first worker's sandbox report was printed
+    int stop_signal = 0;  // SIGINT or SIGTERM when a stop ended the run early (worker/stop_request.hpp), else 0
+    size_t finished() const { return already_graded + graded_now; }
+};
+
+// Grader::graded_with_another_seed for any gradebook folder (the merged one of --jobs), against secret (0: none).
+std::vector<std::string> graded_with_another_seed_than(const Gradebook& gradebook, uint64_t secret, bool with_secret);
 
 class Grader {
 public:
@@ -46,8 +62,19 @@ public:
     // Grades every submission not graded yet, or graded from other inputs than now (a changed submission,
     // rubric, secret seed or kreg version: grade/provenance.hpp), and with force all of them, recording
     // each as it finishes.
+    // A result that ended in "error" (the grader's failure, not the student's) is graded again. A stop request
+    // (worker/stop_request.hpp) ends the run before the next student; the student in flight is not recorded.
     // progress gets one line per student and per failed check.
-    void grade_all(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
+    GradeRunSummary grade_all(const std::vector<Submission>& submissions,
+                              const std::function<void(const std::string&)>& progress);
+
+    // The seed guard: the students whose stored result was graded with another secret seed than this run's
+    // (or none), sorted; with_secret: only those whose result was graded with a secret seed (the ones a run
+    // without that seed must not overwrite unless asked to, --reseed).
+    std::vector<std::string> graded_with_another_seed(bool with_secret) const;
+    // Moves those results (and their student views) to <out>/replaced-seed/ and rewrites the CSV, before
+    // anyone is graded with this run's seed: a run stopped halfway then leaves a gradebook of one seed.
+    void set_aside_results_of_another_seed();
 
     // provenance: what the submission is graded from (grade/provenance.hpp), when the caller has it already.
     StudentResult grade(const Submission& submission, const nlohmann::json& provenance = nullptr);
@@ -72,6 +99,12 @@ private:
     // copy-ceiling tiers measures it before the first submission is built or loaded.
     const nlohmann::json& gpu_facts_and_ceilings();
     nlohmann::json run_meta() const;
+    // Marks every stored result whose submission is neither among submissions nor on disk any more as
+    // submission_removed (and clears the mark of one that is back), saying so through progress.
+    void mark_removed_submissions(const std::vector<Submission>& submissions,
+                                  const std::function<void(const std::string&)>& progress);
+    // The status of student's stored result, "" when there is none that reads back.
+    std::string previous_status(const std::string& student) const;
 
     GradeOptions options_;
     Gradebook gradebook_;

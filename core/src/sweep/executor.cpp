@@ -110,6 +110,14 @@ struct Executor::Worker {
 
     // The loader's messages name the staged copy; the row names the submission.
     std::string unstage(const std::string& text) const { return replace_all(text, staged_path, plugin_path); }
+
+    uint64_t* peak_sink = nullptr;  // Executor::peak_memory_bytes_, raised when this worker, reaped, goes
+    ~Worker() {
+        if (!peak_sink) return;
+        const uint64_t peak =
+            std::max<uint64_t>(cgroup ? cgroup->peak_bytes() : 0, uint64_t(process.max_rss_kib()) * 1024);
+        *peak_sink = std::max(*peak_sink, peak);
+    }
 };
 
 EndCause end_cause_of(const ExitInfo& exit) {
@@ -137,6 +145,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
                                                          bool* violated) {
     try {
         auto w = std::make_unique<Worker>();
+        w->peak_sink = &peak_memory_bytes_;
         std::vector<std::string> args{"__worker"};
         if (!options_.cuda_visible_devices.empty()) args.insert(args.end(), {"--cuda-visible-devices", options_.cuda_visible_devices});
         std::optional<WorkerConfinement> confinement;

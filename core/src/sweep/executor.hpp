@@ -64,6 +64,9 @@ public:
 
     // What the last started worker reported of its sandbox ({"applied","unavailable"}), null if none.
     const nlohmann::json& last_sandbox_report() const { return last_sandbox_; }
+    // The most memory any worker this executor ended held (its cgroup's memory.peak, else its peak RSS), in
+    // bytes; 0 when none ended or none was measured.
+    uint64_t peak_memory_bytes() const { return peak_memory_bytes_; }
 
 private:
     struct Worker;
@@ -76,6 +79,7 @@ private:
     Record row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase);
 
     ExecutorOptions options_;
+    uint64_t peak_memory_bytes_ = 0;  // before worker_: a Worker ending writes it
     std::unique_ptr<Worker> worker_;  // current worker, with the plugin it has loaded
     std::unique_ptr<WorkerSession> in_process_;
     nlohmann::json last_sandbox_ = nullptr;

@@ -99,6 +99,8 @@ public:
     bool running() const;
     // running(), after looking whether it ended since the last exchange (and reaping it if so).
     bool alive();
+    // Its peak resident set (KiB) once it was reaped, else 0.
+    long max_rss_kib() const { return exit_ ? exit_->max_rss_kib : 0; }
     const std::string& nonce() const { return nonce_; }
     const std::string& request_id() const { return request_id_; }
     // The last few KB the worker wrote to stderr (a crashing plugin's last words), as it wrote them.
