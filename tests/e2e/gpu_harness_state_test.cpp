@@ -98,6 +98,31 @@ TEST(GpuHarnessState, TheHonestControlPassesEveryMode) {
         }
 }
 
+// A row says which defence against writes outside C it had (extra.c_fence): on the H200, C between unmapped
+// pages, so no fallback reason; in plain and strict runs alike.
+TEST(GpuHarnessState, TheRowNamesTheFenceAroundC) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    for (bool strict : {false, true}) {
+        ExecutorOptions options;
+        options.runner_exe = KREG_RUNNER;
+        Executor executor(options);
+        Job job;
+        job.id = 6;
+        job.seed = 11;
+        job.kernel = "honest_cuda";
+        job.plugin_path = fixture("honest_cuda");
+        job.shape = Shape{256, 192, 160};
+        job.settings.warmup = 1;
+        job.settings.repeats = 3;
+        job.settings.timeout_s = 120;
+        job.settings.strict = strict;
+        const Record r = executor.run_job(job);
+        ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
+        EXPECT_EQ(r.extra.c_fence, std::optional<std::string>("unmapped_pages")) << (strict ? "strict" : "plain");
+        EXPECT_FALSE(r.extra.c_fence_fallback) << *r.extra.c_fence_fallback;
+    }
+}
+
 // The layout itself, without a fault: on a device with the VMM API, C is 256-byte aligned, the band lies
 // right before it, the slack after it is under 256 bytes, and all three are usable memory.
 TEST(FencedDeviceBuffer, CLiesAtTheEndOfItsMappingWithTheBandBeforeIt) {

@@ -81,9 +81,10 @@ const std::map<std::string, Expected> kCorpus = {
     // 5. and 6. Secrets and the network: a leak turns into a wrong result.
     {"secrets", {"attack_read_secrets.so", "graded", kNaiveSpeed}},
     {"network", {"attack_network.so", "graded", kNaiveSpeed}},
-    // 7. Memory over the rubric's limit, asked for with new[], malloc and mmap: one grade for all three.
-    {"memory_hog", {"attack_memory_hog.so", "@memory", 0}},
-    {"memory_malloc", {"attack_memory_malloc.so", "@memory", 0}},
+    // 7. Memory over the rubric's limit, asked for with new[] and malloc: memory_limit, by memory.events where a
+    // cgroup holds the worker, by the worker's allocator under RLIMIT_DATA alone (more ways: kWaysAndForgeries).
+    {"memory_hog", {"attack_memory_hog.so", "memory_limit", 0}},
+    {"memory_malloc", {"attack_memory_malloc.so", "memory_limit", 0}},
     // mmap is refused by the static audit before any cap could be reached (a way of asking closed earlier).
     {"memory_mmap", {"attack_memory_mmap.so", "rejected_audit", 0}},
     // 8. Writes outside C.
@@ -100,6 +101,36 @@ const std::map<std::string, Expected> kCorpus = {
     {"kreg_phrases", {"attack_kreg_phrases.so", "failed", 0}},
 };
 const std::string kSourceStudent = "plant_src";
+
+// Graded on their own (ForgedEndCausesAndEveryWayOfAskingForMemory): a worker's result rewritten from inside
+// to claim an end only the runner observes, every way of asking for memory past the cap that the audit lets
+// in (mmap and syscall() are refused by it: memory_mmap above), and the harness-state fixtures.
+const std::map<std::string, Expected> kWaysAndForgeries = {
+    {"forge_memory_cap", {"attack_forge_memory_cap.so", "protocol_violation", 0}},
+    {"forge_call_timeout", {"attack_forge_call_timeout.so", "protocol_violation", 0}},
+    {"forge_signal", {"attack_forge_signal.so", "protocol_violation", 0}},
+    {"forge_sandbox_refusal", {"attack_forge_sandbox_refusal.so", "protocol_violation", 0}},
+    {"memory_calloc", {"attack_memory_calloc.so", "memory_limit", 0}},
+    {"memory_realloc", {"attack_memory_realloc.so", "memory_limit", 0}},
+    {"memory_posix_memalign", {"attack_memory_posix_memalign.so", "memory_limit", 0}},
+    {"memory_aligned_alloc", {"attack_memory_aligned_alloc.so", "memory_limit", 0}},
+    {"memory_vector", {"attack_memory_vector.so", "memory_limit", 0}},
+    {"memory_sbrk", {"attack_memory_sbrk.so", "memory_limit", 0}},
+    // A raw mmap system call passes no allocator: only a cgroup sees its cap reached; under RLIMIT_DATA alone
+    // its refusal is the kernel's failure (the gap docs/GRADING.md names).
+    {"memory_raw_mmap", {"attack_memory_raw_mmap.so", "@memory", 0}},
+    // The stack is bounded by RLIMIT_STACK before any memory cap: the worker's SIGSEGV.
+    {"memory_stack", {"attack_memory_stack.so", "!graded,ok,memory_limit", 0}},
+    // The harness-state fixtures (tests/fixtures/harness_state; grade_test grades them as this user): graded
+    // here again so that they are graded as an unprivileged user too. Scores: not checked (-1), the status is
+    // the failure.
+    {"state_nan_as_zero", {"state_nan_as_zero.so", "wrong_result", -1}},
+    {"state_poison_word", {"state_poison_word_as_zero.so", "wrong_result", -1}},
+    {"state_large_or_nan", {"state_large_or_nan_as_zero.so", "wrong_result", -1}},
+    {"state_far_1mib", {"state_write_1mib_past_c.so", "crashed", -1}},
+    {"state_far_60mib", {"state_write_60mib_past_c.so", "crashed", -1}},
+    {"state_clobbers_b", {"state_clobbers_b.so", "failed", -1}},
+};
 
 // Every file an attacker tries to leave outside its scratch folder; none may exist after grading.
 std::vector<fs::path> marker_paths() {
@@ -220,9 +251,9 @@ double correctness_points(const StudentResult& r) {
     return points;
 }
 
-// "@memory": memory_limit where the worker's cgroup held it (memory.events counts the cap reached), failed
-// where only RLIMIT_DATA did (an ordinary user without a delegated cgroup): a refused request leaves the
-// parent nothing to observe but the plugin's word, which is not read.
+// "@memory" (a raw mmap, which no allocator sees): memory_limit where the worker's cgroup held it (memory.events
+// counts the cap reached), failed where only RLIMIT_DATA did (no delegated cgroup): the kernel's refusal
+// leaves nothing outside the plugin to observe, and the plugin's word is not read.
 std::string memory_cap_status(const StudentResult& r) {
     if (!r.sandbox.is_object()) return "failed";  // no confinement report: no cgroup was seen to hold it
     for (const auto& applied : r.sandbox.value("applied", nlohmann::json::array()))
@@ -379,6 +410,50 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
     }
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), long(expected_students.size() + 1)) << csv;
+}
+
+// Grades kWaysAndForgeries as `who`: every student its status and score, and the run ends normally.
+void grade_ways_and_forgeries(const std::string& name, const Identity& who) {
+    const auto dir = test::fresh_dir(name);
+    fs::create_directories(dir / "subs");
+    for (const auto& [student, e] : kWaysAndForgeries) fs::copy_file(fixture_file(e.file), dir / "subs" / (student + ".so"));
+    fs::copy_file("/bin/sleep", dir / "kreg-bystander");
+    if (who.nobody) {
+        chown_tree(dir, kNobody);
+        fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                 fs::perms::others_read | fs::perms::others_exec);
+    }
+    const auto run = grade(dir, "subs", "out", who);
+    if (const int pid = std::atoi(test::slurp(dir / "bystander-out.pid").c_str()); pid > 0) ::kill(pid, SIGKILL);
+    EXPECT_EQ(run.exit_code, 0) << "the grading run did not finish normally\n" << run.err;
+    auto graded = results(dir / "out");
+    for (const auto& [student, e] : kWaysAndForgeries) {
+        if (!graded.count(student)) {
+            ADD_FAILURE() << student << ": not in the gradebook\n" << run.err;
+            continue;
+        }
+        const StudentResult& r = graded[student];
+        expect_status(student, r, e.status);
+        if (e.score >= 0) {
+            EXPECT_EQ(r.score, e.score) << student << ": " << r.summary;
+        }
+    }
+}
+
+TEST(GradeAttack, ForgedEndCausesAndEveryWayOfAskingForMemory) {
+    if (auto why = why_cannot_run_attacks()) GTEST_SKIP() << *why;
+    grade_ways_and_forgeries("grade-ways", Identity{});
+}
+
+TEST(GradeAttack, ForgedEndCausesAndEveryWayOfAskingForMemoryAsAnUnprivilegedUser) {
+    if (auto why = why_cannot_run_attacks()) GTEST_SKIP() << *why;
+    if (::geteuid() != 0) GTEST_SKIP() << "not root: the test above already graded them as this user";
+    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv (util-linux) is missing";
+    if (std::system(("setpriv --reuid=" + std::to_string(kNobody) + " --regid=" + std::to_string(kNobody) +
+                     " --clear-groups -- test -x " + kRunner)
+                        .c_str()) != 0)
+        GTEST_SKIP() << "uid " << kNobody << " cannot execute " << kRunner << " (a parent folder is not searchable)";
+    grade_ways_and_forgeries("grade-ways-nobody", Identity{true});
 }
 
 TEST(GradeAttack, AttackCorpusAndHonestSubmissionsInOneRun) {

@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -52,6 +54,11 @@ const std::map<std::string, Expected> kGpuCorpus = {
     {"pins", {"cheat_pins_l2.so", "rejected_audit", 0}},
     // Attacks on the grader itself (tests/fixtures/attacks; the CPU ones are grade_attack_test's).
     {"attack_forge", {"attack_cuda_forge.so", "protocol_violation", 0}},
+    // The worker's results rewritten from inside to claim the runner's own observations.
+    {"attack_forge_memory_cap", {"attack_cuda_forge_memory_cap.so", "protocol_violation", 0}},
+    {"attack_forge_sandbox", {"attack_cuda_forge_sandbox_refusal.so", "protocol_violation", 0}},
+    // More device memory than the GPU has: the device refused it, no cap of the grader's was reached.
+    {"attack_device_memory", {"attack_cuda_device_memory.so", "failed", 0}},
     {"attack_rewrite", {"attack_cuda_rewrite_after_return.so", "wrong_result", 0}},
     {"attack_predict", {"attack_cuda_predict_inputs.so", "wrong_result", 0}},
     {"attack_holds_gpu", {"attack_cuda_fork_holds_gpu.so", "graded", -1}},
@@ -133,6 +140,39 @@ TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
             EXPECT_EQ(mine["roofline"]["faster_than_floor"], false) << mine.dump();
             EXPECT_EQ(mine["trusted_check"]["calls_checked"], 1 + 1 + 3) << mine.dump();
         }
+}
+
+// The harness-state and outcome fixtures graded as an ordinary user (uid 65534 through setpriv), as the
+// CPU corpus is (grade_attack_test.cpp): the defences do not depend on the grader being root.
+TEST(GradeGpu, HarnessStateAndOutcomeFixturesAsAnUnprivilegedUser) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    if (::geteuid() != 0) GTEST_SKIP() << "not root: GpuCorpusAndHonestKernelsInOneRun already graded as this user";
+    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv (util-linux) is missing";
+    const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups -- ";
+    if (std::system((as_nobody + "test -x " + KREG_RUNNER).c_str()) != 0)
+        GTEST_SKIP() << "uid 65534 cannot execute " << KREG_RUNNER << " (a parent folder is not searchable)";
+    const std::vector<std::string> students = {"honest",   "phrases",   "nan_as_zero",   "clobbers_b",
+                                               "far_4mib", "far_64mib", "attack_forge_memory_cap",
+                                               "attack_device_memory"};
+    const auto dir = test::fresh_dir("grade-gpu-nobody");
+    fs::create_directories(dir / "subs");
+    for (const auto& student : students)
+        fs::copy_file(fs::path(KREG_FIXTURE_DIR) / kGpuCorpus.at(student).file, dir / "subs" / (student + ".so"));
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) (void)::chown(entry.path().c_str(), 65534, 65534);
+    (void)::chown(dir.c_str(), 65534, 65534);
+    const std::string cmd = as_nobody + KREG_RUNNER + " grade --rubric " + KREG_TEST_DATA_DIR +
+                            "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx";
+    const auto run = test::run_command(cmd, dir, dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::map<std::string, StudentResult> graded;
+    for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
+    ASSERT_EQ(graded.size(), students.size()) << run.err;
+    for (const auto& student : students) {
+        const Expected& e = kGpuCorpus.at(student);
+        EXPECT_EQ(graded[student].status, e.status) << student << ": " << graded[student].summary;
+        if (e.score < 0) EXPECT_GE(graded[student].score, 80) << student;
+        else EXPECT_EQ(graded[student].score, e.score) << student;
+    }
 }
 
 TEST(GradeGpu, OnEveryGpuAtOnceTheShardsMergeIntoOneGradebook) {

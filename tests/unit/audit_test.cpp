@@ -144,6 +144,7 @@ TEST(Audit, EveryCheatFailsWithAFindingNamingTheForbiddenSymbol) {
         {"cheat_syscall", "syscall"},
         {"cheat_weak_cublas", "cublasSgemm_v2"},
         {"cheat_interpose_cublas", "cublasSgemm_v2"},
+        {"cheat_weak_cupti", "cuptiActivityDisable"},
     };
     for (const auto& [cheat, symbol] : expected) {
         const AuditResult r = audit_shared_object(fixture(cheat), default_grading_policy());

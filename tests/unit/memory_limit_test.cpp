@@ -230,6 +230,32 @@ TEST(MemoryLimitReason, NamesTheLimitAndThePeak) {
     EXPECT_EQ(describe_memory_limit_hit(uint64_t(4) << 30, nullptr, 10 * 1024), "");
 }
 
+// memory.events, as the kernel writes it (Documentation/admin-guide/cgroup-v2.rst): the cap is reached when
+// usage hit memory.max (max), an allocation found the cgroup full (oom) or the OOM killer ran (oom_kill).
+TEST(MemoryEvents, TheCapReachedByMaxOomOrOomKill) {
+    EXPECT_FALSE(detail::memory_events_show_limit_hit("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"));
+    EXPECT_TRUE(detail::memory_events_show_limit_hit("low 0\nhigh 0\nmax 12\noom 0\noom_kill 0\n"));
+    EXPECT_TRUE(detail::memory_events_show_limit_hit("low 0\nhigh 0\nmax 0\noom 1\noom_kill 0\n"));
+    EXPECT_TRUE(detail::memory_events_show_limit_hit("low 0\nhigh 0\nmax 0\noom 0\noom_kill 1\n"));
+    // high (memory.high throttling) and low are no cap; an unknown key or a malformed line hides no other.
+    EXPECT_FALSE(detail::memory_events_show_limit_hit("low 5\nhigh 9\nmax 0\n"));
+    EXPECT_TRUE(detail::memory_events_show_limit_hit("low 0\nsome_future_key 7\nhigh x\nmax 3\n"));
+    EXPECT_FALSE(detail::memory_events_show_limit_hit(""));
+}
+
+TEST(MemoryEvents, ReadFromTheCgroupsFile) {
+    char dir_template[] = "/tmp/kreg-memory-events-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template;
+    EXPECT_FALSE(detail::memory_limit_hit_in(dir)) << "no memory.events file";
+    ASSERT_TRUE(write_file(dir + "/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"));
+    EXPECT_FALSE(detail::memory_limit_hit_in(dir));
+    ASSERT_TRUE(write_file(dir + "/memory.events", "low 0\nhigh 0\nmax 0\noom 2\noom_kill 1\n"));
+    EXPECT_TRUE(detail::memory_limit_hit_in(dir));
+    std::remove((dir + "/memory.events").c_str());
+    ::rmdir(dir.c_str());
+}
+
 // ---- finding the cgroup, from /proc texts --------------------------------------------------------------
 
 const char* const kV1Mountinfo =

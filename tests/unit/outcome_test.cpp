@@ -36,6 +36,7 @@ TEST(ClassifyOutcome, EachObservedCauseGivesItsOutcomeWhateverTheReason) {
     EXPECT_EQ(classify_outcome(row(RowStatus::crashed, EndCause::protocol_breach, "")), "protocol_violation");
     EXPECT_EQ(classify_outcome(row(RowStatus::crashed, EndCause::memory_cap, "")), "memory_limit");
     EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::memory_cap, "")), "memory_limit");
+    EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::memory_refused, "")), "memory_limit");
     EXPECT_EQ(classify_outcome(row(RowStatus::crashed, EndCause::sandbox_refusal, "")), "sandbox_violation");
     EXPECT_EQ(classify_outcome(row(RowStatus::timeout, EndCause::job_timeout, "")), "timeout");
     EXPECT_EQ(classify_outcome(row(RowStatus::timeout, EndCause::call_timeout, "")), "timeout");
@@ -55,8 +56,9 @@ TEST(ClassifyOutcome, TheSignalFieldAloneDecidesNothing) {
     EXPECT_EQ(classify_outcome(r), "crashed");
 }
 
-TEST(EndCause, OnlyTheKernelsFailureAndACudaErrorMayBeClaimedByAWorker) {
-    for (EndCause c : {EndCause::none, EndCause::kernel_failed, EndCause::cuda_error}) EXPECT_TRUE(worker_may_claim(c));
+TEST(EndCause, OnlyTheKernelsFailureACudaErrorAndARefusedAllocationMayBeClaimedByAWorker) {
+    for (EndCause c : {EndCause::none, EndCause::kernel_failed, EndCause::cuda_error, EndCause::memory_refused})
+        EXPECT_TRUE(worker_may_claim(c));
     for (EndCause c :
          {EndCause::signal, EndCause::exited, EndCause::call_timeout, EndCause::job_timeout, EndCause::load_timeout,
           EndCause::memory_cap, EndCause::sandbox_refusal, EndCause::protocol_breach})
@@ -64,7 +66,7 @@ TEST(EndCause, OnlyTheKernelsFailureAndACudaErrorMayBeClaimedByAWorker) {
 }
 
 TEST(EndCause, NamesRoundTripAndTheRowCarriesItsCause) {
-    for (const char* name : {"none", "kernel_failed", "cuda_error", "signal", "exited", "call_timeout", "job_timeout",
+    for (const char* name : {"none", "kernel_failed", "cuda_error", "memory_refused", "signal", "exited", "call_timeout", "job_timeout",
                              "load_timeout", "memory_cap", "sandbox_refusal", "protocol_breach"}) {
         const auto cause = parse_end_cause(name);
         ASSERT_TRUE(cause) << name;

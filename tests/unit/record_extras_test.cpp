@@ -40,6 +40,8 @@ RecordExtras full_extras() {
     x.hold_timeout_s = 1.0;
     x.kernel_time = KernelTimeEvidence{10, 0.0062, 0.006, 0.0088, 1, 0, 1, 2, 3, 0.5, 2, 0.4, 1};
     x.timer_fallback = "CUPTI unavailable: CUPTI_ERROR_NOT_INITIALIZED";
+    x.c_fence = "guard_band";
+    x.c_fence_fallback = "the driver has no cuMemAddressReserve";
     AnticheatEvidence a;
     a.calls = 13;
     a.calls_verified = 12;

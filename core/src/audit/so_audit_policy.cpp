@@ -41,6 +41,10 @@ AuditPolicy default_grading_policy() {
         // Timing is the runner's job. A kernel has no use for events: the ABI says launch on the given
         // stream only, so there is nothing to order between streams either.
         "cudaEvent*",
+        // CUPTI is the runner's kernel clock (cuda/cupti_timer.hpp): turning its records off, flushing them or
+        // subscribing to its callbacks is tampering with the timer. The library rule refuses libcupti as
+        // DT_NEEDED; this catches the names imported without it.
+        "cupti*",
         // Device-wide or stream state that outlives the call and changes what the runner measures next:
         // stack/heap/persisting-L2 limits, cache and shared-memory preferences, an L2 access-policy window
         // on the runner's stream, another device (spreading one GEMM over several GPUs), and a reset that

@@ -277,7 +277,7 @@ void read_value(const json& j, const std::string& path, RecordExtras& v) {
         {"device",        "device_uuid",    "launch",        "launch_error",   "attributes",    "attributes_error",
          "model_bytes",   "verify_sampled", "warm_cache",    "l2_flush_bytes", "timing_method", "launch_overhead_ms",
          "hold_timeouts", "hold_timeout_s", "kernel_time",   "timer_fallback", "anticheat",     "call_checks",
-         "sampling",      "roofline",       "trusted_check", "timing_claims"});
+         "sampling",      "roofline",       "trusted_check", "timing_claims", "c_fence", "c_fence_fallback"});
     f.optional("device", v.device);
     f.optional("device_uuid", v.device_uuid);
     f.optional("launch", v.launch);
@@ -294,6 +294,8 @@ void read_value(const json& j, const std::string& path, RecordExtras& v) {
     f.optional("hold_timeout_s", v.hold_timeout_s);
     f.optional("kernel_time", v.kernel_time);
     f.optional("timer_fallback", v.timer_fallback);
+    f.optional("c_fence", v.c_fence);
+    f.optional("c_fence_fallback", v.c_fence_fallback);
     f.optional("anticheat", v.anticheat);
     f.optional("call_checks", v.call_checks);
     f.optional("sampling", v.sampling);
@@ -447,6 +449,8 @@ void to_json(json& j, const RecordExtras& v) {
     put(j, "hold_timeout_s", v.hold_timeout_s);
     put(j, "kernel_time", v.kernel_time);
     put(j, "timer_fallback", v.timer_fallback);
+    put(j, "c_fence", v.c_fence);
+    put(j, "c_fence_fallback", v.c_fence_fallback);
     put(j, "anticheat", v.anticheat);
     put(j, "call_checks", v.call_checks);
     put(j, "sampling", v.sampling);

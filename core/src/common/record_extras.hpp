@@ -167,6 +167,8 @@ struct RecordExtras {
     std::optional<double> hold_timeout_s;
     std::optional<KernelTimeEvidence> kernel_time;  // CUDA timed by CUPTI
     std::optional<std::string> timer_fallback;      // CUDA timed by events where CUPTI was wanted: why
+    std::optional<std::string> c_fence;             // CUDA: "unmapped_pages" (C in a mapping of its own) or "guard_band"
+    std::optional<std::string> c_fence_fallback;    // CUDA, with c_fence guard_band: why the VMM mapping could not be had
     std::optional<AnticheatEvidence> anticheat;
     std::optional<CallChecks> call_checks;
     std::optional<SamplingEvidence> sampling;

@@ -27,10 +27,11 @@ constexpr std::array<std::pair<RowStatus, std::string_view>, 6> kStatuses{{{RowS
                                                                            {RowStatus::failed, "failed"},
                                                                            {RowStatus::crashed, "crashed"},
                                                                            {RowStatus::timeout, "timeout"}}};
-constexpr std::array<std::pair<EndCause, std::string_view>, 11> kEndCauses{
+constexpr std::array<std::pair<EndCause, std::string_view>, 12> kEndCauses{
     {{EndCause::none, "none"},
      {EndCause::kernel_failed, "kernel_failed"},
      {EndCause::cuda_error, "cuda_error"},
+     {EndCause::memory_refused, "memory_refused"},
      {EndCause::signal, "signal"},
      {EndCause::exited, "exited"},
      {EndCause::call_timeout, "call_timeout"},
@@ -44,7 +45,7 @@ constexpr std::array<std::pair<EndCause, std::string_view>, 11> kEndCauses{
 std::string_view to_string(EndCause c) { return name_of(kEndCauses, c); }
 std::optional<EndCause> parse_end_cause(std::string_view s) { return lookup(kEndCauses, s); }
 bool worker_may_claim(EndCause c) {
-    return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error;
+    return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error || c == EndCause::memory_refused;
 }
 
 std::string_view to_string(DType d) { return name_of(kDTypes, d); }

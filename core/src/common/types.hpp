@@ -44,7 +44,8 @@ std::optional<RowStatus> parse_row_status(std::string_view s);
 const std::vector<RowStatus>& all_row_statuses();
 
 // Why a row ended, typed where it was seen and never read back from a message (docs/GRADING.md, "Outcomes").
-// The worker may claim only kernel_failed (a kernel's status) and cuda_error (a sticky CUDA error it hit);
+// The worker may claim only kernel_failed (a kernel's status), cuda_error (a sticky CUDA error it hit) and
+// memory_refused (its allocator saw RLIMIT_DATA refuse a request: worker/allocation_watch.hpp);
 // every other cause is the parent's own observation: a signal or exit status from the reaper, a time limit
 // the parent enforced, memory.events of the worker's cgroup (or its peak RSS), SIGSYS from seccomp, a
 // reply out of protocol.
@@ -52,6 +53,7 @@ enum class EndCause {
     none,             // ran to its end (ok, wrong_result, skipped), or a refusal decided before running
     kernel_failed,    // worker's claim: the kernel or the pipeline returned a failure status
     cuda_error,       // worker's claim: a sticky CUDA error ended the context
+    memory_refused,   // worker's claim: its allocator saw RLIMIT_DATA refuse a request (no cgroup caps memory)
     signal,           // parent: the worker was killed by a signal (not SIGSYS)
     exited,           // parent: the worker exited on its own
     call_timeout,     // parent: one call ran past the per-call limit (the watchdog's exit code)
@@ -63,7 +65,8 @@ enum class EndCause {
 };
 std::string_view to_string(EndCause c);
 std::optional<EndCause> parse_end_cause(std::string_view s);
-// kernel_failed and cuda_error: what a worker may say about its own end.
+// kernel_failed, cuda_error and memory_refused: what a worker may say about its own end (none of them makes a
+// row better than a kernel's failure).
 bool worker_may_claim(EndCause c);
 
 // A problem size. GEMM: M x N x K. Transposes have no K (k is 0): A is M x N; block_transpose also has

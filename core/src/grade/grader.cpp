@@ -151,6 +151,7 @@ std::string classify_load_error(const PluginInfo& info) {
         case EndCause::protocol_breach:
             return "protocol_violation";
         case EndCause::memory_cap:
+        case EndCause::memory_refused:
             return "memory_limit";
         case EndCause::sandbox_refusal:
             return "sandbox_violation";

@@ -13,6 +13,7 @@ std::string classify_outcome(const Record& r) {
         case EndCause::protocol_breach:
             return "protocol_violation";
         case EndCause::memory_cap:
+        case EndCause::memory_refused:  // no better than failed; the parent takes it only under RLIMIT_DATA alone
             return "memory_limit";
         case EndCause::sandbox_refusal:
             return "sandbox_violation";

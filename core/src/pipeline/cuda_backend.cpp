@@ -444,6 +444,9 @@ public:
     }
     void describe(Record& record, const CallOperands& operands) override {
         describe_launch(info_, instance_, op_, shape_, dtype_, operands, record.extra);
+        // Which defence against writes outside C this row had (after allocate(): the sets exist).
+        record.extra.c_fence = c_fallback_reason_.empty() ? "unmapped_pages" : "guard_band";
+        if (!c_fallback_reason_.empty()) record.extra.c_fence_fallback = c_fallback_reason_;
     }
     void start_strict(StrictEvidence& evidence) override {
         evidence.device_wide_sync = true;

@@ -83,10 +83,12 @@ std::vector<pid_t> procs_of(const std::string& dir) {
 // "key value" lines (memory.events): the value of key, 0 when absent.
 uint64_t event_count(const std::string& text, const std::string& key) {
     std::istringstream in(text);
-    std::string k;
-    uint64_t v = 0;
-    while (in >> k >> v)
-        if (k == key) return v;
+    for (std::string line; std::getline(in, line);) {  // line by line: one malformed line hides no other
+        std::istringstream fields(line);
+        std::string k;
+        uint64_t v = 0;
+        if (fields >> k >> v && k == key) return v;
+    }
     return 0;
 }
 
@@ -294,6 +296,16 @@ std::optional<WorkerParent> prepare_worker_parent(const std::string& own_dir, co
     return parent;
 }
 
+bool memory_events_show_limit_hit(const std::string& memory_events) {
+    return event_count(memory_events, "oom_kill") > 0 || event_count(memory_events, "oom") > 0 ||
+           event_count(memory_events, "max") > 0;
+}
+
+bool memory_limit_hit_in(const std::string& cgroup_dir) {
+    std::string events;
+    return read_text(cgroup_dir + "/memory.events", events) && memory_events_show_limit_hit(events);
+}
+
 std::optional<WorkerCgroup> create_worker_cgroup(const WorkerParent& parent, uint64_t memory_bytes, uint64_t max_pids,
                                                  std::string& why_not) {
     static std::atomic<unsigned> next_number{0};
@@ -417,11 +429,7 @@ bool WorkerCgroup::add(pid_t pid, std::string& why_not) {
     return true;
 }
 
-bool WorkerCgroup::memory_limit_hit() const {
-    std::string events;
-    if (path_.empty() || !read_text(path_ + "/memory.events", events)) return false;
-    return event_count(events, "oom_kill") > 0 || event_count(events, "oom") > 0 || event_count(events, "max") > 0;
-}
+bool WorkerCgroup::memory_limit_hit() const { return !path_.empty() && detail::memory_limit_hit_in(path_); }
 
 uint64_t WorkerCgroup::peak_bytes() const {
     std::string text;

@@ -125,6 +125,12 @@ struct WorkerParent {
     std::string not_enabled;               // why an optional controller is missing, "" when none is
 };
 
+// From the text of a cgroup's memory.events ("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n..."): whether the cap
+// was reached (max, oom or oom_kill above 0). Unknown keys and malformed lines count for nothing.
+bool memory_events_show_limit_hit(const std::string& memory_events);
+// The same for the memory.events file in cgroup_dir; false where it cannot be read.
+bool memory_limit_hit_in(const std::string& cgroup_dir);
+
 // Arranges own_dir as described at the top of this file (the runner's leaf, subtree_control) so its children
 // get every controller in required and those of optional that own_dir has. The calling process is the one
 // moved. Not cached: create() calls it once per process.

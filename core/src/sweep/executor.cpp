@@ -35,7 +35,9 @@ std::string last_lines(const std::string& text, size_t max_chars) {
 
 // A worker's record, read as the claim it is: known fields only, bounded sizes, the job's own identity
 // (the parent knows which job it asked for), printable text. "" and the record, or the violation.
-std::string read_record_claim(const nlohmann::json& reply, const Job& job, Record& record) {
+// rlimit_caps_memory: the worker's memory is capped by RLIMIT_DATA alone (no cgroup), where its allocator's
+// sight of a refusal (memory_refused) is the only trace of the cap; elsewhere that claim reads as a failure.
+std::string read_record_claim(const nlohmann::json& reply, const Job& job, Record& record, bool rlimit_caps_memory) {
     if (std::string why = unexpected_field(reply, {"op", "record"}); !why.empty()) return why;
     const auto it = reply.find("record");
     if (it == reply.end() || !it->is_object()) return "sent a result without a record";
@@ -66,7 +68,8 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
         return "claimed the end cause '" + std::string(to_string(record.end_cause)) +
                "', which only the runner observes";
     if (record.status == RowStatus::failed)
-        record.end_cause = EndCause::kernel_failed;
+        record.end_cause = record.end_cause == EndCause::memory_refused && rlimit_caps_memory ? EndCause::memory_refused
+                                                                                           : EndCause::kernel_failed;
     else if (record.status != RowStatus::crashed)
         record.end_cause = EndCause::none;
     else if (record.end_cause != EndCause::cuda_error)
@@ -442,7 +445,7 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         return failed;
     }
     Record r;
-    std::string violation = op == "result" ? read_record_claim(reply.message, sent, r) : "answered a run with '" + printable_utf8(op, 64) + "'";
+    std::string violation = op == "result" ? read_record_claim(reply.message, sent, r, worker_->memory_bytes > 0 && !worker_->cgroup) : "answered a run with '" + printable_utf8(op, 64) + "'";
     if (!violation.empty()) {
         WorkerProcess::Reply broken;
         broken.outcome = WorkerProcess::Outcome::violation;

@@ -2,6 +2,7 @@
 
 #include "common/sha256.hpp"
 #include "pipeline/call_watchdog.hpp"
+#include "worker/allocation_watch.hpp"
 
 #ifdef KREG_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -10,6 +11,8 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
 #endif
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -26,6 +29,29 @@ void warm_up_cuda_context(int device) {
 }
 }  // namespace
 #endif
+
+namespace {
+std::string mib_text(uint64_t bytes) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
+    return text;
+}
+
+// A failed row that followed a request RLIMIT_DATA refused (worker/allocation_watch.hpp): the cap reached, as
+// the worker's allocator saw it, whatever way the kernel asked (malloc, new, a vector's growth, ...). Only
+// under a finite RLIMIT_DATA: where a cgroup caps memory the worker has none, and memory.events decides.
+void note_memory_refused(Record& record) {
+    const AllocationRefusals refused = allocation_refusals();
+    rlimit data{};
+    if (record.status != RowStatus::failed || refused.count == 0 || ::getrlimit(RLIMIT_DATA, &data) != 0 ||
+        data.rlim_cur == RLIM_INFINITY)
+        return;
+    record.end_cause = EndCause::memory_refused;
+    record.reason = "memory limit reached: RLIMIT_DATA (" + mib_text(data.rlim_cur) + ") refused " +
+                    std::to_string(refused.count) + " allocation" + (refused.count == 1 ? "" : "s") + ", the largest " +
+                    mib_text(refused.largest) + "; " + record.reason;
+}
+}  // namespace
 
 // Makes device current for what the plugin does next (abi.h's contract: create(), every run and
 // destroy() of a CUDA kernel happen with the job's device current). A failure is left for the job's
@@ -127,6 +153,7 @@ void* WorkerSession::instance_for(const kreg_kernel_info& info, int device) {
 
 nlohmann::json WorkerSession::run(const Job& job) {
     Record record = record_for(job, RowStatus::failed, "");
+    reset_allocation_refusals();
     try {
         const LoadedPlugin& plugin = plugin_for(job.plugin_path);
         harden_after_plugin_load(job.settings.device);
@@ -174,6 +201,7 @@ nlohmann::json WorkerSession::run(const Job& job) {
         record.reason = e.what();
         record.end_cause = EndCause::kernel_failed;
     }
+    note_memory_refused(record);
     return {{"op", "result"}, {"record", record}};
 }
 
