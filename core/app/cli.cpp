@@ -48,17 +48,20 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
         const char* count = env("SLURM_ARRAY_TASK_COUNT");
         const char* min = env("SLURM_ARRAY_TASK_MIN");
         if (!id || !count)
-            throw std::invalid_argument("--shard auto: not a Slurm array task (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set)");
+            throw std::invalid_argument(
+                "--shard auto: not a Slurm array task (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set)");
         s.index = shard_number(id, "SLURM_ARRAY_TASK_ID") - (min ? shard_number(min, "SLURM_ARRAY_TASK_MIN") : 0) + 1;
         s.count = shard_number(count, "SLURM_ARRAY_TASK_COUNT");
     } else {
         const size_t slash = text.find('/');
-        if (slash == std::string::npos) throw std::invalid_argument("--shard takes I/K (e.g. 2/4) or auto, got '" + text + "'");
+        if (slash == std::string::npos)
+            throw std::invalid_argument("--shard takes I/K (e.g. 2/4) or auto, got '" + text + "'");
         s.index = shard_number(text.substr(0, slash), "I");
         s.count = shard_number(text.substr(slash + 1), "K");
     }
     if (s.count < 1 || s.index < 1 || s.index > s.count)
-        throw std::invalid_argument("--shard: needs 1 <= I <= K, got " + std::to_string(s.index) + "/" + std::to_string(s.count));
+        throw std::invalid_argument("--shard: needs 1 <= I <= K, got " + std::to_string(s.index) + "/" +
+                                    std::to_string(s.count));
     return s;
 }
 
@@ -82,7 +85,8 @@ DevicesSpec parse_devices(const std::string& text) {
             throw std::invalid_argument("--devices: device " + item + " is named twice");
         d.ordinals.push_back(ordinal);
     }
-    if (d.ordinals.empty()) throw std::invalid_argument("--devices takes 'all' or device ordinals (0,1), got '" + text + "'");
+    if (d.ordinals.empty())
+        throw std::invalid_argument("--devices takes 'all' or device ordinals (0,1), got '" + text + "'");
     return d;
 }
 
@@ -90,7 +94,9 @@ CommandLine parse_command_line(int argc, char** argv) {
     CommandLine cl;
     for (int i = 0; i < argc; ++i) cl.argv.emplace_back(argv[i]);
 
-    cxxopts::Options options("runner", "kreg: load kernel plugins (GEMM, transpose, block_transpose), verify them against a reference, time them, report.");
+    cxxopts::Options options("runner",
+                             "kreg: load kernel plugins (GEMM, transpose, block_transpose), verify them against a "
+                             "reference, time them, report.");
     options.set_width(100);
     // clang-format off
     options.add_options("General")
@@ -189,7 +195,8 @@ CommandLine parse_command_line(int argc, char** argv) {
         const std::string name = r["operation"].as<std::string>();
         o.operation = parse_operation(name);
         if (!o.operation)
-            throw std::invalid_argument("--operation: unknown operation '" + name + "' (known: gemm, transpose, block_transpose)");
+            throw std::invalid_argument("--operation: unknown operation '" + name +
+                                        "' (known: gemm, transpose, block_transpose)");
     }
     // What --sizes and --shape mean depends on the operation, which a config may name: apply_overrides
     // reads them. Their syntax is checked here.
@@ -209,12 +216,14 @@ CommandLine parse_command_line(int argc, char** argv) {
         o.shape_texts = r["shape"].as<std::vector<std::string>>();
         for (const auto& s : *o.shape_texts) named("--shape", [&] { return parse_dims_option(s); });
     }
-    if (r.count("block")) o.blocks = named("--block", [&] { return parse_blocks_option(r["block"].as<std::string>()); });
+    if (r.count("block"))
+        o.blocks = named("--block", [&] { return parse_blocks_option(r["block"].as<std::string>()); });
     if (r.count("dtype")) {
         std::vector<DType> dtypes;
         for (const auto& name : split_list(r["dtype"].as<std::string>())) {
             const auto d = parse_dtype(name);
-            if (!d) throw std::invalid_argument("--dtype: unknown dtype '" + name + "' (known: fp32, tf32, bf16, fp16)");
+            if (!d)
+                throw std::invalid_argument("--dtype: unknown dtype '" + name + "' (known: fp32, tf32, bf16, fp16)");
             dtypes.push_back(*d);
         }
         if (dtypes.empty()) throw std::invalid_argument("--dtype: no dtype given");
@@ -223,7 +232,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("warmup")) o.warmup = r["warmup"].as<int>();
     if (r.count("repeat")) o.repeats = r["repeat"].as<int>();
     if (r.count("time-budget")) o.time_budget_s = r["time-budget"].as<double>();
-    if (r.count("verify") && r.count("no-verify")) throw std::invalid_argument("--verify and --no-verify contradict each other");
+    if (r.count("verify") && r.count("no-verify"))
+        throw std::invalid_argument("--verify and --no-verify contradict each other");
     if (r.count("verify")) o.verify = true;
     if (r.count("no-verify")) o.verify = false;
     if (r.count("tolerance")) o.tolerance = r["tolerance"].as<double>();
@@ -237,8 +247,12 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("device")) o.device = r["device"].as<int>();
     if (r.count("devices")) {
         cl.devices = parse_devices(r["devices"].as<std::string>());
-        if (r.count("device")) throw std::invalid_argument("--device and --devices cannot be combined (--devices 1 runs on device 1 alone)");
-        if (cl.stress_s || cl.profile) throw std::invalid_argument("--devices cannot be combined with --stress or --profile, which run one kernel on one device");
+        if (r.count("device"))
+            throw std::invalid_argument(
+                "--device and --devices cannot be combined (--devices 1 runs on device 1 alone)");
+        if (cl.stress_s || cl.profile)
+            throw std::invalid_argument(
+                "--devices cannot be combined with --stress or --profile, which run one kernel on one device");
     }
     if (r.count("warm-cache")) o.warm_cache = true;
     if (r.count("timer")) {
@@ -250,7 +264,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("csv")) o.csv = r["csv"].as<std::string>();
     cl.output_dir = r["output-dir"].as<std::string>();
     cl.force = r.count("force") > 0;
-    if (r.count("shard")) cl.shard = parse_shard(r["shard"].as<std::string>(), [](const char* name) { return std::getenv(name); });
+    if (r.count("shard"))
+        cl.shard = parse_shard(r["shard"].as<std::string>(), [](const char* name) { return std::getenv(name); });
     if (r.count("resume")) {
         cl.resume = r["resume"].as<std::string>();
         // The plan comes from the report's own command line; anything else here would silently be ignored
@@ -265,9 +280,12 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (r.count("plugin")) cl.plugin_files = r["plugin"].as<std::vector<std::string>>();
     cl.default_plugins = r.count("no-default-plugins") == 0;
     const std::string isolation = r["isolation"].as<std::string>();
-    if (isolation == "process") cl.isolation = Isolation::process;
-    else if (isolation == "none") cl.isolation = Isolation::none;
-    else throw std::invalid_argument("--isolation must be process or none, got '" + isolation + "'");
+    if (isolation == "process")
+        cl.isolation = Isolation::process;
+    else if (isolation == "none")
+        cl.isolation = Isolation::none;
+    else
+        throw std::invalid_argument("--isolation must be process or none, got '" + isolation + "'");
     cl.load_timeout_s = r["load-timeout"].as<double>();
     if (!(cl.load_timeout_s > 0)) throw std::invalid_argument("--load-timeout must be > 0");
     if (cl.devices && cl.isolation == Isolation::none)

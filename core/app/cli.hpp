@@ -34,7 +34,7 @@ struct CommandLine {
     bool help = false;
     bool version = false;
     bool list = false;
-    bool wide = false;                      // --wide: --list's lines whole, however long
+    bool wide = false;  // --wide: --list's lines whole, however long
     bool dry_run = false;
     bool verbose = false;
     bool calibrate = true;
@@ -51,10 +51,10 @@ struct CommandLine {
     Isolation isolation = Isolation::process;
     double load_timeout_s = 60.0;
     std::string output_dir = "kreg-reports";  // where reports go when no path is given
-    bool force = false;                     // --force: overwrite existing reports
-    std::optional<std::string> resume;      // --resume REPORT: continue the sweep of that report
-    std::optional<Shard> shard;             // --shard I/K or auto
-    std::optional<DevicesSpec> devices;     // --devices all | 0,1,...
+    bool force = false;                       // --force: overwrite existing reports
+    std::optional<std::string> resume;        // --resume REPORT: continue the sweep of that report
+    std::optional<Shard> shard;               // --shard I/K or auto
+    std::optional<DevicesSpec> devices;       // --devices all | 0,1,...
     std::string help_text;
     std::vector<std::string> argv;
 };

@@ -6,7 +6,8 @@
 namespace kreg::app {
 
 nlohmann::json gpu_of_device_reply(const nlohmann::json& reply) {
-    nlohmann::json gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))}, {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
+    nlohmann::json gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))},
+                          {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
     if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string())
         gpu["ceilings_unavailable"] = reply["ceilings_unavailable"];
     return gpu;
@@ -25,7 +26,8 @@ std::vector<DeviceLane> resolve_device_lanes(const DevicesSpec& spec, Executor& 
     std::vector<DeviceLane> lanes;
     for (int ordinal : ordinals) {
         if (ordinal >= count) {
-            error = "--devices: device " + std::to_string(ordinal) + " requested but only " + std::to_string(count) + " present";
+            error = "--devices: device " + std::to_string(ordinal) + " requested but only " + std::to_string(count) +
+                    " present";
             return {};
         }
         const nlohmann::json reply = ordinal == 0 ? first : probe.device_info(ordinal, false, 60.0);
@@ -60,7 +62,8 @@ void describe_lanes(std::vector<DeviceLane>& lanes, const ExecutorOptions& base,
                 const nlohmann::json facts = reply.value("facts", nlohmann::json(nullptr));
                 // The worker saw the GPU as device 0; what it describes must be the lane's GPU.
                 if (!facts.is_object() || facts.value("uuid", std::string()) != lane.uuid) {
-                    why = "its worker sees another GPU (" + (facts.is_object() ? facts.value("uuid", std::string("?")) : "?") + ")";
+                    why = "its worker sees another GPU (" +
+                          (facts.is_object() ? facts.value("uuid", std::string("?")) : "?") + ")";
                 } else {
                     lane.gpu = gpu_of_device_reply(reply);
                     lane.gpu["facts"]["ordinal"] = lane.ordinal;
@@ -68,7 +71,8 @@ void describe_lanes(std::vector<DeviceLane>& lanes, const ExecutorOptions& base,
             }
             if (!why.empty()) {
                 std::lock_guard<std::mutex> g(lock);
-                if (error.empty()) error = "--devices: device " + std::to_string(lane.ordinal) + " (" + lane.uuid + "): " + why;
+                if (error.empty())
+                    error = "--devices: device " + std::to_string(lane.ordinal) + " (" + lane.uuid + "): " + why;
             }
         });
     }

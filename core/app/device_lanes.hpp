@@ -13,9 +13,9 @@
 namespace kreg::app {
 
 struct DeviceLane {
-    int ordinal = 0;                // as the runner sees the GPU
-    std::string uuid;               // "GPU-...": the lane's workers see only this GPU, as device 0
-    nlohmann::json gpu = nullptr;   // {"facts","ceilings"} read by a worker of this lane, or null
+    int ordinal = 0;               // as the runner sees the GPU
+    std::string uuid;              // "GPU-...": the lane's workers see only this GPU, as device 0
+    nlohmann::json gpu = nullptr;  // {"facts","ceilings"} read by a worker of this lane, or null
 };
 
 // The report's meta.gpu from a worker's device reply (one without "error"): {"facts", "ceilings"}, and

@@ -39,7 +39,8 @@ const char* const kExitStatusHelp =
 
 // What the run ends with, from the gradebook's results for this run's submissions. With exactly one
 // submission, its checks are listed too (the student template's README promises them).
-int exit_status(const Gradebook& gradebook, const std::vector<Submission>& submissions, std::optional<double> fail_under) {
+int exit_status(const Gradebook& gradebook, const std::vector<Submission>& submissions,
+                std::optional<double> fail_under) {
     std::map<std::string, StudentResult> results;
     for (auto& result : gradebook.all()) results[result.student] = std::move(result);
     bool unfinished = false, below = false;
@@ -141,7 +142,8 @@ int run_grade_command(int argc, char** argv) {
     }
     std::optional<Shard> shard;
     try {
-        if (r.count("shard")) shard = parse_shard(r["shard"].as<std::string>(), [](const char* name) { return std::getenv(name); });
+        if (r.count("shard"))
+            shard = parse_shard(r["shard"].as<std::string>(), [](const char* name) { return std::getenv(name); });
     } catch (const std::exception& e) {
         std::cerr << "runner grade: " << e.what() << "\n";
         return 2;
@@ -182,19 +184,22 @@ int run_grade_command(int argc, char** argv) {
         DevicesSpec devices;
         try {
             devices = parse_devices(r["devices"].as<std::string>());
-            if (shard || r.count("device")) throw std::invalid_argument("--devices cannot be combined with --shard or --device");
+            if (shard || r.count("device"))
+                throw std::invalid_argument("--devices cannot be combined with --shard or --device");
         } catch (const std::exception& e) {
             std::cerr << "runner grade: " << e.what() << "\n";
             return 2;
         }
         std::string ignored;
-        const std::vector<std::string> args = without_devices_option(std::vector<std::string>(argv + 1, argv + argc), ignored);
+        const std::vector<std::string> args =
+            without_devices_option(std::vector<std::string>(argv + 1, argv + argc), ignored);
         return grade_on_devices(devices, args, r["out"].as<std::string>(), runner_executable());
     }
 
     const fs::path exe = runner_executable();
     GradeOptions go;
-    std::vector<std::string> rubric_files;  // as loaded (a rubric's hash holds them): a grading shard's manifest names them for runner merge
+    std::vector<std::string>
+        rubric_files;  // as loaded (a rubric's hash holds them): a grading shard's manifest names them for runner merge
     try {
         std::vector<Rubric> rubrics;
         for (const auto& path : r["rubric"].as<std::vector<std::string>>()) {
@@ -203,8 +208,10 @@ int run_grade_command(int argc, char** argv) {
             rubric_files.push_back(resolved.string());
         }
         go.rubric = merge_rubrics(rubrics);
-        if (r.count("secret-seed")) go.secret = parse_secret_seed(r["secret-seed"].as<std::string>());
-        else go.secret = secret_seed_from_environment().value_or(0);
+        if (r.count("secret-seed"))
+            go.secret = parse_secret_seed(r["secret-seed"].as<std::string>());
+        else
+            go.secret = secret_seed_from_environment().value_or(0);
     } catch (const ConfigError& e) {
         std::cerr << "runner grade: rubric error: " << e.what() << "\n";
         return 2;
@@ -253,7 +260,8 @@ int run_grade_command(int argc, char** argv) {
     // manifest runner merge checks it by (merge/gradebook_shard.hpp), written before anyone is graded so that
     // an interrupted shard is seen as one.
     if (shard) {
-        std::sort(submissions.begin(), submissions.end(), [](const Submission& a, const Submission& b) { return a.student < b.student; });
+        std::sort(submissions.begin(), submissions.end(),
+                  [](const Submission& a, const Submission& b) { return a.student < b.student; });
         GradebookShard manifest;
         manifest.index = shard->index;
         manifest.count = shard->count;
@@ -278,8 +286,8 @@ int run_grade_command(int argc, char** argv) {
             std::cerr << "runner grade: cannot write the shard's manifest: " << e.what() << "\n";
             return 3;
         }
-        std::cerr << "runner grade: shard " << shard->index << "/" << shard->count << ": " << submissions.size() << " of "
-                  << manifest.all_students.size() << " submission(s), into " << go.out_dir.string() << "\n";
+        std::cerr << "runner grade: shard " << shard->index << "/" << shard->count << ": " << submissions.size()
+                  << " of " << manifest.all_students.size() << " submission(s), into " << go.out_dir.string() << "\n";
         if (submissions.empty()) return 0;  // more shards than students: this one has nobody to grade
     }
     std::cerr << "runner grade: " << submissions.size() << " submission(s), rubric '" << go.rubric.name << "' ("
@@ -288,13 +296,16 @@ int run_grade_command(int argc, char** argv) {
     // Untrusted code runs confined or not at all: say so once, before any submission is touched.
     if (const std::string why = why_confinement_fails(go.runner_exe); !why.empty()) {
         std::cerr << "runner grade: this machine cannot confine submissions: " << why
-                  << "\n  (grading needs user or root privileges for PID, mount and network namespaces; see docs/GRADING.md)\n";
+                  << "\n  (grading needs user or root privileges for PID, mount and network namespaces; see "
+                     "docs/GRADING.md)\n";
         return 3;
     }
     if (landlock_abi() == 0 && !r.count("allow-no-landlock")) {
-        std::cerr << "runner grade: this kernel has no Landlock (Linux >= 5.13, with landlock in its lsm= list): workers "
-                     "could write outside their scratch folder.\n  Grade on a kernel with Landlock, or pass --allow-no-landlock "
-                     "to grade with the other layers only.\n";
+        std::cerr
+            << "runner grade: this kernel has no Landlock (Linux >= 5.13, with landlock in its lsm= list): workers "
+               "could write outside their scratch folder.\n  Grade on a kernel with Landlock, or pass "
+               "--allow-no-landlock "
+               "to grade with the other layers only.\n";
         return 3;
     }
     std::cerr << limits_header(go);

@@ -195,7 +195,8 @@ int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<
         return worst_setup;
     }
 
-    std::vector<std::string> merge{runner_exe.string(), "merge", "--expect", std::to_string(k), "--force", out.string()};
+    std::vector<std::string> merge{runner_exe.string(), "merge",   "--expect",
+                                   std::to_string(k),   "--force", out.string()};
     for (int i = 0; i < k; ++i) merge.push_back(gradebook_shard_dir(out, i + 1, k).string());
     const Child m = start_child(merge, lanes.front().uuid);
     std::thread merge_relay(relay, m.output, std::string(), std::ref(lock));

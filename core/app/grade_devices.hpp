@@ -15,8 +15,8 @@ namespace kreg::app {
 // makes the one gradebook in OUT. grade_args: the grade command line after "grade", without --devices.
 // Returns grade's exit status: 2 or 3 when a shard says so, else the merge's failure, else 1 when some
 // shard could not finish a submission, else 4 (--fail-under), else 0.
-int grade_on_devices(const DevicesSpec& devices, const std::vector<std::string>& grade_args, const std::filesystem::path& out,
-                     const std::filesystem::path& runner_exe);
+int grade_on_devices(const DevicesSpec& devices, const std::vector<std::string>& grade_args,
+                     const std::filesystem::path& out, const std::filesystem::path& runner_exe);
 
 // runner grade --jobs N: the same shards as --devices, on this machine's CPUs, N at once: each shard grades
 // its submissions' correctness while the others do theirs, and every shard times its tiers under one lock

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 const char* const kMergeHelp =
-    "\nREPORT: each shard's sweep report (.json or its .journal.jsonl), OUT the merged JSON report (its CSV next to it\n"
+    "\nREPORT: each shard's sweep report (.json or its .journal.jsonl), OUT the merged JSON report (its CSV next to "
+    "it\n"
     "with .csv, or --csv); or each grading shard's folder (OUT/shard-I-of-K from runner grade --shard), OUT the\n"
     "folder of the merged gradebook.\n"
     "\nExit status: 0 merged; 2 bad command line, a REPORT unreadable or not a shard, shards that do not belong\n"
@@ -38,8 +39,9 @@ int refuse(const std::vector<MergeProblem>& problems) {
 }  // namespace
 
 int run_merge_command(int argc, char** argv) {
-    cxxopts::Options options("runner merge", "Put the K shards of a sweep (runner --shard I/K) or of a grading run "
-                                             "(runner grade --shard I/K) back together.");
+    cxxopts::Options options("runner merge",
+                             "Put the K shards of a sweep (runner --shard I/K) or of a grading run "
+                             "(runner grade --shard I/K) back together.");
     options.set_width(100);
     options.custom_help("--expect K [--force] [--csv FILE] OUT REPORT...");
     options.positional_help("");
@@ -81,8 +83,10 @@ int run_merge_command(int argc, char** argv) {
     for (const auto& s : shards) gradebooks += is_gradebook_shard_dir(s) ? 1 : 0;
     if (gradebooks > 0 && gradebooks < shards.size()) {
         for (const auto& s : shards)
-            if (!is_gradebook_shard_dir(s)) std::cerr << "runner merge: " << s.string() << ": not a grading shard's folder (no gradebook-shard.json), but "
-                                                      << "other shards given are: sweep reports and gradebooks do not merge together\n";
+            if (!is_gradebook_shard_dir(s))
+                std::cerr << "runner merge: " << s.string()
+                          << ": not a grading shard's folder (no gradebook-shard.json), but "
+                          << "other shards given are: sweep reports and gradebooks do not merge together\n";
         return 2;
     }
     if (gradebooks > 0) {
@@ -106,7 +110,8 @@ int run_merge_command(int argc, char** argv) {
         return 0;
     }
 
-    const fs::path csv = r.count("csv") ? fs::path(r["csv"].as<std::string>()) : fs::path(out).replace_extension(".csv");
+    const fs::path csv =
+        r.count("csv") ? fs::path(r["csv"].as<std::string>()) : fs::path(out).replace_extension(".csv");
     if (csv == out) {
         std::cerr << "runner merge: OUT " << out.string() << " and its CSV would be one file; name OUT *.json\n";
         return 2;

@@ -128,9 +128,12 @@ std::vector<std::string> split_csv(const std::string& line) {
     for (size_t i = 0; i < line.size(); ++i) {
         const char c = line[i];
         if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') field += '"', ++i;
-            else if (c == '"') quoted = false;
-            else field += c;
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+                field += '"', ++i;
+            else if (c == '"')
+                quoted = false;
+            else
+                field += c;
         } else if (c == '"') {
             quoted = true;
         } else if (c == ',') {
@@ -311,8 +314,8 @@ int run_profile_command(int argc, char** argv) {
         return 3;
     }
     const bool keep_logs = !logs_option.empty();
-    const fs::path logs = keep_logs ? fs::path(logs_option)
-                                    : fs::temp_directory_path() / ("kreg-profile-" + std::to_string(::getpid()));
+    const fs::path logs =
+        keep_logs ? fs::path(logs_option) : fs::temp_directory_path() / ("kreg-profile-" + std::to_string(::getpid()));
     fs::create_directories(logs, ec);
     if (ec) {
         std::cerr << "runner --profile: cannot create " << logs << ": " << ec.message() << "\n";
@@ -395,8 +398,8 @@ int run_profile_command(int argc, char** argv) {
     int failed = 0, profiled = 0;
     for (size_t i = 0; i < variants.size(); ++i) {
         const Variant& v = variants[i];
-        const std::string shape_text = std::to_string(v.m) + "x" + std::to_string(v.n) +
-                                       (v.operation == "gemm" ? "x" + std::to_string(v.k) : "");
+        const std::string shape_text =
+            std::to_string(v.m) + "x" + std::to_string(v.n) + (v.operation == "gemm" ? "x" + std::to_string(v.k) : "");
         std::cout << std::left << std::setw(30) << v.kernel << std::right << std::setw(7)
                   << (v.block ? std::to_string(v.block) : "-") << std::setw(17) << shape_text;
         if (!v.skip_reason.empty()) {
@@ -404,32 +407,19 @@ int run_profile_command(int argc, char** argv) {
             continue;
         }
         const fs::path log = logs / (v.kernel + (v.block ? "-b" + std::to_string(v.block) : "") + ".csv");
-        const std::vector<std::string> cmd = {ncu->string(),
-                                              "--clock-control",
-                                              "none",
-                                              "--target-processes",
-                                              "all",
-                                              "--metrics",
-                                              metrics,
-                                              "--csv",
-                                              "--print-units",
-                                              "base",
-                                              self.string(),
-                                              "__profile_driver",
-                                              "--plugin",
-                                              v.plugin_path,
-                                              "--kernel",
-                                              v.kernel,
-                                              "--operation",
-                                              v.operation,
-                                              "--m",
-                                              std::to_string(v.m),
-                                              "--n",
-                                              std::to_string(v.n),
-                                              "--k",
-                                              std::to_string(v.k),
-                                              "--block",
-                                              std::to_string(v.block)};
+        const std::vector<std::string> cmd = {ncu->string(),   "--clock-control",
+                                              "none",          "--target-processes",
+                                              "all",           "--metrics",
+                                              metrics,         "--csv",
+                                              "--print-units", "base",
+                                              self.string(),   "__profile_driver",
+                                              "--plugin",      v.plugin_path,
+                                              "--kernel",      v.kernel,
+                                              "--operation",   v.operation,
+                                              "--m",           std::to_string(v.m),
+                                              "--n",           std::to_string(v.n),
+                                              "--k",           std::to_string(v.k),
+                                              "--block",       std::to_string(v.block)};
         const int rc = run_to_file(cmd, log);
         const std::string text = read_file(log);
         const Metrics m = parse_ncu_csv(text);
@@ -446,16 +436,18 @@ int run_profile_command(int argc, char** argv) {
             return requests > 0 ? fmt(wavefronts / requests, 2) : std::string("-");
         };
         std::cout << std::setw(10) << fmt(get(kDuration) / 1000.0, 1) << std::setw(12) << fmt(get(kLdRequests))
-                  << std::setw(13) << fmt(get(kLdWavefronts)) << std::setw(13) << fmt(get(kLdConflicts))
-                  << std::setw(8) << ways(get(kLdWavefronts), get(kLdRequests)) << std::setw(12)
-                  << fmt(get(kStRequests)) << std::setw(13) << fmt(get(kStWavefronts)) << std::setw(13)
-                  << fmt(get(kStConflicts)) << std::setw(8) << ways(get(kStWavefronts), get(kStRequests))
+                  << std::setw(13) << fmt(get(kLdWavefronts)) << std::setw(13) << fmt(get(kLdConflicts)) << std::setw(8)
+                  << ways(get(kLdWavefronts), get(kLdRequests)) << std::setw(12) << fmt(get(kStRequests))
+                  << std::setw(13) << fmt(get(kStWavefronts)) << std::setw(13) << fmt(get(kStConflicts)) << std::setw(8)
+                  << ways(get(kStWavefronts), get(kStRequests))
                   << (m.launches > 1 ? "  (" + std::to_string(m.launches) + " launches summed)" : "") << "\n";
     }
     std::cout << "way = wavefronts per request: 1.00 is conflict-free for 4-byte accesses; n is an n-way conflict "
                  "on average.\n";
-    if (failed == 0 && !keep_logs) fs::remove_all(logs, ec);
-    else std::cout << "ncu logs: " << logs.string() << "\n";
+    if (failed == 0 && !keep_logs)
+        fs::remove_all(logs, ec);
+    else
+        std::cout << "ncu logs: " << logs.string() << "\n";
     if (failed == 0 && profiled == 0) {
         std::cerr << "runner --profile: nothing profiled: every selected variant was skipped\n";
         return 3;

@@ -128,7 +128,8 @@ int profile_driver_main(int argc, char** argv) {
     const kreg_kernel_info* info = nullptr;
     const size_t stride = d->kernel_count > 0 ? d->kernels[0].struct_size : 0;
     for (uint32_t i = 0; i < d->kernel_count; ++i) {
-        const auto* k = reinterpret_cast<const kreg_kernel_info*>(reinterpret_cast<const char*>(d->kernels) + i * stride);
+        const auto* k =
+            reinterpret_cast<const kreg_kernel_info*>(reinterpret_cast<const char*>(d->kernels) + i * stride);
         if (opt["--kernel"] == k->name) info = k;
     }
     if (info == nullptr) return fail(opt["--plugin"] + " has no kernel " + opt["--kernel"]);
@@ -138,7 +139,8 @@ int profile_driver_main(int argc, char** argv) {
     if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0)
         return fail(std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices"));
     cudaStream_t stream = nullptr;
-    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("cannot create a CUDA stream");
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+        return fail("cannot create a CUDA stream");
     void* instance = nullptr;
     char error[1024] = "";
     if (info->create(&instance, error, sizeof error) != KREG_STATUS_OK) return fail(std::string("create: ") + error);

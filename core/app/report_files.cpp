@@ -20,7 +20,8 @@ std::string timestamp_for_file() {
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+        text.replace(at, from.size(), to);
     return text;
 }
 
@@ -65,10 +66,10 @@ std::string why_not_overwrite(const ReportTargets& targets, bool force, const st
                 if (j.records.size() >= planned) {
                     why += " (a complete report of " + std::to_string(planned) + " rows)";
                 } else {
-                    why += " (an interrupted sweep: " + std::to_string(j.records.size()) + " of " + std::to_string(planned) +
-                           " rows)";
-                    way_out = "continue it with: " + shell_word(runner) + " --resume " + shell_word(targets.json.string()) +
-                              "; or " + way_out;
+                    why += " (an interrupted sweep: " + std::to_string(j.records.size()) + " of " +
+                           std::to_string(planned) + " rows)";
+                    way_out = "continue it with: " + shell_word(runner) + " --resume " +
+                              shell_word(targets.json.string()) + "; or " + way_out;
                 }
             } catch (const std::exception&) {
                 // Not a journal we can read: the plain refusal says enough.
@@ -89,8 +90,9 @@ std::string plan_fingerprint(const std::vector<PlannedJob>& plan) {
 }
 
 std::string shell_word(const std::string& text) {
-    const bool plain = !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                                               "_-./=:,+@%") == std::string::npos;
+    const bool plain = !text.empty() && text.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                            "_-./=:,+@%") == std::string::npos;
     if (plain) return text;
     return "'" + replace_all(text, "'", "'\\''") + "'";
 }

@@ -72,16 +72,17 @@ int whole_number(const std::string& option, const std::string& text, int min) {
         used = 0;
     }
     if (text.empty() || used != text.size() || value < min || value > 100000)
-        throw std::invalid_argument(option + " takes a whole number >= " + std::to_string(min) + ", got '" + text + "'");
+        throw std::invalid_argument(option + " takes a whole number >= " + std::to_string(min) + ", got '" + text +
+                                    "'");
     return int(value);
 }
 
 // Takes submit's own options out of args (--name VALUE and --name=VALUE); the rest keeps its order.
 SubmitOptions take_submit_options(const std::vector<std::string>& args, std::vector<std::string>& rest) {
     static const std::map<std::string, bool> kTakesValue = {
-        {"--slurm", false},         {"--exclusive", false}, {"--dry-run", false},    {"--wait", false},
-        {"--help", false},          {"-h", false},          {"--partition", true},   {"--time", true},
-        {"--gpus-per-task", true},  {"--shards", true},     {"--array-size", true},  {"--slurm-dir", true}};
+        {"--slurm", false},        {"--exclusive", false}, {"--dry-run", false},   {"--wait", false},
+        {"--help", false},         {"-h", false},          {"--partition", true},  {"--time", true},
+        {"--gpus-per-task", true}, {"--shards", true},     {"--array-size", true}, {"--slurm-dir", true}};
     SubmitOptions o;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& word = args[i];
@@ -94,24 +95,38 @@ SubmitOptions take_submit_options(const std::vector<std::string>& args, std::vec
         }
         std::string value;
         if (known->second) {
-            if (eq != std::string::npos) value = word.substr(eq + 1);
-            else if (i + 1 < args.size()) value = args[++i];
-            else throw std::invalid_argument(name + " needs a value");
+            if (eq != std::string::npos)
+                value = word.substr(eq + 1);
+            else if (i + 1 < args.size())
+                value = args[++i];
+            else
+                throw std::invalid_argument(name + " needs a value");
             if (value.empty()) throw std::invalid_argument(name + " needs a value");
         } else if (eq != std::string::npos) {
             throw std::invalid_argument(name + " takes no value");
         }
-        if (name == "--slurm") o.slurm = true;
-        else if (name == "--exclusive") o.exclusive = true;
-        else if (name == "--dry-run") o.dry_run = true;
-        else if (name == "--wait") o.wait = true;
-        else if (name == "--help" || name == "-h") o.help = true;
-        else if (name == "--partition") o.partition = value;
-        else if (name == "--time") o.time_limit = value;
-        else if (name == "--slurm-dir") o.slurm_dir = value;
-        else if (name == "--gpus-per-task") o.gpus_per_task = whole_number(name, value, 0);
-        else if (o.shards) throw std::invalid_argument("--shards and --array-size say the same; give one");
-        else o.shards = whole_number(name, value, 1);
+        if (name == "--slurm")
+            o.slurm = true;
+        else if (name == "--exclusive")
+            o.exclusive = true;
+        else if (name == "--dry-run")
+            o.dry_run = true;
+        else if (name == "--wait")
+            o.wait = true;
+        else if (name == "--help" || name == "-h")
+            o.help = true;
+        else if (name == "--partition")
+            o.partition = value;
+        else if (name == "--time")
+            o.time_limit = value;
+        else if (name == "--slurm-dir")
+            o.slurm_dir = value;
+        else if (name == "--gpus-per-task")
+            o.gpus_per_task = whole_number(name, value, 0);
+        else if (o.shards)
+            throw std::invalid_argument("--shards and --array-size say the same; give one");
+        else
+            o.shards = whole_number(name, value, 1);
     }
     if (o.help) return o;
     if (!o.slurm) throw std::invalid_argument("--slurm is required (Slurm is the scheduler kreg submits to)");
@@ -124,13 +139,16 @@ SubmitOptions take_submit_options(const std::vector<std::string>& args, std::vec
 std::vector<std::string> values_of(const std::vector<std::string>& args, const std::string& name) {
     std::vector<std::string> out;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == name && i + 1 < args.size()) out.push_back(args[++i]);
-        else if (args[i].rfind(name + "=", 0) == 0) out.push_back(args[i].substr(name.size() + 1));
+        if (args[i] == name && i + 1 < args.size())
+            out.push_back(args[++i]);
+        else if (args[i].rfind(name + "=", 0) == 0)
+            out.push_back(args[i].substr(name.size() + 1));
     }
     return out;
 }
 bool has_option(const std::vector<std::string>& args, const std::string& name) {
-    return std::any_of(args.begin(), args.end(), [&](const std::string& a) { return a == name || a.rfind(name + "=", 0) == 0; });
+    return std::any_of(args.begin(), args.end(),
+                       [&](const std::string& a) { return a == name || a.rfind(name + "=", 0) == 0; });
 }
 // args without every --NAME VALUE / --NAME=VALUE (or the flag --NAME when takes_value is false).
 std::vector<std::string> without(const std::vector<std::string>& args, const std::string& name, bool takes_value) {
@@ -192,8 +210,9 @@ std::optional<std::string> sbatch(const std::vector<std::string>& command) {
         return std::nullopt;
     }
     if (r.exit_status != 0) {
-        std::cerr << "runner submit: sbatch failed (exit " << r.exit_status << "): " << trimmed(r.err.empty() ? r.out : r.err)
-                  << "\n  command: " << slurm::command_line(command) << "\n";
+        std::cerr << "runner submit: sbatch failed (exit " << r.exit_status
+                  << "): " << trimmed(r.err.empty() ? r.out : r.err) << "\n  command: " << slurm::command_line(command)
+                  << "\n";
         return std::nullopt;
     }
     try {
@@ -254,7 +273,8 @@ int wait_for(const slurm::ShardedJob& job, const std::string& array_id, const st
                 std::this_thread::sleep_for(std::chrono::seconds(3));
                 continue;
             }
-            std::cerr << "runner submit: cannot follow the jobs any more; the merge's log is " << slurm::merge_log(job).string() << "\n";
+            std::cerr << "runner submit: cannot follow the jobs any more; the merge's log is "
+                      << slurm::merge_log(job).string() << "\n";
             return 1;
         }
         failures = 0;
@@ -269,9 +289,9 @@ int wait_for(const slurm::ShardedJob& job, const std::string& array_id, const st
         return std::atoi(a.array_task_id.c_str()) < std::atoi(b.array_task_id.c_str());
     });
     for (const auto& t : sorted)
-        std::cout << "shard " << t.array_task_id << "/" << job.tasks << ": job " << array_id << "_" << t.array_task_id << " "
-                  << t.state << ", exit " << slurm::exit_status_of(t) << " (log " << slurm::task_log(job, t.array_task_id).string()
-                  << ")\n";
+        std::cout << "shard " << t.array_task_id << "/" << job.tasks << ": job " << array_id << "_" << t.array_task_id
+                  << " " << t.state << ", exit " << slurm::exit_status_of(t) << " (log "
+                  << slurm::task_log(job, t.array_task_id).string() << ")\n";
     const slurm::JobLine& m = merge->front();
     const int status = slurm::exit_status_of(m);
     std::cout << "merge: job " << merge_id << " " << m.state << ", exit " << status << "\n";
@@ -305,8 +325,9 @@ int submit(const slurm::ShardedJob& job, const fs::path& dir, const SubmitOption
     const auto array_command = slurm::sbatch_array_command(array_path);
     const auto merge_command = slurm::sbatch_merge_command(merge_path, "<array job id>");
     if (o.dry_run) {
-        std::cout << "# " << array_path.string() << "\n" << array_text << "\n# " << merge_path.string() << "\n" << merge_text
-                  << "\n# submitted with (nothing was written or submitted: --dry-run)\n"
+        std::cout << "# " << array_path.string() << "\n"
+                  << array_text << "\n# " << merge_path.string() << "\n"
+                  << merge_text << "\n# submitted with (nothing was written or submitted: --dry-run)\n"
                   << slurm::command_line(array_command) << "\n"
                   << slurm::command_line(merge_command) << "\n";
         return 0;
@@ -327,7 +348,8 @@ int submit(const slurm::ShardedJob& job, const fs::path& dir, const SubmitOption
     if (!array_id) return 3;
     const auto merge_id = sbatch(slurm::sbatch_merge_command(merge_path, *array_id));
     if (!merge_id) {
-        std::cerr << "runner submit: the array job " << *array_id << " runs without its merge; once it has ended, merge by hand:\n  "
+        std::cerr << "runner submit: the array job " << *array_id
+                  << " runs without its merge; once it has ended, merge by hand:\n  "
                   << slurm::command_line(job.merge_command) << "\n";
         return 3;
     }
@@ -369,8 +391,8 @@ std::optional<SweepCheck> check_sweep(const std::string& exe, const std::vector<
     plan_command.push_back("--dry-run");
     const slurm::ProgramResult plan = slurm::run_program(plan_command);
     if (plan.exit_status != 0) {
-        std::cerr << plan.err << "runner submit: the sweep does not plan (" << slurm::command_line(plan_command) << " exited with "
-                  << plan.exit_status << "); nothing was submitted\n";
+        std::cerr << plan.err << "runner submit: the sweep does not plan (" << slurm::command_line(plan_command)
+                  << " exited with " << plan.exit_status << "); nothing was submitted\n";
         exit_status = plan.exit_status == 2 ? 2 : 3;
         return std::nullopt;
     }
@@ -393,10 +415,11 @@ std::optional<SweepCheck> check_sweep(const std::string& exe, const std::vector<
     const slurm::ProgramResult list = slurm::run_program(list_command);
     try {
         for (const auto& k : nlohmann::json::parse(list.out).at("kernels"))
-            if (kernels.count(k.at("name").get<std::string>()) && k.at("backend").get<std::string>() == "cuda") check.has_cuda = true;
+            if (kernels.count(k.at("name").get<std::string>()) && k.at("backend").get<std::string>() == "cuda")
+                check.has_cuda = true;
     } catch (const std::exception& e) {
-        std::cerr << "runner submit: cannot read the kernel list (" << slurm::command_line(list_command) << "): " << e.what()
-                  << "; assuming CUDA kernels\n";
+        std::cerr << "runner submit: cannot read the kernel list (" << slurm::command_line(list_command)
+                  << "): " << e.what() << "; assuming CUDA kernels\n";
         check.has_cuda = true;
     }
     return check;
@@ -421,7 +444,8 @@ int run_submit_command(int argc, char** argv) {
         }
         for (const char* refused : {"--shard", "--resume", "--list", "--stress", "--profile", "--version", "--format"})
             if (has_option(rest, refused))
-                throw std::invalid_argument(std::string(refused) + " cannot be submitted (each array task runs its own --shard I/K)");
+                throw std::invalid_argument(std::string(refused) +
+                                            " cannot be submitted (each array task runs its own --shard I/K)");
     } catch (const std::exception& e) {
         std::cerr << "runner submit: " << e.what() << "\nTry 'runner submit --help'.\n";
         return 2;
@@ -454,8 +478,10 @@ int run_submit_command(int argc, char** argv) {
     const auto configs = values_of(sweep, "--config");
     const auto short_configs = values_of(sweep, "-c");
     std::string name = "cli";
-    if (!configs.empty()) name = job_name_of(fs::path(configs.back()).stem().string());
-    else if (!short_configs.empty()) name = job_name_of(fs::path(short_configs.back()).stem().string());
+    if (!configs.empty())
+        name = job_name_of(fs::path(configs.back()).stem().string());
+    else if (!short_configs.empty())
+        name = job_name_of(fs::path(short_configs.back()).stem().string());
     const fs::path dir = choose_slurm_dir(o, name);
 
     slurm::ShardedJob job = base_job(o, name, dir, gpus);
@@ -465,8 +491,9 @@ int run_submit_command(int argc, char** argv) {
     // The runner writes "{shard}" as shard-I-of-K: every task's command line is then the same but for
     // --shard, as `runner merge` checks (and prints it, with another --shard, to re-run a missing shard).
     const std::string shard_stem = (dir / "{shard}").string();
-    job.task_command.insert(job.task_command.end(), {"--shard", std::string(slurm::kTaskIndex) + "/" + std::to_string(shards),
-                                                     "--json", shard_stem + ".json", "--csv", shard_stem + ".csv"});
+    job.task_command.insert(job.task_command.end(),
+                            {"--shard", std::string(slurm::kTaskIndex) + "/" + std::to_string(shards), "--json",
+                             shard_stem + ".json", "--csv", shard_stem + ".csv"});
     const std::string merged_json = json.empty() ? (dir / (name + ".json")).string() : json.back();
     job.merge_command = {exe, "merge", "--expect", std::to_string(shards)};
     if (force) job.merge_command.push_back("--force");
@@ -486,11 +513,13 @@ int run_grade_slurm_command(int argc, char** argv) {
             std::cout << kSubmitHelp;
             return 0;
         }
-        if (has_option(rest, "--shard")) throw std::invalid_argument("--shard cannot be submitted (each array task runs its own)");
+        if (has_option(rest, "--shard"))
+            throw std::invalid_argument("--shard cannot be submitted (each array task runs its own)");
         // A script file is read by whoever can read the folder; the seed travels in the environment.
         if (has_option(rest, "--secret-seed"))
-            throw std::invalid_argument("--secret-seed would be written into the job script; export KREG_SECRET_SEED instead "
-                                        "(sbatch passes the environment to the jobs)");
+            throw std::invalid_argument(
+                "--secret-seed would be written into the job script; export KREG_SECRET_SEED instead "
+                "(sbatch passes the environment to the jobs)");
     } catch (const std::exception& e) {
         std::cerr << "runner grade: " << e.what() << "\nTry 'runner submit --help'.\n";
         return 2;
@@ -503,7 +532,8 @@ int run_grade_slurm_command(int argc, char** argv) {
         std::vector<Rubric> rubrics;
         for (const auto& path : values_of(rest, "--rubric"))
             rubrics.push_back(load_rubric(resolve_config_path(path, configs_dir(exe), "rubric")));
-        if (rubrics.empty()) throw std::invalid_argument("needs --rubric and at least one --submission or --submissions");
+        if (rubrics.empty())
+            throw std::invalid_argument("needs --rubric and at least one --submission or --submissions");
         backend = merge_rubrics(rubrics).backend;
         std::vector<fs::path> files;
         for (const auto& s : values_of(rest, "--submission")) files.emplace_back(s);
@@ -536,10 +566,12 @@ int run_grade_slurm_command(int argc, char** argv) {
     slurm::ShardedJob job = base_job(o, "grade", dir, gpus);
     job.task_command = {exe.string(), "grade"};
     job.task_command.insert(job.task_command.end(), rest.begin(), rest.end());
-    job.task_command.insert(job.task_command.end(), {"--shard", std::string(slurm::kTaskIndex) + "/" + std::to_string(shards)});
+    job.task_command.insert(job.task_command.end(),
+                            {"--shard", std::string(slurm::kTaskIndex) + "/" + std::to_string(shards)});
     job.merge_command = {exe.string(), "merge", "--expect", std::to_string(shards), out};
     for (int i = 1; i <= shards; ++i)
-        job.merge_command.push_back((fs::path(out) / ("shard-" + std::to_string(i) + "-of-" + std::to_string(shards))).string());
+        job.merge_command.push_back(
+            (fs::path(out) / ("shard-" + std::to_string(i) + "-of-" + std::to_string(shards))).string());
     return submit(job, dir, o, "the grading run");
 }
 

@@ -66,8 +66,9 @@ std::vector<SweepConfig> builtin_default(const Registry& registry, bool have_gpu
     cpu.settings.repeats = 5;
     cpu.baseline = Baseline::same_for_all("cpu_naive");
     std::vector<SweepConfig> parts{cpu};  // the GPU part's baseline is each dtype's cuBLAS kernel (run_command)
-    const bool have_cuda_kernels = std::any_of(registry.entries().begin(), registry.entries().end(),
-                                               [](const RegistryEntry& e) { return e.kernel.backend == Backend::cuda; });
+    const bool have_cuda_kernels =
+        std::any_of(registry.entries().begin(), registry.entries().end(),
+                    [](const RegistryEntry& e) { return e.kernel.backend == Backend::cuda; });
     if (have_gpu && have_cuda_kernels) {
         SweepConfig gpu = cpu;
         gpu.description = "built-in default: CUDA kernels";
@@ -103,14 +104,15 @@ void check_baseline(const SweepConfig& part, const Registry& registry, bool from
 }
 
 bool any_quick_option(const CliOverrides& o) {
-    return o.kernels || o.operation || o.sizes || o.shape_texts || o.blocks || o.shapes || o.dtypes || o.warmup || o.repeats || o.time_budget_s || o.timeout_s ||
-           o.tolerance || o.verify || o.warm_cache || o.seed || o.device || o.baseline || o.json || o.csv;
+    return o.kernels || o.operation || o.sizes || o.shape_texts || o.blocks || o.shapes || o.dtypes || o.warmup ||
+           o.repeats || o.time_budget_s || o.timeout_s || o.tolerance || o.verify || o.warm_cache || o.seed ||
+           o.device || o.baseline || o.json || o.csv;
 }
 
 void print_plan(const std::vector<PlannedJob>& plan) {
     for (const auto& p : plan) {
-        std::cout << p.job.id << "  " << p.job.kernel << "  " << to_string(p.job.dtype) << "  " << to_string(p.job.shape)
-                  << "  " << (p.skip_reason ? "skip: " + *p.skip_reason : "run") << "\n";
+        std::cout << p.job.id << "  " << p.job.kernel << "  " << to_string(p.job.dtype) << "  "
+                  << to_string(p.job.shape) << "  " << (p.skip_reason ? "skip: " + *p.skip_reason : "run") << "\n";
     }
     std::cout << plan.size() << " job(s)\n";
 }
@@ -121,7 +123,8 @@ std::optional<CommandLine> recorded_command_line(const ResumeState& resume, cons
     std::vector<std::string> args;
     for (const auto& a : h["argv"]) {
         if (!a.is_string()) {
-            std::cerr << "runner: cannot resume " << report << ": " << resume.journal_path.string() << ":1: /argv holds a non-string\n";
+            std::cerr << "runner: cannot resume " << report << ": " << resume.journal_path.string()
+                      << ":1: /argv holds a non-string\n";
             return std::nullopt;
         }
         args.push_back(a.get<std::string>());
@@ -139,13 +142,15 @@ std::optional<CommandLine> recorded_command_line(const ResumeState& resume, cons
         }
         return cl;
     } catch (const std::exception& e) {
-        std::cerr << "runner: cannot resume " << report << ": its recorded command line no longer parses: " << e.what() << "\n";
+        std::cerr << "runner: cannot resume " << report << ": its recorded command line no longer parses: " << e.what()
+                  << "\n";
         return std::nullopt;
     }
 }
 
 // A plugin the recorded run used whose file now differs: its rows would mix two builds in one report.
-std::string changed_plugin(const nlohmann::json& recorded_plugins, const Registry& registry, const std::vector<PlannedJob>& plan) {
+std::string changed_plugin(const nlohmann::json& recorded_plugins, const Registry& registry,
+                           const std::vector<PlannedJob>& plan) {
     std::set<std::string> used;
     for (const auto& p : plan) used.insert(p.job.plugin_path);
     if (!recorded_plugins.is_array()) return "";
@@ -154,8 +159,8 @@ std::string changed_plugin(const nlohmann::json& recorded_plugins, const Registr
         if (!used.count(path)) continue;
         for (const auto& now : registry.plugins())
             if (now.path == path && now.sha256 != then.value("sha256", ""))
-                return path + " changed since the report was started (sha256 " + then.value("sha256", "?").substr(0, 12) +
-                       "... then, " + now.sha256.substr(0, 12) + "... now)";
+                return path + " changed since the report was started (sha256 " +
+                       then.value("sha256", "?").substr(0, 12) + "... then, " + now.sha256.substr(0, 12) + "... now)";
     }
     return "";
 }
@@ -187,7 +192,8 @@ int run_command(const CommandLine& given) {
         if (!recorded) return 2;
         cl = *recorded;
         cl.verbose = cl.verbose || given.verbose;
-        std::cerr << "runner: resuming " << *given.resume << ": " << done_ids.size() << " of " << planned << " rows done\n";
+        std::cerr << "runner: resuming " << *given.resume << ": " << done_ids.size() << " of " << planned
+                  << " rows done\n";
     }
     const fs::path exe = runner_executable();
     ExecutorOptions options;
@@ -206,13 +212,16 @@ int run_command(const CommandLine& given) {
         list.wide = cl.wide;
         try {
             if (cl.overrides.kernels)
-                list.only = resolve_kernel_patterns(*cl.overrides.kernels, registry.names(), std::string(kCommandLineSource));
+                list.only =
+                    resolve_kernel_patterns(*cl.overrides.kernels, registry.names(), std::string(kCommandLineSource));
         } catch (const ConfigError& e) {
             std::cerr << "runner: config error: " << e.what() << "\n";
             return 2;
         }
-        if (cl.format == "json") std::cout << registry.to_json(list).dump(2) << "\n";
-        else std::cout << registry.format_table(list);
+        if (cl.format == "json")
+            std::cout << registry.to_json(list).dump(2) << "\n";
+        else
+            std::cout << registry.format_table(list);
         return 0;
     }
 
@@ -226,8 +235,10 @@ int run_command(const CommandLine& given) {
         gpu_queried = true;
         std::cerr << "runner: reading GPU facts" << (calibrate ? " and measuring ceilings" : "") << "...\n";
         const nlohmann::json reply = executor.device_info(device, calibrate, 300.0);
-        if (reply.contains("error")) std::cerr << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
-        else gpu = gpu_of_device_reply(reply);
+        if (reply.contains("error"))
+            std::cerr << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
+        else
+            gpu = gpu_of_device_reply(reply);
         if (gpu.is_object() && gpu.contains("ceilings_unavailable"))
             std::cerr << "runner: no measured ceilings: " << gpu["ceilings_unavailable"].get<std::string>() << "\n";
     };
@@ -262,8 +273,8 @@ int run_command(const CommandLine& given) {
             for (const auto& note : part.notes) std::cerr << "runner: note: " << note << "\n";
             std::vector<std::string> unmatched;
             auto names = resolve_kernel_patterns(part.kernels, registry.names(),
-                                                cl.overrides.kernels ? std::string(kCommandLineSource) : part.source,
-                                                &unmatched);
+                                                 cl.overrides.kernels ? std::string(kCommandLineSource) : part.source,
+                                                 &unmatched);
             for (const auto& glob : unmatched)
                 std::cerr << "runner: note: no loaded kernel matches '" << glob << "' (" << part.source << ")\n";
             // The built-in default's GPU part, and quick runs that name dtypes but no baseline, compare each
@@ -338,9 +349,8 @@ int run_command(const CommandLine& given) {
     // Said first, before the rows scroll past: a sweep that can measure nothing here exits with 3 at the end.
     const std::optional<std::string> nothing_measured = nothing_measurable(plan);
     if (nothing_measured) std::cerr << "runner: " << *nothing_measured << "\n";
-    const bool runs_cuda = std::any_of(plan.begin(), plan.end(), [](const PlannedJob& p) {
-        return p.backend == Backend::cuda && !p.skip_reason;
-    });
+    const bool runs_cuda = std::any_of(
+        plan.begin(), plan.end(), [](const PlannedJob& p) { return p.backend == Backend::cuda && !p.skip_reason; });
     // --devices: the CUDA jobs run on several GPUs at once, one lane (its own worker) per GPU, each lane's
     // workers seeing only their GPU. A sweep with no CUDA job to run needs no GPU named.
     std::vector<DeviceLane> lanes;
@@ -348,7 +358,8 @@ int run_command(const CommandLine& given) {
         std::string why;
         lanes = resolve_device_lanes(*cl.devices, executor, why);
         if (why.empty()) {
-            std::cerr << "runner: reading the facts of " << lanes.size() << " GPU(s)" << (cl.calibrate ? " and measuring their ceilings" : "") << "...\n";
+            std::cerr << "runner: reading the facts of " << lanes.size() << " GPU(s)"
+                      << (cl.calibrate ? " and measuring their ceilings" : "") << "...\n";
             describe_lanes(lanes, options, cl.calibrate, why);
         }
         if (!why.empty()) {
@@ -357,7 +368,8 @@ int run_command(const CommandLine& given) {
         }
         gpu = lanes.front().gpu;
         for (const auto& lane : lanes)
-            std::cerr << "runner: device " << lane.ordinal << ": " << lane.gpu["facts"].value("name", std::string("?")) << " " << lane.uuid << "\n";
+            std::cerr << "runner: device " << lane.ordinal << ": " << lane.gpu["facts"].value("name", std::string("?"))
+                      << " " << lane.uuid << "\n";
     } else if (runs_cuda) {
         query_gpu(cl.calibrate);
     }
@@ -375,15 +387,18 @@ int run_command(const CommandLine& given) {
     try {
         if (resume) {
             const nlohmann::json& h = resume->contents.header;
-            if (std::string changed = changed_plugin(h["meta"].value("plugins", nlohmann::json()), registry, plan); !changed.empty()) {
+            if (std::string changed = changed_plugin(h["meta"].value("plugins", nlohmann::json()), registry, plan);
+                !changed.empty()) {
                 std::cerr << "runner: cannot resume " << *given.resume << ": " << changed
                           << "; its rows would mix two builds (start a new report instead)\n";
                 return 2;
             }
             if (plan.size() != h["planned"].get<size_t>() || fingerprint != h["plan_sha256"]) {
-                std::cerr << "runner: cannot resume " << *given.resume << ": the plan made again from its recorded command line ("
-                          << plan.size() << " jobs) is not the recorded one (" << h["planned"].get<size_t>()
-                          << " jobs): the config file, a plugin's kernels or this machine changed since it was started\n";
+                std::cerr
+                    << "runner: cannot resume " << *given.resume
+                    << ": the plan made again from its recorded command line (" << plan.size()
+                    << " jobs) is not the recorded one (" << h["planned"].get<size_t>()
+                    << " jobs): the config file, a plugin's kernels or this machine changed since it was started\n";
                 return 2;
             }
             targets.json = h["json"].get<std::string>();
@@ -392,17 +407,19 @@ int run_command(const CommandLine& given) {
             report_meta = h["meta"];
             already = std::move(resume->contents.records);
             journal.emplace(JournalWriter::continue_at(targets.journal, resume->contents.valid_bytes));
-            journal->append_event({{"resumed", utc_timestamp_iso8601()}, {"argv", given.argv}, {"rows_done", already.size()}});
+            journal->append_event(
+                {{"resumed", utc_timestamp_iso8601()}, {"argv", given.argv}, {"rows_done", already.size()}});
         } else {
             // {shard} in a report path is the slice ("shard-2-of-4", "all" unsharded), so that the K tasks of one
             // Slurm array, given one command line, write K reports; unnamed shard reports say it too.
             const std::string shard_tag_text = cl.shard ? shard_tag(cl.shard->index, cl.shard->count) : "all";
             const std::string stem = (fs::path(cl.output_dir) / (main_part.name + "-" + kTimePlaceholder +
-                                                                 (cl.shard ? "-" + shard_tag_text : ""))).string();
+                                                                 (cl.shard ? "-" + shard_tag_text : "")))
+                                         .string();
             // A named JSON report without a named CSV gets its CSV beside it (--json r/x.json: r/x.csv).
             const std::string json_template = main_part.output.json.value_or(stem + ".json");
-            const std::string csv_template = main_part.output.csv.value_or(main_part.output.json ? csv_beside(json_template)
-                                                                                                 : stem + ".csv");
+            const std::string csv_template =
+                main_part.output.csv.value_or(main_part.output.json ? csv_beside(json_template) : stem + ".csv");
             targets = choose_report_targets(with_shard_tag(json_template, shard_tag_text),
                                             with_shard_tag(csv_template, shard_tag_text));
             if (std::string refusal = why_not_overwrite(targets, cl.force, runner_word); !refusal.empty()) {
@@ -411,25 +428,32 @@ int run_command(const CommandLine& given) {
             }
             MetaInputs meta;
             meta.argv = cl.argv;
-            if (parts.size() == 1) meta.config = parts.front().to_json();
-            else for (const auto& p : parts) meta.config.push_back(p.to_json());
+            if (parts.size() == 1)
+                meta.config = parts.front().to_json();
+            else
+                for (const auto& p : parts) meta.config.push_back(p.to_json());
             meta.seed = main_part.seed;
             for (const auto& p : registry.plugins())
                 meta.plugins.push_back({p.path, p.name, p.version, p.sha256, p.abi_major, p.abi_minor, p.error});
             meta.gpu = gpu;
             report_meta = make_report_meta(meta);
             if (cl.shard)  // what runner merge checks K shards against (merge/shard.hpp)
-                report_meta["shard"] = to_json(SweepShardMeta{cl.shard->index, cl.shard->count, whole_plan_size, whole_plan_sha256,
-                                                              sha256_hex(report_meta["config"].dump()), fs::current_path().string()});
+                report_meta["shard"] =
+                    to_json(SweepShardMeta{cl.shard->index, cl.shard->count, whole_plan_size, whole_plan_sha256,
+                                           sha256_hex(report_meta["config"].dump()), fs::current_path().string()});
             if (!lanes.empty()) {
                 report_meta["devices"] = nlohmann::json::array();
                 for (const auto& lane : lanes)
-                    report_meta["devices"].push_back({{"ordinal", lane.ordinal}, {"uuid", lane.uuid}, {"gpu", lane.gpu}});
+                    report_meta["devices"].push_back(
+                        {{"ordinal", lane.ordinal}, {"uuid", lane.uuid}, {"gpu", lane.gpu}});
             }
             // What --resume needs to make the same plan again: the command line, where it ran, the files.
-            const nlohmann::json header = {{"argv", cl.argv},           {"cwd", fs::current_path().string()},
-                                           {"json", targets.json.string()}, {"csv", targets.csv.string()},
-                                           {"planned", plan.size()},    {"plan_sha256", fingerprint},
+            const nlohmann::json header = {{"argv", cl.argv},
+                                           {"cwd", fs::current_path().string()},
+                                           {"json", targets.json.string()},
+                                           {"csv", targets.csv.string()},
+                                           {"planned", plan.size()},
+                                           {"plan_sha256", fingerprint},
                                            {"meta", report_meta}};
             journal.emplace(JournalWriter::create(targets.journal, header, cl.force));
         }
@@ -493,7 +517,8 @@ int run_command(const CommandLine& given) {
         executor.finish();
         if (!lane_jobs.empty() && !stop_requested()) {
             std::vector<std::unique_ptr<Executor>> lane_executors;
-            for (const auto& lane : lanes) lane_executors.push_back(std::make_unique<Executor>(lane_options(options, lane)));
+            for (const auto& lane : lanes)
+                lane_executors.push_back(std::make_unique<Executor>(lane_options(options, lane)));
             LaneCallbacks callbacks;
             callbacks.run = [&](size_t i, const Job& job) { return lane_executors[i]->run_job(job); };
             callbacks.on_record = [&](size_t i, Record&& r) {
@@ -523,15 +548,17 @@ int run_command(const CommandLine& given) {
     if (cl.verbose) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
         std::cerr << "runner: " << writer->done() << " rows in " << wall << " s; journal and reports took "
-                  << writer->seconds_writing() << " s of it (" << 100.0 * writer->seconds_writing() / std::max(wall, 1e-9)
-                  << " %): " << writer->renders() << " renders " << writer->seconds_rendering() << " s, fdatasync "
-                  << writer->seconds_syncing() << " s\n";
+                  << writer->seconds_writing() << " s of it ("
+                  << 100.0 * writer->seconds_writing() / std::max(wall, 1e-9) << " %): " << writer->renders()
+                  << " renders " << writer->seconds_rendering() << " s, fdatasync " << writer->seconds_syncing()
+                  << " s\n";
     }
     if (const int signo = stop_signal(); signo != 0) {
         const std::string report = resume ? *given.resume : targets.json.string();
-        std::cerr << "runner: stopped by " << (signo == SIGINT ? "SIGINT" : "SIGTERM") << ": " << writer->done() << " of "
-                  << plan.size() << " rows finished; reports: " << targets.json.string() << ", " << targets.csv.string()
-                  << "; resume with: " << runner_word << " --resume " << shell_word(report) << "\n";
+        std::cerr << "runner: stopped by " << (signo == SIGINT ? "SIGINT" : "SIGTERM") << ": " << writer->done()
+                  << " of " << plan.size() << " rows finished; reports: " << targets.json.string() << ", "
+                  << targets.csv.string() << "; resume with: " << runner_word << " --resume " << shell_word(report)
+                  << "\n";
         return 128 + signo;
     }
     if (nothing_measured) {

@@ -121,8 +121,8 @@ public:
     }
     kreg_cuda::LaunchPlan plan(const Fp32Gemm& p) {
         if (kSmemBytes > 48 * 1024)
-            kreg_cuda::allow_dynamic_smem(reinterpret_cast<const void*>(&padded_dynamic_gemm<TILE>), kSmemBytes,
-                                          kName, configured_device_);
+            kreg_cuda::allow_dynamic_smem(reinterpret_cast<const void*>(&padded_dynamic_gemm<TILE>), kSmemBytes, kName,
+                                          configured_device_);
         return {&padded_dynamic_gemm<TILE>, kreg_cuda::tile_grid(p, TILE, TILE), dim3(kDynThreads, kDynThreads),
                 static_cast<unsigned>(kSmemBytes)};
     }

@@ -54,8 +54,8 @@ __global__ void __launch_bounds__(kThreads) coarsened_gemm(Fp32Gemm p) {
 class Coarsened final : public kreg_cuda::SimtKernel<Coarsened> {
 public:
     static kreg::KernelSpec spec() {
-        return kreg_cuda::simt_spec("cuda_04_coarsened", "32x32 shared tile, 16x16 threads, 2x2 outputs per thread",
-                                    70, &kreg_cuda::block_tile_bytes<kTile, kTile>);
+        return kreg_cuda::simt_spec("cuda_04_coarsened", "32x32 shared tile, 16x16 threads, 2x2 outputs per thread", 70,
+                                    &kreg_cuda::block_tile_bytes<kTile, kTile>);
     }
     kreg_cuda::LaunchPlan plan(const Fp32Gemm& p) const {
         return {&coarsened_gemm, kreg_cuda::tile_grid(p, kTile, kTile), dim3(kThreadsPerSide, kThreadsPerSide), 0};

@@ -13,7 +13,7 @@ namespace {
 using kreg_cuda::Fp32Gemm;
 
 constexpr int kBM = 64, kBN = 64, kBK = 16;
-constexpr int kT = 4;                              // outputs per thread along each axis
+constexpr int kT = 4;                                      // outputs per thread along each axis
 constexpr int kThreadsM = kBM / kT, kThreadsN = kBN / kT;  // 16 x 16
 constexpr int kThreads = kThreadsM * kThreadsN;
 

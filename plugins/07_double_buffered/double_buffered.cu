@@ -19,7 +19,7 @@ using kreg_cuda::Fp32Gemm;
 constexpr int kBM = 128, kBN = 128, kBK = 8;
 constexpr int kThreadsM = 16, kThreadsN = 16;  // each thread: rows ty*4 + {0..3} (+64), cols tx*4 + {0..3} (+64)
 constexpr int kThreads = kThreadsM * kThreadsN;
-constexpr int kLdA = kBM + 4;                  // padded row of the transposed A tile
+constexpr int kLdA = kBM + 4;  // padded row of the transposed A tile
 static_assert(kBM * kBK / 4 == kThreads && kBK * kBN / 4 == kThreads, "one float4 of each tile per thread");
 
 __global__ void __launch_bounds__(kThreads, 2) double_buffered_gemm(Fp32Gemm p) {

@@ -19,7 +19,7 @@ constexpr int kBM = 128, kBN = 128, kBK = 8;
 constexpr int kStages = 3;
 constexpr int kThreadsM = 16, kThreadsN = 16;  // thread (ty, tx): rows ty*4 + {0..3} (+64), cols tx*4 + {0..3} (+64)
 constexpr int kThreads = kThreadsM * kThreadsN;
-constexpr int kLdA = kBM + 4;                  // ≡ 4 (mod 32): the transposing 4-byte copies of a warp hit 32 banks
+constexpr int kLdA = kBM + 4;  // ≡ 4 (mod 32): the transposing 4-byte copies of a warp hit 32 banks
 constexpr int kStageFloats = kBK * kLdA + kBK * kBN;
 static_assert((kBK * kLdA * 4) % 16 == 0 && (kStageFloats * 4) % 16 == 0, "stages and B tiles stay 16-byte aligned");
 

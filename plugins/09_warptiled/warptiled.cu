@@ -41,7 +41,7 @@ struct Config {
     static constexpr int kLdA = BM + 4;  // ≡ 4 (mod 32): conflict-free transposing copies, float4-aligned rows
     static constexpr int kStageFloats = BK * kLdA + BK * BN;
     static constexpr int kSmemBytes = kStages * kStageFloats * static_cast<int>(sizeof(float));
-    static constexpr int kGroupM = 8;    // block rows per swizzle group
+    static constexpr int kGroupM = 8;  // block rows per swizzle group
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles must tile the block tile");
     static_assert(kLanesM * kLanesN == 32 && kLanesM * TM == WM, "TM x TN per lane must cover the warp tile");
     static_assert(BM % 32 == 0 && (BK * kLdA) % 4 == 0 && kStageFloats % 4 == 0, "alignment of the stages");
@@ -56,16 +56,16 @@ using SmallConfig = Config<64, 128, 16, 32, 64, 8, 3, 2>;    // 128 threads, 167
 // per 512 FMAs, over 10% of the issue slots, measured with ncu on the H200.)
 template <class C>
 struct TileCopier {
-    static constexpr int kALoads = C::BM * C::BK / C::kThreads;   // 4-byte copies of A per thread per tile
-    static constexpr int kARowStep = C::kThreads / C::BK;          // rows between them
+    static constexpr int kALoads = C::BM * C::BK / C::kThreads;      // 4-byte copies of A per thread per tile
+    static constexpr int kARowStep = C::kThreads / C::BK;            // rows between them
     static constexpr int kBLoads = C::BK * C::BN / 4 / C::kThreads;  // 16-byte copies of B
     static constexpr int kBRowStep = C::kThreads / (C::BN / 4);
     static constexpr unsigned kStageBytes = C::kStageFloats * sizeof(float);
     static_assert(C::kThreads % C::BK == 0 && C::kThreads % (C::BN / 4) == 0 && kALoads >= 1 && kBLoads >= 1,
                   "each thread keeps one k column of A and one 4-column slice of B");
 
-    const float* a_src;  // A(row0 + a_m, k0 + a_k) for the current tile; copy l adds l * kARowStep rows
-    const float* b_src;  // B(k0 + b_k, col0 + b_c) for the current tile; copy l adds l * kBRowStep rows
+    const float* a_src;     // A(row0 + a_m, k0 + a_k) for the current tile; copy l adds l * kARowStep rows
+    const float* b_src;     // B(k0 + b_k, col0 + b_c) for the current tile; copy l adds l * kBRowStep rows
     unsigned a_dst, b_dst;  // their shared addresses in stage 0
     unsigned a_rows_ok;     // bit l: copy l's row of A is inside the matrix
     bool b_vector;          // B's rows are 16-byte aligned and this thread's 4 columns are inside B: one
@@ -111,8 +111,8 @@ struct TileCopier {
                                          ok ? 16 : 0);
             }
         } else {
-            kreg_cuda::async_load_b<C::BK, C::BN, C::kThreads>(smem + stage * C::kStageFloats + C::BK * C::kLdA, p,
-                                                               k0, col0, tid);
+            kreg_cuda::async_load_b<C::BK, C::BN, C::kThreads>(smem + stage * C::kStageFloats + C::BK * C::kLdA, p, k0,
+                                                               col0, tid);
         }
         a_src += C::BK;
         b_src += static_cast<size_t>(C::BK) * p.ldb;
@@ -241,9 +241,8 @@ private:
 
     // The model follows the same choice, with the H200's 132 SMs standing in for the device.
     static double model_bytes(int64_t m, int64_t n, int64_t k, kreg_dtype dtype) {
-        return prefer_small(m, n, 132)
-                   ? kreg_cuda::block_tile_bytes<SmallConfig::BM, SmallConfig::BN>(m, n, k, dtype)
-                   : kreg_cuda::block_tile_bytes<LargeConfig::BM, LargeConfig::BN>(m, n, k, dtype);
+        return prefer_small(m, n, 132) ? kreg_cuda::block_tile_bytes<SmallConfig::BM, SmallConfig::BN>(m, n, k, dtype)
+                                       : kreg_cuda::block_tile_bytes<LargeConfig::BM, LargeConfig::BN>(m, n, k, dtype);
     }
 
     int sm_count() {

@@ -100,7 +100,7 @@ template <class T>
 struct Config {
     using Elem = typename T::Elem;
     static constexpr int BM = 256, BN = 128, BK = T::BK;
-    static constexpr int WM = 64, WN = 64;                     // warp tile
+    static constexpr int WM = 64, WN = 64;                      // warp tile
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 4 x 2
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;     // 256
     static constexpr int kMTiles = WM / 16, kNTiles = WN / 8;   // 4 x 8 mma tiles per warp
@@ -375,8 +375,6 @@ __device__ __forceinline__ void mma_all(float (&acc)[C::kMTiles][C::kNTiles][4],
         }
 }
 
-
-
 // The k loop: acc += A(row0.., :) * B(:, col0..). kChecked = false is the fast path, for blocks whose
 // every stage lies inside both matrices with 16-byte aligned rows (then each chunk is one cp.async and
 // nothing is tested); the checked copies of edge blocks need registers of their own, and sharing one loop
@@ -520,8 +518,8 @@ public:
 private:
     template <class C>
     LaunchPlan plan_for(const MmaGemm& p, int& configured_device) {
-        kreg_cuda::allow_dynamic_smem(reinterpret_cast<const void*>(&mma_gemm_kernel<C>), C::kSmemBytes,
-                                      "cuda_10_mma", configured_device);
+        kreg_cuda::allow_dynamic_smem(reinterpret_cast<const void*>(&mma_gemm_kernel<C>), C::kSmemBytes, "cuda_10_mma",
+                                      configured_device);
         const int64_t blocks = int64_t{kreg_cuda::ceil_div(p.m, C::BM)} * kreg_cuda::ceil_div(p.n, C::BN);
         if (blocks > INT_MAX)
             throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,

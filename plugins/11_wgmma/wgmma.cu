@@ -70,18 +70,18 @@ struct WgmmaGemm {
 template <int BN_>
 struct Config {
     static constexpr int BM = 128, BN = BN_, BK = 64;
-    static constexpr int kConsumerWarpgroups = 2;                  // each owns 64 rows of the tile
+    static constexpr int kConsumerWarpgroups = 2;  // each owns 64 rows of the tile
     static constexpr int kThreads = kConsumerWarpgroups * 128;
     static constexpr int kConsumerWarps = kThreads / 32;
     static constexpr int kStages = 4;
-    static constexpr int kABytes = BM * BK * 2;                    // 16 KiB
-    static constexpr int kBChunkBytes = 64 * BK * 2;               // 64 columns x 64 k: 8 KiB
+    static constexpr int kABytes = BM * BK * 2;       // 16 KiB
+    static constexpr int kBChunkBytes = 64 * BK * 2;  // 64 columns x 64 k: 8 KiB
     static constexpr int kBBytes = BK * BN * 2;
-    static constexpr int kStageBytes = kABytes + kBBytes;          // what TMA delivers per stage
+    static constexpr int kStageBytes = kABytes + kBBytes;  // what TMA delivers per stage
     static constexpr int kBarrierBytes = 2 * kStages * 8;
     static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + kBarrierBytes;  // 1024: alignment slack
-    static constexpr int kAcc = BN / 2;                            // fp32 accumulators per thread
-    static constexpr int kGroupM = 8;                              // block rows per grid swizzle group
+    static constexpr int kAcc = BN / 2;                                              // fp32 accumulators per thread
+    static constexpr int kGroupM = 8;  // block rows per grid swizzle group
     static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stage parts must keep 1024-byte alignment");
     static_assert(BN % 64 == 0 && BK == 64, "a 128-byte swizzle row is 64 bf16");
 };
@@ -96,8 +96,6 @@ __device__ __forceinline__ void wgmma_bf16(float (&acc)[N / 2], uint64_t desc_a,
     else
         wgmma_m64n128k16_bf16(acc, desc_a, desc_b, 1);
 }
-
-
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
@@ -230,7 +228,8 @@ CUtensorMap make_tensor_map(const void* base, int64_t rows, int64_t cols, int64_
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         throw kreg::Error(KREG_STATUS_RUNTIME_ERROR, std::string("cuda_11_wgmma: cuTensorMapEncodeTiled failed for ") +
-                                                      which + " (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+                                                         which + " (CUresult " + std::to_string(static_cast<int>(r)) +
+                                                         ")");
     return map;
 }
 
@@ -305,7 +304,8 @@ private:
             if (major != 9 || minor != 0)
                 throw kreg::Error(KREG_STATUS_UNSUPPORTED,
                                   "cuda_11_wgmma is built for sm_90a (wgmma), which runs on compute capability 9.0 "
-                                  "only; device " + std::to_string(device) + " is " + std::to_string(major) + "." +
+                                  "only; device " +
+                                      std::to_string(device) + " is " + std::to_string(major) + "." +
                                       std::to_string(minor));
             KREG_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
             sm_device_ = device;

@@ -27,9 +27,9 @@
 //   - Clusters of 2 with TMA multicast. The two blocks of a cluster compute vertically adjacent tiles (rows
 //     row0 and row0 + 128, the same columns), so they need the same B tile (tf32: the same A rows, see
 //     below). Each loads half of it (every other 64-column chunk) with .multicast::cluster, which writes the
-//     chunk into both blocks' shared memory and signals both blocks' "full" barriers: its L2 reads halve. A stage may then be refilled only
-//     when the consumers of both blocks are done with it: each consumer warp arrives on its own block's
-//     "empty" barrier and, through mapa, on the peer's. 128x64 tiles have a single B chunk, so there the two
+//     chunk into both blocks' shared memory and signals both blocks' "full" barriers: its L2 reads halve. A stage may
+//     then be refilled only when the consumers of both blocks are done with it: each consumer warp arrives on its own
+//     block's "empty" barrier and, through mapa, on the peer's. 128x64 tiles have a single B chunk, so there the two
 //     blocks take horizontally adjacent tiles and share A instead (each loads 64 of its 128 rows; tf32: 2 of
 //     the 4 B^T boxes), where the tiles make more than one wave (choose()).
 //
@@ -89,25 +89,25 @@ template <bool kTf32, int BN_, int kCluster_, int kClusterN_ = 1>
 struct Config {
     static constexpr bool kIsTf32 = kTf32;
     static constexpr int BM = 128, BN = BN_, kCluster = kCluster_, kClusterN = kClusterN_;
-    static constexpr int kCTAs = kCluster * kClusterN;           // blocks per cluster
+    static constexpr int kCTAs = kCluster * kClusterN;  // blocks per cluster
     static constexpr int kElem = kTf32 ? 4 : 2;
-    static constexpr int BK = 128 / kElem;                       // one 128-byte swizzle row of k
-    static constexpr int kInstrK = kTf32 ? 8 : 16;               // k of one wgmma
-    static constexpr int kThreads = 384;                         // producer warpgroup + 2 consumer warpgroups
+    static constexpr int BK = 128 / kElem;          // one 128-byte swizzle row of k
+    static constexpr int kInstrK = kTf32 ? 8 : 16;  // k of one wgmma
+    static constexpr int kThreads = 384;            // producer warpgroup + 2 consumer warpgroups
     static constexpr int kConsumerWarps = 8;
-    static constexpr int kABytes = BM * 128;                     // 16 KiB
+    static constexpr int kABytes = BM * 128;  // 16 KiB
     static constexpr int kBChunks = BN / 64, kBChunkBytes = 64 * 128;
     static constexpr int kBBytes = kBChunks * kBChunkBytes;
     static constexpr int kStageBytes = kABytes + kBBytes;
-    static constexpr int kMaxSmem = 227 * 1024;                  // the sm_90 per-block opt-in limit
+    static constexpr int kMaxSmem = 227 * 1024;  // the sm_90 per-block opt-in limit
     // The epilogue goes through shared memory: per consumer warpgroup 64 x 64 fp32 of C (two TMA boxes of 64
     // rows x 32 columns), stored by TMA while the warpgroup fills the next 64 or starts the next tile.
     static constexpr int kEpiBytes = 2 * 16384;
     static constexpr int kStages = std::min(8, (kMaxSmem - 1024 - 256 - kEpiBytes) / kStageBytes);
     static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + kEpiBytes + 2 * kStages * 8;
     static constexpr int kAcc = BN / 2;
-    static constexpr int kKSteps = BK / kInstrK;                 // wgmma per k tile (4 in both dtypes)
-    static constexpr int kGroupRows = 16 / kCluster;             // cluster rows (of kCluster tiles) per group
+    static constexpr int kKSteps = BK / kInstrK;      // wgmma per k tile (4 in both dtypes)
+    static constexpr int kGroupRows = 16 / kCluster;  // cluster rows (of kCluster tiles) per group
     static_assert(kCluster == 1 || kBChunks % kCluster == 0, "each block of a cluster loads whole B chunks");
     static_assert(kCluster == 1 || kClusterN == 1, "clusters along one axis only");
     static_assert(kClusterN == 1 || kClusterN == 2, "A (bf16: 2 boxes of 64 rows; tf32: 4 of 32) splits in 2");
@@ -120,15 +120,21 @@ struct Config {
 
 template <class C>
 __device__ __forceinline__ void wgmma_bf16(float (&acc)[C::kAcc], uint64_t da, uint64_t db, int scale_d) {
-    if constexpr (C::BN == 256) wgmma_m64n256k16_bf16(acc, da, db, scale_d);
-    else if constexpr (C::BN == 128) wgmma_m64n128k16_bf16(acc, da, db, scale_d);
-    else wgmma_m64n64k16_bf16(acc, da, db, scale_d);
+    if constexpr (C::BN == 256)
+        wgmma_m64n256k16_bf16(acc, da, db, scale_d);
+    else if constexpr (C::BN == 128)
+        wgmma_m64n128k16_bf16(acc, da, db, scale_d);
+    else
+        wgmma_m64n64k16_bf16(acc, da, db, scale_d);
 }
 template <class C>
 __device__ __forceinline__ void wgmma_tf32(float (&acc)[C::kAcc], const uint32_t (&a)[4], uint64_t db, int scale_d) {
-    if constexpr (C::BN == 256) wgmma_m64n256k8_tf32_rs(acc, a, db, scale_d);
-    else if constexpr (C::BN == 128) wgmma_m64n128k8_tf32_rs(acc, a, db, scale_d);
-    else wgmma_m64n64k8_tf32_rs(acc, a, db, scale_d);
+    if constexpr (C::BN == 256)
+        wgmma_m64n256k8_tf32_rs(acc, a, db, scale_d);
+    else if constexpr (C::BN == 128)
+        wgmma_m64n128k8_tf32_rs(acc, a, db, scale_d);
+    else
+        wgmma_m64n64k8_tf32_rs(acc, a, db, scale_d);
 }
 
 // tf32 A-operand fragments (this warp's 16 tile rows, one k tile) from the stage's B^T tile, which TMA wrote
@@ -154,8 +160,6 @@ __device__ __forceinline__ void load_tf32_fragments(uint32_t (&f)[C::kKSteps][4]
         }
     }
 }
-
-
 
 // A consumer warp is done with a stage: it arrives on the stage's "empty" barrier in every block of the cluster
 // (each block's producer refills the stage only when all consumers that read its multicast copies are done).
@@ -215,7 +219,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
     if (tid == 0) {
         for (int s = 0; s < C::kStages; ++s) {
-            mbar_init(full(s), 1);                                // the producer's arrive.expect_tx + bytes
+            mbar_init(full(s), 1);                              // the producer's arrive.expect_tx + bytes
             mbar_init(empty(s), C::kConsumerWarps * C::kCTAs);  // every consumer warp of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -283,7 +287,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     } else {
         // ---- consumer warpgroups: wgmma and the epilogue ----
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        const int wg = warp / 4 - 1;                                     // rows wg * 64.. of the tile
+        const int wg = warp / 4 - 1;  // rows wg * 64.. of the tile
         const int w4 = warp % 4, g = lane >> 2, t4 = lane & 3;
         const uint32_t a_offset = static_cast<uint32_t>(wg) * 64u * 128u;
         // tf32: this warp's rows of B^T are in box 2 wg + w4 / 2 of the stage, at n tf32_row_n(w4, g) (+ 4).
@@ -361,7 +365,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
                         } else {
                             // Rows r and r + 8 of the warpgroup's 64 (both r % 8 = g): conflict-free.
                             const int r = w4 * 16 + g;
-                            const uint32_t at = buf + (c / 32) * 8192u + r * 128u + ((((c % 32) >> 2) ^ g) << 4) + (c & 3) * 4u;
+                            const uint32_t at =
+                                buf + (c / 32) * 8192u + r * 128u + ((((c % 32) >> 2) ^ g) << 4) + (c & 3) * 4u;
                             st_shared_v2(at, p.alpha * acc[4 * j], p.alpha * acc[4 * j + 1]);
                             st_shared_v2(at + 8 * 128u, p.alpha * acc[4 * j + 2], p.alpha * acc[4 * j + 3]);
                         }
@@ -427,14 +432,15 @@ CUtensorMap make_tensor_map(const void* base, bool fp32, int64_t rows, int64_t c
         dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
-        throw kreg::Error(KREG_STATUS_RUNTIME_ERROR, std::string("cuda_12_wgmma_ws: cuTensorMapEncodeTiled failed for ") +
-                                                      which + " (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+        throw kreg::Error(KREG_STATUS_RUNTIME_ERROR,
+                          std::string("cuda_12_wgmma_ws: cuTensorMapEncodeTiled failed for ") + which + " (CUresult " +
+                              std::to_string(static_cast<int>(r)) + ")");
     return map;
 }
 
 struct LaunchPlan {
     void (*kernel)(CUtensorMap, CUtensorMap, CUtensorMap, WsGemm);
-    int bn, cluster;  // cluster: blocks per cluster
+    int bn, cluster;      // cluster: blocks per cluster
     uint32_t a_box_rows;  // rows of the kernel's A per TMA box (bf16 with clusters sharing A: 64, not 128)
     dim3 grid, block;
     unsigned dynamic_smem;
@@ -452,12 +458,13 @@ public:
     static kreg::KernelSpec spec() {
         kreg::KernelSpec s;
         s.name = kClusterMax > 1 ? "cuda_12_wgmma_ws_c2" : "cuda_12_wgmma_ws";
-        s.description = kClusterMax > 1
-                            ? "cuda_12_wgmma_ws with clusters of 2 sharing B (128x64 tiles: A) by TMA multicast (faster "
-                              "from 4096^3 up and on odd shapes, slower at 1024-2048^3: see the README)"
-                            : "Warp-specialised persistent wgmma GEMM (bf16 m64nNk16, tf32 m64nNk8): producer warp + 2 "
-                              "consumer warpgroups (setmaxnreg), TMA 128B swizzle, 4-8 stages, swizzled tile order; "
-                              "tf32 as C^T = B^T A^T with B^T from registers (no transpose pass)";
+        s.description =
+            kClusterMax > 1
+                ? "cuda_12_wgmma_ws with clusters of 2 sharing B (128x64 tiles: A) by TMA multicast (faster "
+                  "from 4096^3 up and on odd shapes, slower at 1024-2048^3: see the README)"
+                : "Warp-specialised persistent wgmma GEMM (bf16 m64nNk16, tf32 m64nNk8): producer warp + 2 "
+                  "consumer warpgroups (setmaxnreg), TMA 128B swizzle, 4-8 stages, swizzled tile order; "
+                  "tf32 as C^T = B^T A^T with B^T from registers (no transpose pass)";
         s.backend = KREG_BACKEND_CUDA;
         s.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_BF16) | KREG_DTYPE_BIT(KREG_DTYPE_TF32);
         s.min_compute_capability = 90;  // wgmma, setmaxnreg, TMA multicast: sm_90a, which runs on 9.0 only
@@ -568,8 +575,13 @@ private:
         if (units * C::kCTAs > INT_MAX)
             throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "cuda_12_wgmma_ws: too many tiles");
         const int64_t blocks = std::min<int64_t>(units * C::kCTAs, resident / C::kCTAs * C::kCTAs);
-        return {&ws_gemm_kernel<C>, C::BN, C::kCTAs, static_cast<uint32_t>(C::kABoxRows),
-                dim3(static_cast<unsigned>(blocks)), dim3(C::kThreads), static_cast<unsigned>(C::kSmemBytes)};
+        return {&ws_gemm_kernel<C>,
+                C::BN,
+                C::kCTAs,
+                static_cast<uint32_t>(C::kABoxRows),
+                dim3(static_cast<unsigned>(blocks)),
+                dim3(C::kThreads),
+                static_cast<unsigned>(C::kSmemBytes)};
     }
 
     // The widest tile whose count fills the SMs' waves well (>= 80 %: 1024^3 gets 128x64 tiles, one per SM;
@@ -610,8 +622,9 @@ private:
             if (major != 9 || minor != 0)
                 throw kreg::Error(KREG_STATUS_UNSUPPORTED,
                                   "cuda_12_wgmma_ws is built for sm_90a (wgmma, setmaxnreg), which runs on compute "
-                                  "capability 9.0 only; device " + std::to_string(device) + " is " +
-                                      std::to_string(major) + "." + std::to_string(minor));
+                                  "capability 9.0 only; device " +
+                                      std::to_string(device) + " is " + std::to_string(major) + "." +
+                                      std::to_string(minor));
             KREG_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
             sm_device_ = device;
         }

@@ -22,8 +22,8 @@
 
 namespace {
 
-constexpr int64_t kMR = 6;     // rows of the register tile: 6 x 2 AVX accumulators + 2 B vectors + 1 broadcast = 15 of 16
-constexpr int64_t kNR = 16;    // columns of the register tile (two AVX or four SSE vectors)
+constexpr int64_t kMR = 6;   // rows of the register tile: 6 x 2 AVX accumulators + 2 B vectors + 1 broadcast = 15 of 16
+constexpr int64_t kNR = 16;  // columns of the register tile (two AVX or four SSE vectors)
 constexpr int64_t kKC = 256;   // depth of a packed slice: a B panel is kKC*kNR*4 = 16 KiB (L1)
 constexpr int64_t kMC = 120;   // rows of a packed A block, a multiple of kMR: kMC*kKC*4 = 120 KiB (L2)
 constexpr int64_t kNC = 1024;  // columns of a packed B block: kKC*kNC*4 = 1 MiB (L3)
@@ -182,13 +182,22 @@ public:
 
     void run_gemm(const kreg_gemm_args& args) override {
         check_arguments(args);
-        const Gemm g{args.m, args.n, args.k, args.lda, args.ldb, args.ldc,
-                     static_cast<const float*>(args.a), static_cast<const float*>(args.b), static_cast<float*>(args.c),
-                     float(args.alpha), float(args.beta), args.beta != 0.0};
+        const Gemm g{args.m,
+                     args.n,
+                     args.k,
+                     args.lda,
+                     args.ldb,
+                     args.ldc,
+                     static_cast<const float*>(args.a),
+                     static_cast<const float*>(args.b),
+                     static_cast<float*>(args.c),
+                     float(args.alpha),
+                     float(args.beta),
+                     args.beta != 0.0};
         const double work = double(g.m) * double(g.n) * double(g.k);
         const int64_t hardware = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
-        const int64_t threads = std::clamp<int64_t>(int64_t(work / kMinWorkPerThread), 1,
-                                                    std::min(hardware, ceil_div(g.m, kMR)));
+        const int64_t threads =
+            std::clamp<int64_t>(int64_t(work / kMinWorkPerThread), 1, std::min(hardware, ceil_div(g.m, kMR)));
         // Row ranges in whole register tiles, as even as possible.
         const int64_t rows_per_thread = ceil_div(ceil_div(g.m, kMR), threads) * kMR;
         std::vector<Workspace> workspaces(static_cast<size_t>(threads));

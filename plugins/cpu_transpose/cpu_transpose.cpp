@@ -38,7 +38,8 @@ public:
         if (args.m < 1 || args.n < 1) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m and n must be >= 1");
         if (args.lda < args.n || args.ldb < args.m)
             throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "a leading dimension is smaller than its row");
-        if (args.a == nullptr || args.b == nullptr) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
+        if (args.a == nullptr || args.b == nullptr)
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
         const auto* a = static_cast<const float*>(args.a);
         auto* b = static_cast<float*>(args.b);
         // Plain float assignment is a copy of the bits (no arithmetic, no conversion).
@@ -52,7 +53,8 @@ public:
     static kreg::KernelSpec spec() {
         kreg::KernelSpec s;
         s.name = "cpu_block_transpose";
-        s.description = "every block x block tile of A transposed in place by swapping across its diagonal; the reference";
+        s.description =
+            "every block x block tile of A transposed in place by swapping across its diagonal; the reference";
         s.backend = KREG_BACKEND_CPU;
         s.flags = KREG_KERNEL_HONOURS_LEADING_DIMS;
         s.model_global_bytes = &transpose_model_bytes;  // each element read once and written once
@@ -63,7 +65,8 @@ public:
 
     void run_block_transpose(const kreg_block_transpose_args& args) override {
         if (args.struct_size < sizeof(kreg_block_transpose_args))
-            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_block_transpose_args is smaller than this plugin expects");
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
+                              "kreg_block_transpose_args is smaller than this plugin expects");
         if (args.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "only fp32 is implemented");
         if (args.m < 1 || args.n < 1 || args.block < 1)
             throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and block must be >= 1");

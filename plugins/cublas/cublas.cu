@@ -25,9 +25,9 @@ namespace {
 
 void check_cublas(cublasStatus_t status, const char* call) {
     if (status != CUBLAS_STATUS_SUCCESS)
-        throw kreg::Error(status == CUBLAS_STATUS_ALLOC_FAILED ? KREG_STATUS_OUT_OF_MEMORY : KREG_STATUS_RUNTIME_ERROR,
-                          std::string(call) + " failed: " + cublasGetStatusName(status) + " (" +
-                              cublasGetStatusString(status) + ")");
+        throw kreg::Error(
+            status == CUBLAS_STATUS_ALLOC_FAILED ? KREG_STATUS_OUT_OF_MEMORY : KREG_STATUS_RUNTIME_ERROR,
+            std::string(call) + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 #define KREG_CUBLAS_CHECK(call) check_cublas((call), #call)
 
@@ -67,7 +67,8 @@ public:
 
     void run_gemm(const kreg_gemm_args& args) override {
         if (args.struct_size < sizeof(kreg_gemm_args))
-            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_gemm_args.struct_size is smaller than this plugin's ABI");
+            throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
+                              "kreg_gemm_args.struct_size is smaller than this plugin's ABI");
         if (args.dtype != kDtype) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "dtype not declared by this kernel");
         if (args.m < 1 || args.n < 1 || args.k < 1 || args.m > INT_MAX || args.n > INT_MAX || args.k > INT_MAX ||
             args.lda > INT_MAX || args.ldb > INT_MAX || args.ldc > INT_MAX)

@@ -48,7 +48,8 @@ inline void check_gemm_args(const kreg_gemm_args& args, uint32_t dtypes, const c
         args.ldc > kMaxDim)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n, k and leading dimensions must be <= 2^30");
     if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "leading dimensions must be >= the row length (lda>=k, ldb>=n, ldc>=n)");
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
+                          "leading dimensions must be >= the row length (lda>=k, ldb>=n, ldc>=n)");
     if (args.a == nullptr || args.b == nullptr || args.c == nullptr)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
 }
@@ -101,8 +102,8 @@ inline void allow_dynamic_smem(const void* kernel, int bytes, const char* name, 
     if (optin < bytes)
         throw kreg::Error(KREG_STATUS_UNSUPPORTED, std::string(name) + " needs " + std::to_string(bytes) +
                                                        " B of shared memory per block; device " +
-                                                       std::to_string(device) + " allows " +
-                                                       std::to_string(optin) + " B");
+                                                       std::to_string(device) + " allows " + std::to_string(optin) +
+                                                       " B");
     KREG_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     configured_device = device;
 }
@@ -261,8 +262,7 @@ __device__ __forceinline__ float4 load4_or_zero(const float* base, int ld, int r
 __device__ __forceinline__ void cp_async4(float* smem_dst, const float* gmem_src, bool in_range) {
     const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
     const int src_bytes = in_range ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
-                 : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes) : "memory");
 }
 
 // 16-byte copy, both addresses 16-byte aligned; src_bytes in {0, 4, 8, 12, 16}.

@@ -75,13 +75,13 @@ inline Fp32Transpose fp32_transpose(int64_t m, int64_t n, int64_t lda, int64_t l
     if (m > kMaxDim || n > kMaxDim || lda > kMaxDim || ldb > kMaxDim)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and leading dimensions must be <= 2^30");
     if (lda < n || ldb < m)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
-                          "leading dimensions must be >= the row length (lda >= n, ldb >= m), got lda = " +
-                              std::to_string(lda) + ", ldb = " + std::to_string(ldb) + " for " +
-                              std::to_string(m) + " x " + std::to_string(n));
+        throw kreg::Error(
+            KREG_STATUS_INVALID_ARGUMENT,
+            "leading dimensions must be >= the row length (lda >= n, ldb >= m), got lda = " + std::to_string(lda) +
+                ", ldb = " + std::to_string(ldb) + " for " + std::to_string(m) + " x " + std::to_string(n));
     if (a == nullptr || b == nullptr) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null matrix pointer");
-    return {static_cast<const float*>(a), static_cast<float*>(b), static_cast<int>(m), static_cast<int>(n),
-            static_cast<int>(lda), static_cast<int>(ldb)};
+    return {static_cast<const float*>(a), static_cast<float*>(b), static_cast<int>(m),
+            static_cast<int>(n),          static_cast<int>(lda),  static_cast<int>(ldb)};
 }
 
 // The same for the in-place block transpose; block must lie in [1, max_block] and divide M and N.
@@ -94,9 +94,9 @@ inline Fp32BlockTranspose fp32_block_transpose(int64_t m, int64_t n, int64_t lda
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
                           "lda must be >= n, got lda = " + std::to_string(lda) + ", n = " + std::to_string(n));
     if (block < 1 || block > max_block)
-        throw kreg::Error(KREG_STATUS_UNSUPPORTED, "block = " + std::to_string(block) +
-                                                       " is outside this kernel's range 1.." +
-                                                       std::to_string(max_block));
+        throw kreg::Error(
+            KREG_STATUS_UNSUPPORTED,
+            "block = " + std::to_string(block) + " is outside this kernel's range 1.." + std::to_string(max_block));
     if (m % block != 0 || n % block != 0)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m = " + std::to_string(m) + " and n = " + std::to_string(n) +
                                                             " must be multiples of block = " + std::to_string(block));
@@ -116,7 +116,8 @@ void launch(const LaunchPlanOf<Params>& plan, const Params& params, cudaStream_t
 
 inline Fp32Transpose fp32_transpose(const kreg_transpose_args& args) {
     if (args.struct_size < sizeof(kreg_transpose_args))
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_transpose_args.struct_size is smaller than this plugin's ABI");
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
+                          "kreg_transpose_args.struct_size is smaller than this plugin's ABI");
     if (args.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "this kernel transposes fp32 only");
     return fp32_transpose(args.m, args.n, args.lda, args.ldb, args.a, args.b);
 }

@@ -14,8 +14,8 @@
 
 namespace {
 
-using kreg_transpose::Fp32Transpose;
 using kreg_transpose::aligned16;
+using kreg_transpose::Fp32Transpose;
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // float4 per thread per grid step: 64 bytes in flight per thread
@@ -64,7 +64,11 @@ kreg_transpose::TransposeLaunch copy_plan(const Fp32Transpose& p) {
 
 class Copy final : public kreg_transpose::TransposeKernel<Copy> {
 public:
-    static kreg::KernelSpec spec() { return kreg_transpose::cuda_spec("cuda_copy", "CEILING REFERENCE, not a transpose: copies the M*N floats of A into B unchanged, the bytes a transpose moves"); }
+    static kreg::KernelSpec spec() {
+        return kreg_transpose::cuda_spec("cuda_copy",
+                                         "CEILING REFERENCE, not a transpose: copies the M*N floats of A into B "
+                                         "unchanged, the bytes a transpose moves");
+    }
     kreg_transpose::TransposeLaunch plan(const Fp32Transpose& p) const { return copy_plan(p); }
 };
 

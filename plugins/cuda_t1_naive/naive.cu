@@ -28,7 +28,10 @@ kreg_transpose::TransposeLaunch naive_plan(const Fp32Transpose& p) {
 
 class Naive final : public kreg_transpose::TransposeKernel<Naive> {
 public:
-    static kreg::KernelSpec spec() { return kreg_transpose::cuda_spec("cuda_t1_naive", "one thread per element: coalesced reads, writes ldb floats apart (uncoalesced)"); }
+    static kreg::KernelSpec spec() {
+        return kreg_transpose::cuda_spec(
+            "cuda_t1_naive", "one thread per element: coalesced reads, writes ldb floats apart (uncoalesced)");
+    }
     kreg_transpose::TransposeLaunch plan(const Fp32Transpose& p) const { return naive_plan(p); }
 };
 

@@ -43,7 +43,10 @@ kreg_transpose::TransposeLaunch smem_plan(const Fp32Transpose& p) {
 
 class Smem final : public kreg_transpose::TransposeKernel<Smem> {
 public:
-    static kreg::KernelSpec spec() { return kreg_transpose::cuda_spec("cuda_t2_smem", "32x32 shared tile, coalesced both ways; column reads of the tile: 32-way bank conflicts"); }
+    static kreg::KernelSpec spec() {
+        return kreg_transpose::cuda_spec(
+            "cuda_t2_smem", "32x32 shared tile, coalesced both ways; column reads of the tile: 32-way bank conflicts");
+    }
     kreg_transpose::TransposeLaunch plan(const Fp32Transpose& p) const { return smem_plan(p); }
 };
 

@@ -21,9 +21,9 @@ namespace {
 
 using kreg_transpose::Fp32Transpose;
 
-constexpr int kTile = 32;            // the padded tile of this step
-constexpr int kRows = 8;             // thread rows: 32 x 8 threads, each 4 rows of every tile
-constexpr int kTiles = 2;            // a block moves kTiles x kTiles tiles
+constexpr int kTile = 32;              // the padded tile of this step
+constexpr int kRows = 8;               // thread rows: 32 x 8 threads, each 4 rows of every tile
+constexpr int kTiles = 2;              // a block moves kTiles x kTiles tiles
 constexpr int kSpan = kTile * kTiles;  // 64: A rows and columns per block
 constexpr int kPerTile = kTile / kRows;
 
@@ -71,7 +71,11 @@ kreg_transpose::TransposeLaunch padded_plan(const Fp32Transpose& p) {
 
 class Padded final : public kreg_transpose::TransposeKernel<Padded> {
 public:
-    static kreg::KernelSpec spec() { return kreg_transpose::cuda_spec("cuda_t3_padded", "32x32 shared tiles padded to a 33-word row stride (no bank conflicts), 2x2 of them per block"); }
+    static kreg::KernelSpec spec() {
+        return kreg_transpose::cuda_spec(
+            "cuda_t3_padded",
+            "32x32 shared tiles padded to a 33-word row stride (no bank conflicts), 2x2 of them per block");
+    }
     kreg_transpose::TransposeLaunch plan(const Fp32Transpose& p) const { return padded_plan(p); }
 };
 

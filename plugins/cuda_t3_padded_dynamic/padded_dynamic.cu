@@ -15,8 +15,8 @@ using kreg_transpose::Fp32Transpose;
 constexpr int kTile = 32;  // what the launch picks; the kernel itself reads blockDim.x
 // 32 x 4 threads, 8 elements each per tile: twice step 2's loads per thread in flight. The loops below have
 // run-time trip counts, so the compiler cannot fully unroll them and issue all loads at once as the static
-// step 3 does; fewer threads with more iterations each still measured faster on the H200 (0.82 of the copy bandwidth at 8192^2,
-// 0.76 with 32 x 8).
+// step 3 does; fewer threads with more iterations each still measured faster on the H200 (0.82 of the copy bandwidth at
+// 8192^2, 0.76 with 32 x 8).
 constexpr int kRows = 4;
 
 __global__ void __launch_bounds__(1024) padded_dynamic_transpose(Fp32Transpose p) {
@@ -44,7 +44,10 @@ kreg_transpose::TransposeLaunch padded_dynamic_plan(const Fp32Transpose& p) {
 
 class PaddedDynamic final : public kreg_transpose::TransposeKernel<PaddedDynamic> {
 public:
-    static kreg::KernelSpec spec() { return kreg_transpose::cuda_spec("cuda_t3_padded_dynamic", "the padded 32x33 tile in dynamic shared memory, its size given at launch"); }
+    static kreg::KernelSpec spec() {
+        return kreg_transpose::cuda_spec("cuda_t3_padded_dynamic",
+                                         "the padded 32x33 tile in dynamic shared memory, its size given at launch");
+    }
     kreg_transpose::TransposeLaunch plan(const Fp32Transpose& p) const { return padded_dynamic_plan(p); }
 };
 

@@ -24,8 +24,8 @@
 
 namespace {
 
-using kreg_transpose::Fp32Transpose;
 using kreg_transpose::aligned16;
+using kreg_transpose::Fp32Transpose;
 
 constexpr int kTile = 64;       // A rows and columns per tile
 constexpr int kLd = kTile + 1;  // 65 ≡ 1 (mod 32): see the bank arithmetic above
@@ -89,13 +89,16 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY) vectorized_transpose(Fp3
 }
 
 kreg_transpose::TransposeLaunch vectorized_plan(const Fp32Transpose& p) {
-    return {&vectorized_transpose, kreg_transpose::tile_grid(p.m, p.n, kTile, kTile), dim3(kThreadsX, kThreadsY),
-            0};
+    return {&vectorized_transpose, kreg_transpose::tile_grid(p.m, p.n, kTile, kTile), dim3(kThreadsX, kThreadsY), 0};
 }
 
 class Vectorized final : public kreg_transpose::TransposeKernel<Vectorized> {
 public:
-    static kreg::KernelSpec spec() { return kreg_transpose::cuda_spec("cuda_t4_vectorized", "64x64 padded tile, 16-byte loads and stores where aligned, 8 vectors in flight per thread"); }
+    static kreg::KernelSpec spec() {
+        return kreg_transpose::cuda_spec(
+            "cuda_t4_vectorized",
+            "64x64 padded tile, 16-byte loads and stores where aligned, 8 vectors in flight per thread");
+    }
     kreg_transpose::TransposeLaunch plan(const Fp32Transpose& p) const { return vectorized_plan(p); }
 };
 

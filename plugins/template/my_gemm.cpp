@@ -16,7 +16,8 @@ void check_arguments(const kreg_gemm_args& args) {
     if (args.struct_size < sizeof(kreg_gemm_args))
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_gemm_args is smaller than this plugin expects");
     if (args.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "only fp32 is implemented");
-    if (args.m < 1 || args.n < 1 || args.k < 1) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
+    if (args.m < 1 || args.n < 1 || args.k < 1)
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
     if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "a leading dimension is smaller than its row");
     if (args.a == nullptr || args.b == nullptr || args.c == nullptr)

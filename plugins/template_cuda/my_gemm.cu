@@ -32,8 +32,8 @@
 
 namespace {
 
-constexpr int kBlockX = 32;  // columns of C per block: one warp along a row of C
-constexpr int kBlockY = 8;   // rows of C per block
+constexpr int kBlockX = 32;           // columns of C per block: one warp along a row of C
+constexpr int kBlockY = 8;            // rows of C per block
 constexpr int64_t kMaxGridY = 65535;  // CUDA's limit on gridDim.y, which counts blocks of rows
 
 __global__ void __launch_bounds__(kBlockX* kBlockY)
@@ -56,7 +56,8 @@ void check_arguments(const kreg_gemm_args& args) {
     if (args.struct_size < sizeof(kreg_gemm_args))
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_gemm_args is smaller than this plugin expects");
     if (args.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "only fp32 is implemented");
-    if (args.m < 1 || args.n < 1 || args.k < 1) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
+    if (args.m < 1 || args.n < 1 || args.k < 1)
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "m, n and k must be >= 1");
     if (args.m > kMaxGridY * kBlockY)
         throw kreg::Error(KREG_STATUS_UNSUPPORTED, "m needs more than 65535 blocks of rows");
     if (args.lda < args.k || args.ldb < args.n || args.ldc < args.n)
@@ -80,7 +81,8 @@ Launch plan(const kreg_gemm_args& args) {
 // is read N times and B M times. Once you tile, a BM x BN block tile reads A ceil(N/BN) times and B
 // ceil(M/BM) times; keep this in step with your kernel, or delete it (and the spec line).
 double student_model_bytes(int64_t m, int64_t n, int64_t k, kreg_dtype /*dtype*/) {
-    const double elements = double(m) * double(k) * double(n) + double(k) * double(n) * double(m) + double(m) * double(n);
+    const double elements =
+        double(m) * double(k) * double(n) + double(k) * double(n) * double(m) + double(m) * double(n);
     return elements * sizeof(float);
 }
 

@@ -42,8 +42,9 @@ TEST(ConfigOutput, ABlockEdgeOutsideOneTo32IsAConfigErrorAtItsPathNotSkippedRows
     EXPECT_EQ(zero.exit_code, 2) << zero.err;
     EXPECT_TRUE(contains(zero.err, "zero.json: /shapes/0/block: block must be >= 1, got 0")) << zero.err;
     EXPECT_FALSE(contains(zero.err, "/shapes/0/k")) << zero.err;
-    const auto option = run_command(kRunner + " --operation block_transpose --kernels cpu_block_transpose --sizes 64 "
-                                              "--block 4,64 --dry-run",
+    const auto option = run_command(kRunner +
+                                        " --operation block_transpose --kernels cpu_block_transpose --sizes 64 "
+                                        "--block 4,64 --dry-run",
                                     dir, dir / "run");
     EXPECT_EQ(option.exit_code, 2) << option.err;
     EXPECT_TRUE(contains(option.err, "--block")) << option.err;
@@ -56,7 +57,8 @@ TEST(ConfigOutput, ARepeatedShapeIsMeasuredOnceWithANoteNamingBothPaths) {
         "shapes": [{"square": 16}, {"m": 8, "n": 8, "k": 8}, {"m": 16, "n": 16, "k": 16}]})";
     const auto r = run_command(kRunner + " --config twice.json --json t.json", dir, dir / "run");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(contains(r.err, "runner: note: twice.json: /shapes/2: 16x16x16 is already given at /shapes/0; it is measured once"))
+    EXPECT_TRUE(contains(
+        r.err, "runner: note: twice.json: /shapes/2: 16x16x16 is already given at /shapes/0; it is measured once"))
         << r.err;
     EXPECT_EQ(read_records_json(dir / "t.json").size(), 2u);
 }
@@ -64,13 +66,14 @@ TEST(ConfigOutput, ARepeatedShapeIsMeasuredOnceWithANoteNamingBothPaths) {
 // The CSV goes beside the JSON report the user named, not into kreg-reports/.
 TEST(ConfigOutput, JsonNamedWithoutCsvPutsTheCsvBesideIt) {
     const auto dir = fresh_dir("csv-beside");
-    const auto r = run_command(kRunner + " --kernels cpu_naive --sizes 8 --repeat 1 --warmup 0 --json out/run.json", dir, dir / "run");
+    const auto r = run_command(kRunner + " --kernels cpu_naive --sizes 8 --repeat 1 --warmup 0 --json out/run.json",
+                               dir, dir / "run");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / "out" / "run.json"));
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / "out" / "run.csv")) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "kreg-reports")) << r.err;
-    const auto both = run_command(kRunner + " --kernels cpu_naive --sizes 8 --repeat 1 --warmup 0 --json b.json --csv c/b.csv",
-                                  dir, dir / "run");
+    const auto both = run_command(
+        kRunner + " --kernels cpu_naive --sizes 8 --repeat 1 --warmup 0 --json b.json --csv c/b.csv", dir, dir / "run");
     ASSERT_EQ(both.exit_code, 0) << both.err;
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / "c" / "b.csv"));
     EXPECT_FALSE(std::filesystem::exists(dir / "b.csv"));
@@ -130,7 +133,8 @@ TEST(ConfigOutput, ASweepThatCannotRunHereSaysWhyOnceWithACount) {
     const auto err_lines = lines_of(r.err);
     EXPECT_LE(err_lines.size(), 8u) << r.err;  // not one line per row
     EXPECT_LE(lines_of(r.out).size(), 5u) << r.out;
-    EXPECT_TRUE(contains(r.err, ": the " + std::to_string(rows.size()) + " CUDA rows of this sweep cannot run here")) << r.err;
+    EXPECT_TRUE(contains(r.err, ": the " + std::to_string(rows.size()) + " CUDA rows of this sweep cannot run here"))
+        << r.err;
     // The machine has no driver (cudaErrorInsufficientDriver) or no GPU: either way in words, not only the code.
     EXPECT_TRUE(contains(r.err, "no NVIDIA driver") || contains(r.err, "no NVIDIA GPU is visible")) << r.err;
     for (const auto& row : rows) EXPECT_EQ(row.status, RowStatus::skipped) << row.kernel;

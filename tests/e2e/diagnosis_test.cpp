@@ -30,10 +30,11 @@ TEST(Diagnosis, ASweepTableShowsTheWholeReasonOfAReadPastB) {
 // the NaN from its bits too, not only the full check of the first.
 TEST(Diagnosis, TheScanOfALaterCallExplainsItsNaNToo) {
     const auto dir = test::fresh_dir("diagnosis-later-call");
-    const auto r = test::run_command(kRunner + " --no-default-plugins --plugin " + std::string(KREG_FIXTURE_DIR) +
-                                         "/fixture_reads_past_b_after_first_call.so --shape 17x33x9 --warmup 1 --repeat 1"
-                                         " --output-dir out",
-                                     dir, dir);
+    const auto r =
+        test::run_command(kRunner + " --no-default-plugins --plugin " + std::string(KREG_FIXTURE_DIR) +
+                              "/fixture_reads_past_b_after_first_call.so --shape 17x33x9 --warmup 1 --repeat 1"
+                              " --output-dir out",
+                          dir, dir);
     ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("warm-up call 1: NaN at (0, 0) computed from the padding after B: a value was read past the "
                          "end of B (the NaN carries its payload) (561 of 561 elements of C are NaN or Inf)"),
@@ -46,7 +47,8 @@ TEST(Diagnosis, GradingExplainsAReadPastB) {
     fs::create_directories(dir / "subs");
     fs::copy_file(kReadPastB, dir / "subs" / "bob.so");
     const std::string rubric = (fs::path(KREG_TEST_DATA_DIR) / "grading" / "corpus-rubric.json").string();
-    const auto r = test::run_command(kRunner + " grade --rubric " + rubric + " --submission subs/bob.so --out out", dir, dir);
+    const auto r =
+        test::run_command(kRunner + " grade --rubric " + rubric + " --submission subs/bob.so --out out", dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     // Checked by the grader in its own process, from the sealed copy of C: the same bits, the same words.
     const std::string result = test::slurp(dir / "out" / "students" / "bob.json");

@@ -50,9 +50,9 @@ Record run(const Job& job) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
-#define SKIP_WITHOUT_GPU()                                            \
-    do {                                                              \
-        if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;    \
+#define SKIP_WITHOUT_GPU()                                         \
+    do {                                                           \
+        if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why; \
     } while (0)
 
 TEST(GpuStrict, DeviceCacheIsWrongOnTheSecondCall) {
@@ -171,7 +171,8 @@ public:
     }
     std::vector<CallOutput> views() const {
         std::vector<CallOutput> v;
-        for (size_t i = 0; i < outputs.size(); ++i) v.push_back({calls[i], seeds[i], outputs[i].data(), outputs[i].size()});
+        for (size_t i = 0; i < outputs.size(); ++i)
+            v.push_back({calls[i], seeds[i], outputs[i].data(), outputs[i].size()});
         return v;
     }
     std::vector<uint64_t> seeds, calls;
@@ -201,8 +202,10 @@ TEST(GpuStrict, EveryCallsOutputIsCheckedOutsideTheWorker) {
         EXPECT_EQ(channel.outputs.size(), size_t(1 + kWarmup + kRepeats)) << what;
         const TrustedCheck check = check_call_outputs(job, channel.views(), 1 + kWarmup + kRepeats);
         EXPECT_EQ(check.passed, c.honest) << what << ": " << check.reason;
-        if (c.honest) EXPECT_EQ(check.calls_checked, 1 + kWarmup + kRepeats) << what;
-        else EXPECT_TRUE(starts_with(check.reason, "first call: error ")) << what << ": " << check.reason;
+        if (c.honest)
+            EXPECT_EQ(check.calls_checked, 1 + kWarmup + kRepeats) << what;
+        else
+            EXPECT_TRUE(starts_with(check.reason, "first call: error ")) << what << ": " << check.reason;
     }
 }
 

@@ -22,9 +22,10 @@ const fs::path kOwnCeilingPlugin = fs::path(KREG_PLUGIN_DIR) / "cublas_reference
 
 // One CUDA fixture row with calibration on, plugins found in planted/ through KREG_PLUGIN_PATH and --plugin-dir.
 nlohmann::json run_with_planted(const std::string& runner, const fs::path& dir, const fs::path& planted) {
-    const std::string cmd = "KREG_PLUGIN_PATH='" + planted.string() + "' " + runner + " --plugin-dir '" + planted.string() +
-                            "' --plugin " + fixture("fixture_good_cuda") +
-                            " --kernels fixture_good_cuda --shape 64x48x40 --repeat 3 --timeout 300 --json out.json --csv out.csv";
+    const std::string cmd =
+        "KREG_PLUGIN_PATH='" + planted.string() + "' " + runner + " --plugin-dir '" + planted.string() + "' --plugin " +
+        fixture("fixture_good_cuda") +
+        " --kernels fixture_good_cuda --shape 64x48x40 --repeat 3 --timeout 300 --json out.json --csv out.csv";
     const auto r = test::run_command(cmd, dir, dir);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(test::slurp(dir / "out.json"));
@@ -71,7 +72,9 @@ TEST(GpuCeilings, WithoutItsOwnCublasPluginTheRunnerSaysWhyAndMeasuresTheRows) {
     EXPECT_TRUE(gpu["facts"].is_object());
     EXPECT_TRUE(gpu["ceilings"].is_null()) << gpu.dump();
     const std::string why = gpu.value("ceilings_unavailable", "");
-    EXPECT_NE(why.find((dir / "prefix" / "lib" / "kreg" / "plugins" / "cublas_reference.so").string()), std::string::npos) << why;
+    EXPECT_NE(why.find((dir / "prefix" / "lib" / "kreg" / "plugins" / "cublas_reference.so").string()),
+              std::string::npos)
+        << why;
     ASSERT_EQ(report["records"].size(), 1u);
     EXPECT_EQ(report["records"][0]["status"], "ok") << report["records"][0].dump();
 }

@@ -23,8 +23,9 @@ TEST(GpuDevices, EveryGpuRunsItsShareAndEveryRowNamesItsGpu) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
     const int gpus = cuda_device_count();
     const auto dir = test::fresh_dir("gpu-devices");
-    const std::string sweep = kRunner + " --kernels 'cuda_0[1-4]*,cpu_naive' --sizes 64,96 --shape 65x33x17 --repeat 5"
-                                        " --warmup 1 --no-calibrate --timeout 120";
+    const std::string sweep = kRunner +
+                              " --kernels 'cuda_0[1-4]*,cpu_naive' --sizes 64,96 --shape 65x33x17 --repeat 5"
+                              " --warmup 1 --no-calibrate --timeout 120";
     const auto r = test::run_command(sweep + " --devices all --json all.json --csv all.csv", dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto report = nlohmann::json::parse(std::ifstream(dir / "all.json"));
@@ -60,7 +61,8 @@ TEST(GpuDevices, EveryGpuRunsItsShareAndEveryRowNamesItsGpu) {
     if (gpus >= 2) EXPECT_GE(used.size(), 2u) << "every row ran on one GPU";
 
     // A GPU out of range is refused before anything runs.
-    const auto bad = test::run_command(sweep + " --devices " + std::to_string(gpus) + " --json bad.json --csv bad.csv", dir, dir);
+    const auto bad =
+        test::run_command(sweep + " --devices " + std::to_string(gpus) + " --json bad.json --csv bad.csv", dir, dir);
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_NE(bad.err.find("requested but only"), std::string::npos) << bad.err;
 }
@@ -70,9 +72,10 @@ TEST(GpuDevices, ALaneSeesOnlyItsGpu) {
     const int last = cuda_device_count() - 1;
     const auto dir = test::fresh_dir("gpu-devices-one");
     // --devices LAST: the worker sees that GPU as device 0; the row's facts and UUID are that GPU's.
-    const auto r = test::run_command(kRunner + " --kernels cuda_02_tiled16 --sizes 64 --repeat 3 --warmup 1 --no-calibrate --devices " +
-                                         std::to_string(last) + " --json one.json --csv one.csv",
-                                     dir, dir);
+    const auto r = test::run_command(
+        kRunner + " --kernels cuda_02_tiled16 --sizes 64 --repeat 3 --warmup 1 --no-calibrate --devices " +
+            std::to_string(last) + " --json one.json --csv one.csv",
+        dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto report = nlohmann::json::parse(std::ifstream(dir / "one.json"));
     ASSERT_EQ(report["meta"]["devices"].size(), 1u);

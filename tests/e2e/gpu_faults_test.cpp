@@ -19,7 +19,8 @@ using test::fixture;
 TEST(GpuFaults, IllegalAddressAndHungKernelsBecomeRowsAndTheNextKernelRuns) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
     const auto dir = test::fresh_dir("gpu-faults");
-    std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 2 --timeout 10";
+    std::string cmd =
+        std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 2 --timeout 10";
     // Order matters: the good kernel runs after each fault, in a fresh worker.
     for (const char* f : {"fixture_illegal_address", "fixture_good_cuda", "fixture_infinite_kernel"})
         cmd += " --plugin " + fixture(f);
@@ -39,7 +40,8 @@ TEST(GpuFaults, IllegalAddressAndHungKernelsBecomeRowsAndTheNextKernelRuns) {
 TEST(GpuFaults, AHungKernelIsEndedByThePerCallLimitLongBeforeTheJobLimit) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
     const auto dir = test::fresh_dir("gpu-call-limit");
-    const std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 2" +
+    const std::string cmd = std::string(KREG_RUNNER) +
+                            " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 2" +
                             " --timeout 120 --call-timeout 2 --plugin " + fixture("fixture_infinite_kernel") +
                             " --plugin " + fixture("fixture_good_cuda") + " --json out.json --csv out.csv";
     const auto started = std::chrono::steady_clock::now();
@@ -64,7 +66,8 @@ TEST(GpuFaults, AHungKernelIsEndedByThePerCallLimitLongBeforeTheJobLimit) {
 TEST(GpuFaults, AReadPastTheEndOfBIsANaNFromThePaddingNeverAnUnwrittenElement) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
     const auto dir = test::fresh_dir("gpu-reads-past-b");
-    const std::string cmd = std::string(KREG_RUNNER) + " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 1" +
+    const std::string cmd = std::string(KREG_RUNNER) +
+                            " --no-default-plugins --no-calibrate --shape 64x48x40 --repeat 1" +
                             " --warmup 0 --plugin " + fixture("fixture_cuda_reads_past_b") + " --json out.json";
     const auto r = test::run_command(cmd, dir, dir);
     EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -72,8 +75,10 @@ TEST(GpuFaults, AReadPastTheEndOfBIsANaNFromThePaddingNeverAnUnwrittenElement) {
     ASSERT_EQ(rows.size(), 1u) << r.err;
     const std::string& reason = rows[0].reason;
     EXPECT_EQ(rows[0].status, RowStatus::wrong_result) << reason;
-    const bool payload_kept = reason.find("computed from the padding after B: a value was read past the end of B") != std::string::npos;
-    const bool canonical = reason.find("the canonical NaN 0x7fffffff, whose bits do not say where it came from") != std::string::npos;
+    const bool payload_kept =
+        reason.find("computed from the padding after B: a value was read past the end of B") != std::string::npos;
+    const bool canonical =
+        reason.find("the canonical NaN 0x7fffffff, whose bits do not say where it came from") != std::string::npos;
     EXPECT_TRUE(payload_kept || canonical) << reason;
     EXPECT_EQ(reason.find("unwritten"), std::string::npos) << reason;
     std::cout << "the GPU's diagnosis of a read past B: " << reason << "\n";  // which of the two, for the record

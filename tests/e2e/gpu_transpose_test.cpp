@@ -18,9 +18,9 @@ namespace {
 std::vector<Record> run_config(const std::string& name, const std::string& config, bool calibrate) {
     const auto dir = test::fresh_dir(name);
     std::ofstream(dir / "config.json") << config;
-    const auto r = test::run_command(std::string(KREG_RUNNER) + (calibrate ? "" : " --no-calibrate") +
-                                         " --config config.json --json out.json",
-                                     dir, dir);
+    const auto r = test::run_command(
+        std::string(KREG_RUNNER) + (calibrate ? "" : " --no-calibrate") + " --config config.json --json out.json", dir,
+        dir);
     EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
     return read_records_json(dir / "out.json");
 }
@@ -48,11 +48,13 @@ TEST(GpuTranspose, BothBlockTransposesAtEveryBlockFrom1To20) {
     // the reason. Every block also runs at its own 3b x 5b (two tile rows and columns that are not equal).
     std::string shapes = R"([{"square": 2520, "block": {"from": 1, "to": 20, "step": 1}})";
     for (int b = 1; b <= 20; ++b)
-        shapes += R"(, {"m": )" + std::to_string(3 * b) + R"(, "n": )" + std::to_string(5 * b) + R"(, "block": )" + std::to_string(b) + "}";
+        shapes += R"(, {"m": )" + std::to_string(3 * b) + R"(, "n": )" + std::to_string(5 * b) + R"(, "block": )" +
+                  std::to_string(b) + "}";
     shapes += "]";
     const auto rows = run_config("gpu-block-transpose",
                                  R"({"operation": "block_transpose", "kernels": ["cuda_block_transpose*"], "warmup": 1,
-                                     "repeats": 3, "noise_target": 0, "shapes": )" + shapes + "}",
+                                     "repeats": 3, "noise_target": 0, "shapes": )" +
+                                     shapes + "}",
                                  false);
     int ok = 0;
     for (const Record& r : rows) {

@@ -290,13 +290,16 @@ void chown_tree(const fs::path& root, uid_t uid) {
 struct Identity {
     bool nobody = false;
     std::string prefix() const {
-        return nobody ? "setpriv --reuid=" + std::to_string(kNobody) + " --regid=" + std::to_string(kNobody) + " --clear-groups -- " : "";
+        return nobody ? "setpriv --reuid=" + std::to_string(kNobody) + " --regid=" + std::to_string(kNobody) +
+                            " --clear-groups -- "
+                      : "";
     }
 };
 
 std::optional<std::string> why_cannot_run_attacks() {
     if (std::system("command -v setsid >/dev/null 2>&1") != 0)
-        return "setsid (util-linux) is missing: without it the signal attackers could reach this test's own process group";
+        return "setsid (util-linux) is missing: without it the signal attackers could reach this test's own process "
+               "group";
     return std::nullopt;
 }
 
@@ -304,7 +307,8 @@ std::optional<std::string> why_cannot_run_attacks() {
 test::CommandResult grade(const fs::path& dir, const std::string& subs, const std::string& out, const Identity& who) {
     const std::string inner = "./kreg-bystander 600 & echo $! > bystander-" + out + ".pid; exec " + kRunner +
                               " grade --rubric " + kRubric + " --submissions " + subs + " --out " + out;
-    return test::run_command("KREG_SECRET_SEED=" + kSecret + " " + who.prefix() + "setsid -w sh -c '" + inner + "'", dir, dir);
+    return test::run_command("KREG_SECRET_SEED=" + kSecret + " " + who.prefix() + "setsid -w sh -c '" + inner + "'",
+                             dir, dir);
 }
 
 void grade_attack_corpus(const std::string& name, const Identity& who) {
@@ -338,7 +342,8 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
     const pid_t bystander = pid_t(std::atoi(bystander_pid.c_str()));
     const bool bystander_alive = running(bystander);
     if (bystander_alive) ::kill(bystander, SIGKILL);
-    if (const int pid = std::atoi(test::slurp(dir / "bystander-out-baseline.pid").c_str()); pid > 0) ::kill(pid, SIGKILL);
+    if (const int pid = std::atoi(test::slurp(dir / "bystander-out-baseline.pid").c_str()); pid > 0)
+        ::kill(pid, SIGKILL);
     const int pathname_connections = pathname->connections(), abstract_connections = abstract->connections();
     pathname.reset();
     abstract.reset();
@@ -392,7 +397,8 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
             continue;
         }
         EXPECT_EQ(graded[honest].status, baseline[honest].status) << honest << ": " << graded[honest].summary;
-        EXPECT_EQ(correctness_points(graded[honest]), correctness_points(baseline[honest])) << honest << ": " << graded[honest].summary;
+        EXPECT_EQ(correctness_points(graded[honest]), correctness_points(baseline[honest]))
+            << honest << ": " << graded[honest].summary;
         EXPECT_EQ(correctness_points(baseline[honest]), kCorrectness) << honest << ": " << baseline[honest].summary;
     }
     if (graded.count(kSourceStudent)) {
@@ -416,7 +422,8 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
 void grade_ways_and_forgeries(const std::string& name, const Identity& who) {
     const auto dir = test::fresh_dir(name);
     fs::create_directories(dir / "subs");
-    for (const auto& [student, e] : kWaysAndForgeries) fs::copy_file(fixture_file(e.file), dir / "subs" / (student + ".so"));
+    for (const auto& [student, e] : kWaysAndForgeries)
+        fs::copy_file(fixture_file(e.file), dir / "subs" / (student + ".so"));
     fs::copy_file("/bin/sleep", dir / "kreg-bystander");
     if (who.nobody) {
         chown_tree(dir, kNobody);

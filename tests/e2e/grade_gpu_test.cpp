@@ -97,7 +97,8 @@ TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
     const auto dir = test::fresh_dir("grade-gpu");
     fs::create_directories(dir / "subs");
     for (const auto& [student, e] : kGpuCorpus) {
-        const fs::path from = e.file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / e.file.substr(1) : fs::path(KREG_FIXTURE_DIR) / e.file;
+        const fs::path from =
+            e.file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / e.file.substr(1) : fs::path(KREG_FIXTURE_DIR) / e.file;
         fs::copy_file(from, dir / "subs" / (student + ".so"));
     }
     // Toolchains that link libstdc++ statically into every plugin (the GPU image's) need the tolerance;
@@ -123,15 +124,20 @@ TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
     for (const auto& [student, e] : kGpuCorpus) {
         const StudentResult& r = graded[student];
         EXPECT_EQ(r.status, e.status) << student << ": " << r.summary;
-        if (e.score < 0) EXPECT_GE(r.score, 80) << student << ": " << r.summary;
-        else if (e.or_less) EXPECT_LE(r.score, e.score) << student << ": " << r.summary;
-        else EXPECT_EQ(r.score, e.score) << student << ": " << r.summary;
+        if (e.score < 0)
+            EXPECT_GE(r.score, 80) << student << ": " << r.summary;
+        else if (e.or_less)
+            EXPECT_LE(r.score, e.score) << student << ": " << r.summary;
+        else
+            EXPECT_EQ(r.score, e.score) << student << ": " << r.summary;
     }
     // The evidence names what was caught.
     EXPECT_NE(graded["faults"].summary.find("cudaErrorIllegalAddress"), std::string::npos) << graded["faults"].summary;
     EXPECT_NE(graded["hangs"].summary.find("per-call time limit of 5 s"), std::string::npos) << graded["hangs"].summary;
-    EXPECT_NE(graded["overruns"].summary.find("kernel wrote outside C"), std::string::npos) << graded["overruns"].summary;
-    EXPECT_NE(graded["hides"].summary.find("work escaped the harness stream"), std::string::npos) << graded["hides"].summary;
+    EXPECT_NE(graded["overruns"].summary.find("kernel wrote outside C"), std::string::npos)
+        << graded["overruns"].summary;
+    EXPECT_NE(graded["hides"].summary.find("work escaped the harness stream"), std::string::npos)
+        << graded["hides"].summary;
     EXPECT_NE(graded["pins"].summary.find("cudaDeviceSetLimit"), std::string::npos) << graded["pins"].summary;
     // Honest rows carry the roofline check and the grader's own check of every performance call.
     for (const auto& check : graded["warptiled"].checks)
@@ -151,8 +157,13 @@ TEST(GradeGpu, HarnessStateAndOutcomeFixturesAsAnUnprivilegedUser) {
     const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups -- ";
     if (std::system((as_nobody + "test -x " + KREG_RUNNER).c_str()) != 0)
         GTEST_SKIP() << "uid 65534 cannot execute " << KREG_RUNNER << " (a parent folder is not searchable)";
-    const std::vector<std::string> students = {"honest",   "phrases",   "nan_as_zero",   "clobbers_b",
-                                               "far_4mib", "far_64mib", "attack_forge_memory_cap",
+    const std::vector<std::string> students = {"honest",
+                                               "phrases",
+                                               "nan_as_zero",
+                                               "clobbers_b",
+                                               "far_4mib",
+                                               "far_64mib",
+                                               "attack_forge_memory_cap",
                                                "attack_device_memory"};
     const auto dir = test::fresh_dir("grade-gpu-nobody");
     fs::create_directories(dir / "subs");
@@ -170,8 +181,10 @@ TEST(GradeGpu, HarnessStateAndOutcomeFixturesAsAnUnprivilegedUser) {
     for (const auto& student : students) {
         const Expected& e = kGpuCorpus.at(student);
         EXPECT_EQ(graded[student].status, e.status) << student << ": " << graded[student].summary;
-        if (e.score < 0) EXPECT_GE(graded[student].score, 80) << student;
-        else EXPECT_EQ(graded[student].score, e.score) << student;
+        if (e.score < 0)
+            EXPECT_GE(graded[student].score, 80) << student;
+        else
+            EXPECT_EQ(graded[student].score, e.score) << student;
     }
 }
 
@@ -183,11 +196,13 @@ TEST(GradeGpu, OnEveryGpuAtOnceTheShardsMergeIntoOneGradebook) {
     const std::vector<std::string> students = {"caches", "faults", "honest", "warptiled"};
     for (const auto& student : students) {
         const Expected& e = kGpuCorpus.at(student);
-        const fs::path from = e.file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / e.file.substr(1) : fs::path(KREG_FIXTURE_DIR) / e.file;
+        const fs::path from =
+            e.file[0] == '@' ? fs::path(KREG_PLUGIN_DIR) / e.file.substr(1) : fs::path(KREG_FIXTURE_DIR) / e.file;
         fs::copy_file(from, dir / "subs" / (student + ".so"));
     }
-    const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + KREG_TEST_DATA_DIR +
-                            "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx --devices all";
+    const std::string cmd =
+        std::string(KREG_RUNNER) + " grade --rubric " + KREG_TEST_DATA_DIR +
+        "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx --devices all";
     const auto run = test::run_command(cmd, dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_NE(run.err.find("grading on " + std::to_string(gpus) + " GPU(s)"), std::string::npos) << run.err;
@@ -206,8 +221,10 @@ TEST(GradeGpu, OnEveryGpuAtOnceTheShardsMergeIntoOneGradebook) {
     for (const auto& student : students) {
         const Expected& e = kGpuCorpus.at(student);
         EXPECT_EQ(graded[student].status, e.status) << student << ": " << graded[student].summary;
-        if (e.score < 0) EXPECT_GE(graded[student].score, 80) << student;
-        else EXPECT_EQ(graded[student].score, e.score) << student;
+        if (e.score < 0)
+            EXPECT_GE(graded[student].score, 80) << student;
+        else
+            EXPECT_EQ(graded[student].score, e.score) << student;
     }
 }
 
@@ -248,7 +265,8 @@ TEST(GradeGpu, ThePublishedTransposeRubricGradesTheLabsStartingPoint) {
         if (check.name == "85% of the device-to-device copy bandwidth") {
             EXPECT_FALSE(check.evidence.contains("ceiling_unavailable")) << check.evidence.dump();
             EXPECT_GT(check.evidence["fraction_of_copy"].get<double>(), 0.0) << check.evidence.dump();
-            EXPECT_EQ(check.evidence["ceiling_gbps"], r.meta["copy_ceiling"]["dram_copy_gbps"]) << check.evidence.dump();
+            EXPECT_EQ(check.evidence["ceiling_gbps"], r.meta["copy_ceiling"]["dram_copy_gbps"])
+                << check.evidence.dump();
             EXPECT_GE(check.evidence["rounds"].size(), 3u) << check.evidence.dump();
         } else {
             EXPECT_GE(check.evidence["rounds"].size(), 3u) << check.name << ": " << check.summary;
@@ -276,8 +294,9 @@ TEST(GradeGpu, ABlockTransposeRubricGradesTheLecturesKernel) {
                        "min_fraction_of_copy": 0.1}],
       "measure": {"warmup": 1, "repeats": 5}
     })";
-    const auto run = test::run_command(std::string(KREG_RUNNER) + " grade --rubric blocks.json --submissions subs --out out --allow-static-libstdcxx",
-                                       dir, dir);
+    const auto run = test::run_command(
+        std::string(KREG_RUNNER) + " grade --rubric blocks.json --submissions subs --out out --allow-static-libstdcxx",
+        dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     std::map<std::string, StudentResult> graded;
     for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;

@@ -44,7 +44,8 @@ TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
     EXPECT_NE(again.err.find("bob: already graded"), std::string::npos) << again.err;
 
     // Alice rebuilt her plugin (into a wrong one): only she is graded again.
-    fs::copy_file(kFixtures / "fixture_wrong_result.so", dir / "subs" / "alice.so", fs::copy_options::overwrite_existing);
+    fs::copy_file(kFixtures / "fixture_wrong_result.so", dir / "subs" / "alice.so",
+                  fs::copy_options::overwrite_existing);
     const auto rebuilt = test::run_command(grade, dir, dir);
     EXPECT_NE(rebuilt.err.find("alice: submission changed; grading again"), std::string::npos) << rebuilt.err;
     EXPECT_NE(rebuilt.err.find("bob: already graded"), std::string::npos) << rebuilt.err;
@@ -69,7 +70,9 @@ TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
     // A secret seed where there was none.
     const auto secret = test::run_command("KREG_SECRET_SEED=12345 " + grade, dir, dir);
     // Set aside before anyone is graded (a stopped run must not leave a gradebook of two seeds), then graded again.
-    EXPECT_NE(secret.err.find("the secret seed changed: 2 result(s) graded with another seed moved to"), std::string::npos) << secret.err;
+    EXPECT_NE(secret.err.find("the secret seed changed: 2 result(s) graded with another seed moved to"),
+              std::string::npos)
+        << secret.err;
     EXPECT_NE(secret.err.find("graded again: alice, bob"), std::string::npos) << secret.err;
     EXPECT_EQ(results(dir / "out")["bob"].status, "graded");
     EXPECT_EQ(secret.err.find("12345"), std::string::npos) << "the secret must not be printed";

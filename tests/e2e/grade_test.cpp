@@ -210,7 +210,8 @@ TEST(Grade, AResultThatCannotBeRecordedIsAnErrorAndTheRunGoesOn) {
     fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "b_next.so");
     // A folder where a_blocked's result file goes: its result cannot be renamed into place.
     fs::create_directories(dir / "out" / "students" / "a_blocked.json");
-    const auto run = test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
+    const auto run =
+        test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
     EXPECT_EQ(run.exit_code, 1) << run.err;
     EXPECT_NE(run.err.find("a_blocked: error"), std::string::npos) << run.err;
     const auto graded = results(dir / "out");
@@ -223,17 +224,20 @@ TEST(Grade, AsRootASdkTheSandboxUidCannotReadIsAClearBuildFailure) {
     // kreg installed under a folder only root may enter: the build, as uid 61000, could not read it.
     const auto dir = test::fresh_dir("grade-private-sdk");
     const fs::path prefix = dir / "private" / "kreg";
-    const auto install = test::run_command("cmake --install " + std::string(KREG_BINARY_DIR) + " --prefix " + prefix.string(), dir, dir);
+    const auto install =
+        test::run_command("cmake --install " + std::string(KREG_BINARY_DIR) + " --prefix " + prefix.string(), dir, dir);
     ASSERT_EQ(install.exit_code, 0) << install.err;
     fs::permissions(dir / "private", fs::perms::owner_all);
     fs::create_directories(dir / "subs");
     fs::copy(fs::path(KREG_SOURCE_DIR) / "plugins" / "template", dir / "subs" / "carol", fs::copy_options::recursive);
-    const auto run = test::run_command((prefix / "bin" / "runner").string() + " grade --rubric " + kRubric + " --submissions subs --out out",
-                                       dir, dir);
+    const auto run = test::run_command(
+        (prefix / "bin" / "runner").string() + " grade --rubric " + kRubric + " --submissions subs --out out", dir,
+        dir);
     const auto graded = results(dir / "out");
     ASSERT_EQ(graded.count("carol"), 1u) << run.err;
     EXPECT_EQ(graded.at("carol").status, "build_failed");
-    EXPECT_NE(graded.at("carol").summary.find("cannot read the kreg SDK: " + (dir / "private").string() + " (others may not enter it)"),
+    EXPECT_NE(graded.at("carol").summary.find("cannot read the kreg SDK: " + (dir / "private").string() +
+                                              " (others may not enter it)"),
               std::string::npos)
         << graded.at("carol").summary;
 }
@@ -242,13 +246,15 @@ TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {
     const auto dir = test::fresh_dir("grade-resume");
     const fs::path subs = dir / "subs";
     fs::create_directories(subs);
-    for (const char* s : {"a1", "a2", "a3"}) fs::copy_file(kFixtures / "fixture_good.so", subs / (std::string(s) + ".so"));
+    for (const char* s : {"a1", "a2", "a3"})
+        fs::copy_file(kFixtures / "fixture_good.so", subs / (std::string(s) + ".so"));
     fs::copy_file(kFixtures / "fixture_hang_in_run.so", subs / "b_hangs.so");
     for (const char* s : {"c1", "c2"}) fs::copy_file(kFixtures / "fixture_good.so", subs / (std::string(s) + ".so"));
     const std::string grade = kRunner + " grade --rubric " + kRubric + " --submissions subs --out out";
     // Kill the grader while it waits on the hanging submission (after a1..a3 are recorded).
-    test::run_command(grade + " & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
-                              "[ -f out/students/a3.json ] && break; done; sleep 0.5; kill -9 $pid; wait $pid; true",
+    test::run_command(grade +
+                          " & pid=$!; for i in $(seq 1 300); do sleep 0.1; "
+                          "[ -f out/students/a3.json ] && break; done; sleep 0.5; kill -9 $pid; wait $pid; true",
                       dir, dir);
     auto partial = results(dir / "out");
     EXPECT_EQ(partial.count("a3"), 1u);
@@ -259,7 +265,8 @@ TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {
     auto all = results(dir / "out");
     ASSERT_EQ(all.size(), 6u);
     EXPECT_EQ(all["b_hangs"].status, "timeout");
-    for (const char* s : {"a1", "a2", "a3", "c1", "c2"}) EXPECT_EQ(all[s].status, "graded") << s << ": " << all[s].summary;
+    for (const char* s : {"a1", "a2", "a3", "c1", "c2"})
+        EXPECT_EQ(all[s].status, "graded") << s << ": " << all[s].summary;
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
 }
@@ -267,9 +274,11 @@ TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {
 TEST(Grade, DevicesOptionIsCheckedBeforeAnythingRuns) {
     const auto dir = test::fresh_dir("grade-devices-cli");
     const std::string cmd = kRunner + " grade --rubric " + kRubric + " --submission nothing.so --out out";
-    for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
-             {"--devices x", "--devices"}, {"--devices all --shard 1/2", "--shard"}, {"--devices 0 --device 0", "--device"},
-             {"--devices 0,0", "named twice"}}) {
+    for (const auto& [args, says] :
+         std::vector<std::pair<std::string, std::string>>{{"--devices x", "--devices"},
+                                                          {"--devices all --shard 1/2", "--shard"},
+                                                          {"--devices 0 --device 0", "--device"},
+                                                          {"--devices 0,0", "named twice"}}) {
         const auto r = test::run_command(cmd + " " + args, dir, dir);
         EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
         EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;

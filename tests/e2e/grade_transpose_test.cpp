@@ -35,13 +35,16 @@ TEST(GradeTranspose, EachSubmissionIsCheckedBitForBitOutsideItsWorker) {
     const auto dir = test::fresh_dir("grade-transpose");
     fs::create_directories(dir / "subs");
     const std::map<std::string, std::string> students{
-        {"good", "fixture_transpose_good.so"},          {"one_wrong", "fixture_transpose_one_wrong.so"},
-        {"unwritten", "fixture_transpose_unwritten.so"}, {"writes_nan", "fixture_transpose_writes_nan.so"},
+        {"good", "fixture_transpose_good.so"},
+        {"one_wrong", "fixture_transpose_one_wrong.so"},
+        {"unwritten", "fixture_transpose_unwritten.so"},
+        {"writes_nan", "fixture_transpose_writes_nan.so"},
         {"nan_payload", "fixture_transpose_nan_payload.so"},
         {"gemm", "fixture_good.so"},  // a GEMM kernel handed in for the transpose lab
     };
     for (const auto& [student, file] : students) fs::copy_file(kFixtures / file, dir / "subs" / (student + ".so"));
-    const auto run = test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
+    const auto run =
+        test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     auto graded = results(dir / "out");
     ASSERT_EQ(graded.size(), students.size()) << run.err;
@@ -77,7 +80,8 @@ TEST(GradeTranspose, EachSubmissionIsCheckedBitForBitOutsideItsWorker) {
     ASSERT_NE(copy_tier, nullptr);
     EXPECT_FALSE(copy_tier->passed);
     EXPECT_EQ(copy_tier->points, 0);
-    EXPECT_NE(copy_tier->summary.find("not judged, no points: the copy ceiling is unavailable: the graded kernel ran on the CPU"),
+    EXPECT_NE(copy_tier->summary.find(
+                  "not judged, no points: the copy ceiling is unavailable: the graded kernel ran on the CPU"),
               std::string::npos)
         << copy_tier->summary;
     EXPECT_TRUE(copy_tier->evidence.contains("ceiling_unavailable")) << copy_tier->evidence.dump();
@@ -100,12 +104,14 @@ TEST(GradeTranspose, EachSubmissionIsCheckedBitForBitOutsideItsWorker) {
         EXPECT_EQ(r.status, "wrong_result") << student << ": " << r.summary;
         EXPECT_EQ(r.score, 0) << student << ": " << r.summary;
         EXPECT_NE(r.summary.find(says), std::string::npos) << student << ": " << r.summary;
-        EXPECT_NE(r.summary.find("not measured: correctness cases failed"), std::string::npos) << student << ": " << r.summary;
+        EXPECT_NE(r.summary.find("not measured: correctness cases failed"), std::string::npos)
+            << student << ": " << r.summary;
     }
     EXPECT_NE(graded["unwritten"].summary.find("(63, 63)"), std::string::npos) << graded["unwritten"].summary;
     const StudentResult& gemm = graded["gemm"];
     EXPECT_EQ(gemm.status, "load_failed") << gemm.summary;
-    EXPECT_NE(gemm.summary.find("kernel 'fixture_good' is a gemm kernel; the rubric (" + kRubric + ": /operation) grades transpose kernels"),
+    EXPECT_NE(gemm.summary.find("kernel 'fixture_good' is a gemm kernel; the rubric (" + kRubric +
+                                ": /operation) grades transpose kernels"),
               std::string::npos)
         << gemm.summary;
 }
@@ -154,7 +160,8 @@ TEST(GradeTranspose, TheCopyCeilingIsTakenBeforeASubmissionIsBuiltOrAudited) {
     fs::copy_file(kFixtures / "cheat_socket.so", dir / "subs" / "socket.so");
     fs::copy(fs::path(KREG_SOURCE_DIR) / "plugins" / "template", dir / "subs" / "broken", fs::copy_options::recursive);
     std::ofstream(dir / "subs" / "broken" / "my_gemm.cpp", std::ios::app) << "\nthis is not C++;\n";
-    const auto run = test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
+    const auto run =
+        test::run_command(kRunner + " grade --rubric " + kRubric + " --submissions subs --out out", dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     auto graded = results(dir / "out");
     ASSERT_EQ(graded.size(), 2u) << run.err;
@@ -163,7 +170,8 @@ TEST(GradeTranspose, TheCopyCeilingIsTakenBeforeASubmissionIsBuiltOrAudited) {
     for (const auto& [student, r] : graded) {
         ASSERT_TRUE(r.meta.contains("copy_ceiling")) << student << ": " << r.meta.dump();
         const auto& ceiling = r.meta["copy_ceiling"];
-        EXPECT_TRUE(ceiling.contains("dram_copy_gbps") || ceiling.contains("unavailable")) << student << ": " << ceiling.dump();
+        EXPECT_TRUE(ceiling.contains("dram_copy_gbps") || ceiling.contains("unavailable"))
+            << student << ": " << ceiling.dump();
     }
 }
 
@@ -173,22 +181,27 @@ TEST(GradeTranspose, RubricMistakesOfOperationsStopTheGraderNamingFileAndPath) {
     const std::string rubric = test::slurp(kRubric);
     // A reference of another operation is found when the trusted plugins are described, before grading.
     std::string gemm_reference = rubric;
-    gemm_reference.replace(gemm_reference.find("\"cpu_transpose\""), std::string("\"cpu_transpose\"").size(), "\"cpu_naive\"");
+    gemm_reference.replace(gemm_reference.find("\"cpu_transpose\""), std::string("\"cpu_transpose\"").size(),
+                           "\"cpu_naive\"");
     std::ofstream(dir / "gemm_reference.json") << gemm_reference;
-    const auto ref = test::run_command(kRunner + " grade --rubric gemm_reference.json --submission good.so --out out", dir, dir);
+    const auto ref =
+        test::run_command(kRunner + " grade --rubric gemm_reference.json --submission good.so --out out", dir, dir);
     EXPECT_EQ(ref.exit_code, 2) << ref.err;
-    EXPECT_NE(ref.err.find("gemm_reference.json: /performance/0/reference: the reference kernel 'cpu_naive' is a gemm kernel, "
-                           "but the rubric grades transpose"),
+    EXPECT_NE(ref.err.find(
+                  "gemm_reference.json: /performance/0/reference: the reference kernel 'cpu_naive' is a gemm kernel, "
+                  "but the rubric grades transpose"),
               std::string::npos)
         << ref.err;
     EXPECT_FALSE(fs::exists(dir / "out" / "students" / "good.json"));
     // A GEMM key in a transpose shape, with the sweep parser's message.
     std::string with_k = rubric;
-    with_k.replace(with_k.find("{\"m\": 17, \"n\": 33}"), std::string("{\"m\": 17, \"n\": 33}").size(), "{\"m\": 17, \"n\": 33, \"k\": 4}");
+    with_k.replace(with_k.find("{\"m\": 17, \"n\": 33}"), std::string("{\"m\": 17, \"n\": 33}").size(),
+                   "{\"m\": 17, \"n\": 33, \"k\": 4}");
     std::ofstream(dir / "with_k.json") << with_k;
     const auto k = test::run_command(kRunner + " grade --rubric with_k.json --submission good.so --out out", dir, dir);
     EXPECT_EQ(k.exit_code, 2) << k.err;
-    EXPECT_NE(k.err.find("with_k.json: /correctness/0/shapes/3/k: a transpose shape has no 'k'"), std::string::npos) << k.err;
+    EXPECT_NE(k.err.find("with_k.json: /correctness/0/shapes/3/k: a transpose shape has no 'k'"), std::string::npos)
+        << k.err;
 }
 
 }  // namespace

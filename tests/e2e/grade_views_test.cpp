@@ -49,8 +49,9 @@ TEST(GradeViews, HiddenCasesAreCountedNotNamedInTheGradebookAndTheStudentView) {
     EXPECT_NE(csv.find("hidden: 0/1 cases passed"), std::string::npos);
     // One column per published case and tier, the hidden case only in the hidden column.
     const std::string header = csv.substr(0, csv.find('\n'));
-    EXPECT_EQ(header, "student,score,max,status,summary,correctness:odd shapes,correctness:a mid-size shape,"
-                      "hidden:correctness,performance:within 5x of the naive loop,graded_at,wall_s,peak_mb,submission_removed");
+    EXPECT_EQ(header,
+              "student,score,max,status,summary,correctness:odd shapes,correctness:a mid-size shape,"
+              "hidden:correctness,performance:within 5x of the naive loop,graded_at,wall_s,peak_mb,submission_removed");
     const std::string row = csv.substr(header.size() + 1);
     EXPECT_EQ(row.rfind("eve,0,110,wrong_result,", 0), 0u) << row;
     // The section cells, before graded_at, wall_s, peak_mb and submission_removed.

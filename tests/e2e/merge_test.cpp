@@ -29,7 +29,9 @@ void run_shard(const fs::path& dir, int i, int k, const std::string& sweep = kSw
                                dir, dir / ("log" + std::to_string(i)));
     ASSERT_EQ(r.exit_code, 0) << r.err;
 }
-std::string shard_file(int i, int k) { return "shard-shard-" + std::to_string(i) + "-of-" + std::to_string(k) + ".json"; }
+std::string shard_file(int i, int k) {
+    return "shard-shard-" + std::to_string(i) + "-of-" + std::to_string(k) + ".json";
+}
 
 std::string merge_of(int k, const std::vector<int>& shards, int of) {
     std::string cmd = kRunner + " merge --expect " + std::to_string(k) + " merged.json";
@@ -151,26 +153,37 @@ TEST(Merge, DuplicatedShardsOtherConfigsAndOtherKregsAreRefused) {
     for (int i = 1; i <= 2; ++i) run_shard(dir, i, 2);
 
     // The same shard twice (and so shard 2 missing): a mismatch wins, exit 2.
-    const auto twice = run_command(kRunner + " merge --expect 2 merged.json " + shard_file(1, 2) + " " + shard_file(1, 2), dir, dir / "twice");
+    const auto twice = run_command(
+        kRunner + " merge --expect 2 merged.json " + shard_file(1, 2) + " " + shard_file(1, 2), dir, dir / "twice");
     EXPECT_EQ(twice.exit_code, 2) << twice.err;
     EXPECT_NE(twice.err.find("is shard 1/2 again"), std::string::npos) << twice.err;
 
     // A shard of another K, and a shard of another sweep (other sizes).
-    const auto wrong_k = run_command(kRunner + " merge --expect 3 merged.json " + shard_file(1, 2) + " " + shard_file(2, 2), dir, dir / "k");
+    const auto wrong_k = run_command(
+        kRunner + " merge --expect 3 merged.json " + shard_file(1, 2) + " " + shard_file(2, 2), dir, dir / "k");
     EXPECT_EQ(wrong_k.exit_code, 2) << wrong_k.err;
-    EXPECT_NE(wrong_k.err.find(shard_file(1, 2) + ": is shard 1 of 2, not of --expect 3"), std::string::npos) << wrong_k.err;
+    EXPECT_NE(wrong_k.err.find(shard_file(1, 2) + ": is shard 1 of 2, not of --expect 3"), std::string::npos)
+        << wrong_k.err;
     fs::create_directories(dir / "other");
-    run_shard(dir / "other", 2, 2, kRunner + " --kernels cpu_naive,cpu_blocked --sizes 8,9,10,11,13 --repeat 1 --warmup 0");
-    const auto other = run_command(kRunner + " merge --expect 2 merged.json " + shard_file(1, 2) + " other/" + shard_file(2, 2), dir, dir / "other-log");
+    run_shard(dir / "other", 2, 2,
+              kRunner + " --kernels cpu_naive,cpu_blocked --sizes 8,9,10,11,13 --repeat 1 --warmup 0");
+    const auto other =
+        run_command(kRunner + " merge --expect 2 merged.json " + shard_file(1, 2) + " other/" + shard_file(2, 2), dir,
+                    dir / "other-log");
     EXPECT_EQ(other.exit_code, 2) << other.err;
-    EXPECT_NE(other.err.find("other/" + shard_file(2, 2) + ": comes from another plan than " + shard_file(1, 2)), std::string::npos) << other.err;
+    EXPECT_NE(other.err.find("other/" + shard_file(2, 2) + ": comes from another plan than " + shard_file(1, 2)),
+              std::string::npos)
+        << other.err;
 
     // A shard made by another kreg version.
-    edit_journal_header(journal_path_for(dir / shard_file(2, 2)), [](nlohmann::json& h) { h["meta"]["kreg_version"] = "0.0.1"; });
+    edit_journal_header(journal_path_for(dir / shard_file(2, 2)),
+                        [](nlohmann::json& h) { h["meta"]["kreg_version"] = "0.0.1"; });
     const auto version = run_command(merge_of(2, {1, 2}, 2), dir, dir / "version");
     EXPECT_EQ(version.exit_code, 2) << version.err;
-    EXPECT_NE(version.err.find(shard_file(2, 2) + ": was made by another kreg than " + shard_file(1, 2) + " (kreg_version 0.0.1 here"),
-              std::string::npos) << version.err;
+    EXPECT_NE(version.err.find(shard_file(2, 2) + ": was made by another kreg than " + shard_file(1, 2) +
+                               " (kreg_version 0.0.1 here"),
+              std::string::npos)
+        << version.err;
 
     // A report of an unsharded sweep is not a shard; sweep reports and gradebooks do not mix.
     const auto plain = run_command(kSweep + " --json plain.json --csv plain.csv", dir, dir / "plain");
@@ -205,7 +218,8 @@ TEST(MergeGrading, TwoGradingShardsMergeIntoTheUnshardedGradebook) {
     const auto whole = run_command(grade + " --out whole", dir, dir / "whole-log");
     ASSERT_EQ(whole.exit_code, 0) << whole.err;
     for (int i = 1; i <= 2; ++i) {
-        const auto r = run_command(grade + " --out grades --shard " + std::to_string(i) + "/2", dir, dir / ("log" + std::to_string(i)));
+        const auto r = run_command(grade + " --out grades --shard " + std::to_string(i) + "/2", dir,
+                                   dir / ("log" + std::to_string(i)));
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_NE(r.err.find("shard " + std::to_string(i) + "/2: 2 of 4 submission(s)"), std::string::npos) << r.err;
     }
@@ -219,21 +233,27 @@ TEST(MergeGrading, TwoGradingShardsMergeIntoTheUnshardedGradebook) {
     const auto lone = run_command(kRunner + " merge --expect 2 grades grades/shard-2-of-2", dir, dir / "lone");
     EXPECT_EQ(lone.exit_code, 3) << lone.err;
     EXPECT_NE(lone.err.find("grading shard 1/2 is missing"), std::string::npos) << lone.err;
-    EXPECT_NE(lone.err.find(" grade --rubric rubric.json --rubric hidden.json --submissions subs --out grades --shard 1/2"),
-              std::string::npos) << lone.err;
+    EXPECT_NE(
+        lone.err.find(" grade --rubric rubric.json --rubric hidden.json --submissions subs --out grades --shard 1/2"),
+        std::string::npos)
+        << lone.err;
     // The same shard twice.
-    const auto twice = run_command(kRunner + " merge --expect 2 grades grades/shard-1-of-2 grades/shard-1-of-2", dir, dir / "twice");
+    const auto twice =
+        run_command(kRunner + " merge --expect 2 grades grades/shard-1-of-2 grades/shard-1-of-2", dir, dir / "twice");
     EXPECT_EQ(twice.exit_code, 2) << twice.err;
     EXPECT_NE(twice.err.find("is grading shard 1/2 again"), std::string::npos) << twice.err;
     // A shard with a student's result gone is incomplete; re-running its command grades only that student.
     fs::rename(dir / "grades/shard-2-of-2/students/dave.json", dir / "dave.json");
-    const auto incomplete = run_command(kRunner + " merge --expect 2 grades grades/shard-1-of-2 grades/shard-2-of-2", dir, dir / "inc");
+    const auto incomplete =
+        run_command(kRunner + " merge --expect 2 grades grades/shard-1-of-2 grades/shard-2-of-2", dir, dir / "inc");
     EXPECT_EQ(incomplete.exit_code, 3) << incomplete.err;
-    EXPECT_NE(incomplete.err.find("grades/shard-2-of-2: grading shard 2/2 is incomplete (1 of 2 students graded)"), std::string::npos)
+    EXPECT_NE(incomplete.err.find("grades/shard-2-of-2: grading shard 2/2 is incomplete (1 of 2 students graded)"),
+              std::string::npos)
         << incomplete.err;
     fs::rename(dir / "dave.json", dir / "grades/shard-2-of-2/students/dave.json");
 
-    const auto merged = run_command(kRunner + " merge --expect 2 grades grades/shard-2-of-2 grades/shard-1-of-2", dir, dir / "merge");
+    const auto merged =
+        run_command(kRunner + " merge --expect 2 grades grades/shard-2-of-2 grades/shard-1-of-2", dir, dir / "merge");
     ASSERT_EQ(merged.exit_code, 0) << merged.err;
     // The same students, scores, statuses and points per check, and the same CSV columns, as the unsharded run
     // (summaries of failed runs quote values of inputs the grader draws afresh for every call, so they differ).
@@ -254,7 +274,8 @@ TEST(MergeGrading, TwoGradingShardsMergeIntoTheUnshardedGradebook) {
     }
     EXPECT_EQ(merged_results[2].student, "carol");
     EXPECT_EQ(merged_results[2].status, "wrong_result");
-    const std::string csv = test::slurp(dir / "grades/gradebook.csv"), whole_csv = test::slurp(dir / "whole/gradebook.csv");
+    const std::string csv = test::slurp(dir / "grades/gradebook.csv"),
+                      whole_csv = test::slurp(dir / "whole/gradebook.csv");
     EXPECT_EQ(csv.substr(0, csv.find('\n')), whole_csv.substr(0, whole_csv.find('\n')));
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), std::count(whole_csv.begin(), whole_csv.end(), '\n'));
     EXPECT_NE(csv.find("\nbob,110,110,graded,"), std::string::npos) << csv;
@@ -267,7 +288,8 @@ TEST(MergeGrading, TwoGradingShardsMergeIntoTheUnshardedGradebook) {
                 EXPECT_EQ(test::slurp(file).find(secret), std::string::npos) << file << " names '" << secret << "'";
     }
     EXPECT_TRUE(fs::exists(dir / "grades/gradebook-merge.json"));
-    const auto again = run_command(kRunner + " merge --expect 2 grades grades/shard-1-of-2 grades/shard-2-of-2", dir, dir / "again");
+    const auto again =
+        run_command(kRunner + " merge --expect 2 grades grades/shard-1-of-2 grades/shard-2-of-2", dir, dir / "again");
     EXPECT_EQ(again.exit_code, 3) << again.err;
     EXPECT_NE(again.err.find("gradebook.csv exists"), std::string::npos) << again.err;
 }

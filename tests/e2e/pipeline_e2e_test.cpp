@@ -43,8 +43,9 @@ TEST(PipelineEndToEnd, TheRecordSaysWhySamplingStoppedWithTheIntervalAndTheCount
     // Quick runs carry the sweep default noise target (0.5 %): at least --repeat samples, then until the
     // median's interval is narrow enough or the time budget is spent.
     const auto dir = fresh_dir("pipeline-stopping");
-    const auto r = run_command(kRunner + " --kernels cpu_naive --sizes 16 --warmup 1 --repeat 8 --time-budget 0.5"
-                                         " --json out.json --csv out.csv",
+    const auto r = run_command(kRunner +
+                                   " --kernels cpu_naive --sizes 16 --warmup 1 --repeat 8 --time-budget 0.5"
+                                   " --json out.json --csv out.csv",
                                dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const Record row = rows_by_kernel(dir / "out.json")["cpu_naive"];

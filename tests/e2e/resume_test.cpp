@@ -32,7 +32,8 @@ const std::string kRunner = KREG_RUNNER;
 using test::fixture;
 
 // 6 fast rows, then 6 slow ones (2 calls of 60 ms each): stopped after 7 rows, the stop comes in a slow one.
-const std::string kSweep = " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " + fixture("fixture_slow") +
+const std::string kSweep = " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " +
+                           fixture("fixture_slow") +
                            " --kernels fixture_good,fixture_slow --sizes 4,5,6,7,8,9 --repeat 1 --warmup 0";
 constexpr size_t kPlanned = 12;
 
@@ -58,7 +59,8 @@ int run_and_stop_after(const std::string& args, const fs::path& dir, size_t rows
         ::_exit(127);
     }
     const fs::path journal = dir / "out.journal.jsonl";
-    for (int i = 0; i < 1200 && journal_rows(journal) < rows; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    for (int i = 0; i < 1200 && journal_rows(journal) < rows; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
     ::kill(pid, signo);
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -72,7 +74,8 @@ void expect_every_job_once(const std::vector<Record>& records, size_t planned, c
     std::vector<uint64_t> expected(planned);
     for (size_t i = 0; i < planned; ++i) expected[i] = i;
     EXPECT_EQ(ids, expected) << what;
-    for (const auto& r : records) EXPECT_EQ(r.status, RowStatus::ok) << what << ": job " << r.job_id << ": " << r.reason;
+    for (const auto& r : records)
+        EXPECT_EQ(r.status, RowStatus::ok) << what << ": job " << r.job_id << ": " << r.reason;
 }
 
 nlohmann::json progress_of(const fs::path& json) { return nlohmann::json::parse(slurp(json))["meta"]["progress"]; }
@@ -87,13 +90,15 @@ TEST(Resume, AfterSigkillMidSweepOnlyTheMissingRowsRunAndNoneTwice) {
 
     const auto r = run_command(kRunner + " --resume out.json", dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.err.find("resuming out.json: " + std::to_string(before.records.size()) + " of 12 rows done"), std::string::npos)
+    EXPECT_NE(r.err.find("resuming out.json: " + std::to_string(before.records.size()) + " of 12 rows done"),
+              std::string::npos)
         << r.err;
     // Only the missing jobs ran: the journal's rows are the old ones followed by exactly the rest.
     const auto after = read_journal(dir / "out.journal.jsonl");
     ASSERT_EQ(after.records.size(), kPlanned);
     std::set<uint64_t> ids;
-    for (const auto& rec : after.records) EXPECT_TRUE(ids.insert(rec.job_id).second) << "job " << rec.job_id << " twice";
+    for (const auto& rec : after.records)
+        EXPECT_TRUE(ids.insert(rec.job_id).second) << "job " << rec.job_id << " twice";
     ASSERT_EQ(after.events.size(), 1u);
     EXPECT_EQ(after.events[0]["rows_done"], before.records.size());
     expect_every_job_once(read_records_json(dir / "out.json"), kPlanned, "out.json");
@@ -115,8 +120,9 @@ TEST(Resume, SigintStopsAfterTheCurrentWorkerWithALineThatSaysHowToResume) {
     const int code = run_and_stop_after(kSweep + " --json out.json --csv out.csv", dir, 7, SIGINT);
     const std::string err = slurp(dir / "stderr.txt");
     ASSERT_EQ(code, 130) << err;
-    const std::regex line("runner: stopped by SIGINT: ([0-9]+) of 12 rows finished; reports: out.json, out.csv; "
-                          "resume with: (.*) --resume out.json\n");
+    const std::regex line(
+        "runner: stopped by SIGINT: ([0-9]+) of 12 rows finished; reports: out.json, out.csv; "
+        "resume with: (.*) --resume out.json\n");
     std::smatch m;
     ASSERT_TRUE(std::regex_search(err, m, line)) << err;
     const size_t done = std::stoul(m[1]);
@@ -130,7 +136,8 @@ TEST(Resume, SigintStopsAfterTheCurrentWorkerWithALineThatSaysHowToResume) {
     const auto progress = progress_of(dir / "out.json");
     EXPECT_EQ(progress["done"], done);
     EXPECT_EQ(progress["complete"], false);
-    for (const auto& rec : records) EXPECT_EQ(rec.status, RowStatus::ok) << rec.job_id << ": " << rec.reason;  // no killed row
+    for (const auto& rec : records)
+        EXPECT_EQ(rec.status, RowStatus::ok) << rec.job_id << ": " << rec.reason;  // no killed row
 
     // The command it printed finishes the sweep.
     const auto r = run_command(m[2].str() + " --resume out.json", dir, dir);
@@ -149,11 +156,12 @@ TEST(Resume, SigtermStopsTheSameWayWithItsOwnStatus) {
 
 TEST(Resume, ATornLastJournalLineIsDroppedAndItsJobRunsAgain) {
     const auto dir = fresh_dir("resume-torn");
-    ASSERT_EQ(run_command(kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") +
-                              " --kernels fixture_good --sizes 4,5,6,7 --repeat 1 --warmup 0 --json out.json --csv out.csv",
-                          dir, dir)
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_command(kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") +
+                        " --kernels fixture_good --sizes 4,5,6,7 --repeat 1 --warmup 0 --json out.json --csv out.csv",
+                    dir, dir)
+            .exit_code,
+        0);
     // Keep the header and two rows, then half of the third: a runner killed inside a write.
     std::ifstream in(dir / "out.journal.jsonl");
     std::string header, row0, row1, row2;
@@ -162,7 +170,10 @@ TEST(Resume, ATornLastJournalLineIsDroppedAndItsJobRunsAgain) {
     std::getline(in, row1);
     std::getline(in, row2);
     in.close();
-    std::ofstream(dir / "out.journal.jsonl", std::ios::trunc) << header << "\n" << row0 << "\n" << row1 << "\n" << row2.substr(0, 40);
+    std::ofstream(dir / "out.journal.jsonl", std::ios::trunc) << header << "\n"
+                                                              << row0 << "\n"
+                                                              << row1 << "\n"
+                                                              << row2.substr(0, 40);
 
     const auto r = run_command(kRunner + " --resume out.json", dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -175,8 +186,10 @@ TEST(Resume, ATornLastJournalLineIsDroppedAndItsJobRunsAgain) {
 
 TEST(Resume, RefusedWhenThePlanCannotBeMadeAgain) {
     const auto dir = fresh_dir("resume-changed");
-    std::ofstream(dir / "s.json") << R"({"kernels": ["fixture_good"], "shapes": [{"square": [4, 5, 6]}], "repeats": 1, "warmup": 0})";
-    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") + " --config s.json --json out.json --csv out.csv";
+    std::ofstream(dir / "s.json")
+        << R"({"kernels": ["fixture_good"], "shapes": [{"square": [4, 5, 6]}], "repeats": 1, "warmup": 0})";
+    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") +
+                            " --config s.json --json out.json --csv out.csv";
     ASSERT_EQ(run_command(cmd, dir, dir).exit_code, 0);
     // Interrupted after one row (the journal cut there), then the config is edited.
     std::ifstream in(dir / "out.journal.jsonl");
@@ -185,10 +198,12 @@ TEST(Resume, RefusedWhenThePlanCannotBeMadeAgain) {
     std::getline(in, row0);
     in.close();
     std::ofstream(dir / "out.journal.jsonl", std::ios::trunc) << header << "\n" << row0 << "\n";
-    std::ofstream(dir / "s.json") << R"({"kernels": ["fixture_good"], "shapes": [{"square": [4, 5, 7]}], "repeats": 1, "warmup": 0})";
+    std::ofstream(dir / "s.json")
+        << R"({"kernels": ["fixture_good"], "shapes": [{"square": [4, 5, 7]}], "repeats": 1, "warmup": 0})";
     const auto r = run_command(kRunner + " --resume out.json", dir, dir);
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_NE(r.err.find("cannot resume out.json: the plan made again from its recorded command line (3 jobs) is not the recorded one"),
+    EXPECT_NE(r.err.find("cannot resume out.json: the plan made again from its recorded command line (3 jobs) is not "
+                         "the recorded one"),
               std::string::npos)
         << r.err;
     EXPECT_EQ(read_journal(dir / "out.journal.jsonl").records.size(), 1u);  // nothing was added
@@ -226,14 +241,16 @@ TEST(Resume, AReportIsNeverOverwrittenUnlessAsked) {
 
 TEST(Resume, TimestampedNamesNeverCollide) {
     const auto dir = fresh_dir("timestamped");
-    std::ofstream(dir / "t.json") << R"({"kernels": ["fixture_good"], "shapes": [{"square": 4}], "repeats": 1, "warmup": 0,
+    std::ofstream(dir / "t.json")
+        << R"({"kernels": ["fixture_good"], "shapes": [{"square": 4}], "repeats": 1, "warmup": 0,
         "output": {"json": "r/t-{time}.json", "csv": "r/t-{time}.csv"}})";
     const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") + " --config t.json";
     for (int i = 0; i < 3; ++i) ASSERT_EQ(run_command(cmd, dir, dir).exit_code, 0) << slurp(dir / "stderr.txt");
     std::set<std::string> names;
     for (const auto& e : fs::directory_iterator(dir / "r")) names.insert(e.path().filename().string());
     EXPECT_EQ(names.size(), 9u);  // three runs, each a JSON, a CSV and a journal
-    for (const auto& n : names) EXPECT_TRUE(std::regex_match(n, std::regex(R"(t-\d{8}-\d{6}(-\d+)?\.(json|csv|journal\.jsonl))"))) << n;
+    for (const auto& n : names)
+        EXPECT_TRUE(std::regex_match(n, std::regex(R"(t-\d{8}-\d{6}(-\d+)?\.(json|csv|journal\.jsonl))"))) << n;
 }
 
 }  // namespace

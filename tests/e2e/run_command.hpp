@@ -33,7 +33,8 @@ inline CommandResult run_command(const std::string& command, const std::filesyst
     std::filesystem::create_directories(scratch);
     const auto out = scratch / "stdout.txt";
     const auto err = scratch / "stderr.txt";
-    const std::string full = "cd '" + cwd.string() + "' || exit 99; " + command + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const std::string full =
+        "cd '" + cwd.string() + "' || exit 99; " + command + " >'" + out.string() + "' 2>'" + err.string() + "'";
     const int status = std::system(full.c_str());
     CommandResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -53,9 +53,12 @@ TEST(EndToEnd, BrokenPluginsAreListedWithTheirReasonAndDoNotStopOthers) {
     const std::string problems = doc["problems"].dump();
     EXPECT_NE(problems.find(fixture("not_elf") + ": not a shared library"), std::string::npos) << problems;
     EXPECT_NE(problems.find(fixture("fixture_no_entry") + ": no entry point"), std::string::npos) << problems;
-    EXPECT_NE(problems.find(fixture("fixture_wrong_abi") + ": ABI major 99 but runner expects 1"), std::string::npos) << problems;
-    EXPECT_NE(problems.find(fixture("fixture_crash_at_load") + ": worker killed by SIGSEGV"), std::string::npos) << problems;
-    EXPECT_NE(problems.find(fixture("fixture_exit_at_load") + ": worker exited with code 0"), std::string::npos) << problems;
+    EXPECT_NE(problems.find(fixture("fixture_wrong_abi") + ": ABI major 99 but runner expects 1"), std::string::npos)
+        << problems;
+    EXPECT_NE(problems.find(fixture("fixture_crash_at_load") + ": worker killed by SIGSEGV"), std::string::npos)
+        << problems;
+    EXPECT_NE(problems.find(fixture("fixture_exit_at_load") + ": worker exited with code 0"), std::string::npos)
+        << problems;
     EXPECT_NE(problems.find("duplicate kernel name 'cpu_naive' (first from " + fixture("fixture_duplicate") + ")"),
               std::string::npos)
         << problems;
@@ -63,7 +66,8 @@ TEST(EndToEnd, BrokenPluginsAreListedWithTheirReasonAndDoNotStopOthers) {
 
 TEST(EndToEnd, CrashesAndHangsBecomeRowsAndTheSweepGoesOn) {
     const auto dir = fresh_dir("crash");
-    std::string cmd = kRunner + " --no-default-plugins --kernels 'fixture_*' --shape 9x7x5 --repeat 2 --warmup 0 --timeout 3";
+    std::string cmd =
+        kRunner + " --no-default-plugins --kernels 'fixture_*' --shape 9x7x5 --repeat 2 --warmup 0 --timeout 3";
     for (const char* f : {"fixture_crash_in_run", "fixture_abort_in_run", "fixture_hang_in_run", "fixture_exit_in_run",
                           "fixture_good", "fixture_create_throws", "fixture_wrong_result"})
         cmd += " --plugin " + fixture(f);
@@ -80,7 +84,8 @@ TEST(EndToEnd, CrashesAndHangsBecomeRowsAndTheSweepGoesOn) {
     EXPECT_EQ(rows["fixture_exit_in_run"].status, RowStatus::crashed);
     EXPECT_EQ(rows["fixture_exit_in_run"].exit_code.value_or(-1), 0);
     EXPECT_EQ(rows["fixture_hang_in_run"].status, RowStatus::timeout);
-    EXPECT_NE(rows["fixture_hang_in_run"].reason.find("time limit of 3"), std::string::npos) << rows["fixture_hang_in_run"].reason;
+    EXPECT_NE(rows["fixture_hang_in_run"].reason.find("time limit of 3"), std::string::npos)
+        << rows["fixture_hang_in_run"].reason;
     EXPECT_EQ(rows["fixture_create_throws"].status, RowStatus::failed);
     EXPECT_EQ(rows["fixture_wrong_result"].status, RowStatus::wrong_result);
     // The CSV has the same rows.
@@ -90,8 +95,9 @@ TEST(EndToEnd, CrashesAndHangsBecomeRowsAndTheSweepGoesOn) {
 
 TEST(EndToEnd, APerCallLimitEndsAHungCallLongBeforeTheRowLimit) {
     const auto dir = fresh_dir("call-timeout");
-    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_hang_in_run") + " --plugin " +
-                            fixture("fixture_good") + " --kernels fixture_hang_in_run,fixture_good --shape 9x7x5" +
+    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_hang_in_run") +
+                            " --plugin " + fixture("fixture_good") +
+                            " --kernels fixture_hang_in_run,fixture_good --shape 9x7x5" +
                             " --repeat 2 --warmup 0 --timeout 120 --call-timeout 1 --json out.json --csv out.csv";
     const auto r = run_command(cmd, dir, dir);
     EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -104,7 +110,8 @@ TEST(EndToEnd, APerCallLimitEndsAHungCallLongBeforeTheRowLimit) {
 
 TEST(EndToEnd, InProcessIsolationRunsTheSameKernels) {
     const auto dir = fresh_dir("inproc");
-    const auto r = run_command(kRunner + " --isolation none --kernels cpu_naive,cpu_blocked --sizes 33 --json o.json --csv o.csv", dir, dir);
+    const auto r = run_command(
+        kRunner + " --isolation none --kernels cpu_naive,cpu_blocked --sizes 33 --json o.json --csv o.csv", dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto rows = rows_by_kernel(dir / "o.json");
     EXPECT_EQ(rows["cpu_naive"].status, RowStatus::ok);
@@ -146,12 +153,14 @@ TEST(EndToEnd, DefaultSweepRunsWithNoArguments) {
     ASSERT_EQ(reports.size(), 3u);  // one JSON, one CSV, and the journal they were rendered from
     for (const auto& p : reports)
         if (p.extension() == ".json")
-            for (const auto& rec : read_records_json(p)) EXPECT_TRUE(rec.status == RowStatus::ok || rec.status == RowStatus::skipped) << rec.reason;
+            for (const auto& rec : read_records_json(p))
+                EXPECT_TRUE(rec.status == RowStatus::ok || rec.status == RowStatus::skipped) << rec.reason;
 }
 
 TEST(EndToEnd, ConfigErrorsNameTheFileAndPathAndExitWithTwo) {
     const auto dir = fresh_dir("bad-config");
-    std::ofstream(dir / "bad.json") << R"({"kernels": ["cpu_naive"], "shapes": [{"square": [64]}, {"m": 1, "n": 2, "k": 0}]})";
+    std::ofstream(dir / "bad.json")
+        << R"({"kernels": ["cpu_naive"], "shapes": [{"square": [64]}, {"m": 1, "n": 2, "k": 0}]})";
     const auto r = run_command(kRunner + " --config bad.json", dir, dir);
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
@@ -169,13 +178,14 @@ TEST(EndToEnd, ConfigErrorsNameTheFileAndPathAndExitWithTwo) {
 TEST(EndToEnd, AKilledSweepKeepsEveryFinishedRowInItsJournal) {
     const auto dir = fresh_dir("interrupted");
     // Good rows first, then a kernel that hangs far longer than we wait; the runner is then killed.
-    const std::string cmd = kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " +
-                            fixture("fixture_hang_in_run") +
-                            " --kernels fixture_good,fixture_hang_in_run --sizes 4,5,6 --repeat 1 --warmup 0 --timeout 600"
-                            " --json part.json --csv part.csv & pid=$!; "
-                            "for i in $(seq 1 100); do sleep 0.1; "
-                            "  if [ -f part.journal.jsonl ] && [ $(wc -l < part.journal.jsonl) -ge 4 ]; then break; fi; done; "
-                            "sleep 0.5; kill -9 $pid; wait $pid; true";
+    const std::string cmd =
+        kRunner + " --no-default-plugins --plugin " + fixture("fixture_good") + " --plugin " +
+        fixture("fixture_hang_in_run") +
+        " --kernels fixture_good,fixture_hang_in_run --sizes 4,5,6 --repeat 1 --warmup 0 --timeout 600"
+        " --json part.json --csv part.csv & pid=$!; "
+        "for i in $(seq 1 100); do sleep 0.1; "
+        "  if [ -f part.journal.jsonl ] && [ $(wc -l < part.journal.jsonl) -ge 4 ]; then break; fi; done; "
+        "sleep 0.5; kill -9 $pid; wait $pid; true";
     run_command(cmd, dir, dir);
     const auto journal = read_journal(dir / "part.journal.jsonl");
     ASSERT_EQ(journal.records.size(), 3u);
@@ -190,7 +200,8 @@ TEST(EndToEnd, AKilledSweepKeepsEveryFinishedRowInItsJournal) {
 TEST(EndToEnd, ASweepThatCanMeasureNothingSaysSoFirstAndExitsWithThree) {
     const auto dir = fresh_dir("nothing-measured");
     // Runs the same everywhere: cpu_naive declares fp32 only, so every bf16 row is skipped by the plan.
-    const auto r = run_command(kRunner + " --kernels cpu_naive --dtype bf16 --sizes 8,9 --json o.json --csv o.csv", dir, dir);
+    const auto r =
+        run_command(kRunner + " --kernels cpu_naive --dtype bf16 --sizes 8,9 --json o.json --csv o.csv", dir, dir);
     EXPECT_EQ(r.exit_code, 3) << r.err;
     const auto first = r.err.find("the 2 CPU rows of this sweep cannot run here");
     ASSERT_NE(first, std::string::npos) << r.err;
@@ -202,8 +213,9 @@ TEST(EndToEnd, ASweepThatCanMeasureNothingSaysSoFirstAndExitsWithThree) {
 // Issue 12: each row's speed-up is against the baseline of its own dtype.
 TEST(EndToEnd, PerDtypeBaselineOnTheCommandLine) {
     const auto dir = fresh_dir("per-dtype-baseline");
-    const auto r = run_command(kRunner + " --kernels cpu_blocked --dtype fp32,bf16 --baseline fp32=cpu_naive --sizes 16 "
-                                         "--repeat 3 --json o.json --csv o.csv",
+    const auto r = run_command(kRunner +
+                                   " --kernels cpu_blocked --dtype fp32,bf16 --baseline fp32=cpu_naive --sizes 16 "
+                                   "--repeat 3 --json o.json --csv o.csv",
                                dir, dir);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto doc = nlohmann::json::parse(test::slurp(dir / "o.json"));
@@ -222,7 +234,8 @@ TEST(EndToEnd, PerDtypeBaselineOnTheCommandLine) {
 
 TEST(EndToEnd, UnknownPerDtypeBaselineKernelSuggestsTheClosest) {
     const auto dir = fresh_dir("per-dtype-baseline-typo");
-    const auto r = run_command(kRunner + " --kernels cpu_blocked --baseline fp32=cpu_naiv --sizes 16 --dry-run", dir, dir);
+    const auto r =
+        run_command(kRunner + " --kernels cpu_blocked --baseline fp32=cpu_naiv --sizes 16 --dry-run", dir, dir);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("<command line>: --baseline: unknown baseline kernel 'cpu_naiv' (did you mean 'cpu_naive'?)"),
               std::string::npos)
@@ -237,14 +250,16 @@ TEST(EndToEnd, QuickRunWithDtypesDefaultsToEachDtypesCublasKernel) {
     std::set<std::string> names;
     for (const auto& k : listing["kernels"]) names.insert(k.value("name", ""));
     if (!names.count("cublas_sgemm") || !names.count("cublas_bf16")) GTEST_SKIP() << "no cuBLAS plugin in this build";
-    const auto r = run_command(kRunner + " --kernels cpu_naive,cublas_sgemm,cublas_bf16 --dtype fp32,bf16 --sizes 16 "
-                                         "--repeat 3 --json o.json --csv o.csv",
+    const auto r = run_command(kRunner +
+                                   " --kernels cpu_naive,cublas_sgemm,cublas_bf16 --dtype fp32,bf16 --sizes 16 "
+                                   "--repeat 3 --json o.json --csv o.csv",
                                dir, dir);
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
     const auto doc = nlohmann::json::parse(test::slurp(dir / "o.json"));
     EXPECT_EQ(doc["baseline"], nlohmann::json({{"bf16", "cublas_bf16"}, {"fp32", "cublas_sgemm"}}));
     // Without --dtype a quick run keeps having no baseline.
-    const auto plain = run_command(kRunner + " --kernels cpu_naive,cublas_sgemm --sizes 16 --repeat 3 --json p.json --csv p.csv", dir, dir);
+    const auto plain = run_command(
+        kRunner + " --kernels cpu_naive,cublas_sgemm --sizes 16 --repeat 3 --json p.json --csv p.csv", dir, dir);
     EXPECT_TRUE(nlohmann::json::parse(test::slurp(dir / "p.json"))["baseline"].is_null()) << plain.err;
 }
 
@@ -266,14 +281,16 @@ TEST(EndToEnd, ACudaSweepWithoutAGpuExitsNonZeroAndAMixedOneDoesNot) {
     bool any_cuda = false;
     if (cuda_kernels_ready(dir, any_cuda)) GTEST_SKIP() << "a CUDA device is present, so CUDA rows do run here";
     if (!any_cuda) GTEST_SKIP() << "built without CUDA: no CUDA kernels to skip";
-    const auto cuda_only = run_command(kRunner + " --kernels cuda_01_naive --sizes 64,128 --json c.json --csv c.csv", dir, dir);
+    const auto cuda_only =
+        run_command(kRunner + " --kernels cuda_01_naive --sizes 64,128 --json c.json --csv c.csv", dir, dir);
     EXPECT_EQ(cuda_only.exit_code, 3) << cuda_only.err;
     const auto line = cuda_only.err.find("runner: no CUDA device");
     EXPECT_NE(line, std::string::npos) << cuda_only.err;
-    EXPECT_NE(cuda_only.err.find(": the 2 CUDA rows of this sweep cannot run here"), std::string::npos) << cuda_only.err;
+    EXPECT_NE(cuda_only.err.find(": the 2 CUDA rows of this sweep cannot run here"), std::string::npos)
+        << cuda_only.err;
     EXPECT_LT(line, cuda_only.err.find("[1/2]")) << "the line must come before the first row: " << cuda_only.err;
-    const auto mixed =
-        run_command(kRunner + " --kernels cpu_naive,cuda_01_naive --sizes 16 --repeat 1 --json m.json --csv m.csv", dir, dir);
+    const auto mixed = run_command(
+        kRunner + " --kernels cpu_naive,cuda_01_naive --sizes 16 --repeat 1 --json m.json --csv m.csv", dir, dir);
     EXPECT_EQ(mixed.exit_code, 0) << mixed.err;
     EXPECT_EQ(mixed.err.find("cannot run here"), std::string::npos) << mixed.err;
 }
@@ -291,7 +308,8 @@ TEST(EndToEnd, ShardsCoverThePlanOnceWithTheWholePlansIds) {
     std::multiset<uint64_t> covered;
     for (int i = 1; i <= 3; ++i) {
         const std::string name = "shard" + std::to_string(i);
-        const auto r = run_command(sweep + " --shard " + std::to_string(i) + "/3 --json " + name + ".json --csv " + name + ".csv", dir, dir);
+        const auto r = run_command(
+            sweep + " --shard " + std::to_string(i) + "/3 --json " + name + ".json --csv " + name + ".csv", dir, dir);
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_NE(r.err.find("shard " + std::to_string(i) + "/3: "), std::string::npos) << r.err;
         for (const auto& row : read_records_json(dir / (name + ".json"))) {

@@ -71,7 +71,7 @@ TEST(Transpose, BlockTransposeRunsWholeTilesAndSkipsTheRestWithTheReason) {
         "operation": "block_transpose", "kernels": ["cpu_block_transpose", "fixture_block_transpose_off_by_one"],
         "warmup": 1, "repeats": 2, "noise_target": 0,
         "shapes": [{"m": [6, 12], "n": 18, "block": [1, 2, 3, 6]}, {"m": 10, "n": 12, "block": 4}, {"square": 16, "block": 16}]})",
-                                {"fixture_block_transpose_off_by_one"});
+                               {"fixture_block_transpose_off_by_one"});
     ASSERT_EQ(run.exit_code, 1) << run.err << run.out;  // the off-by-one fixture's rows are wrong
     ASSERT_EQ(run.rows.size(), 20u) << run.out;
     int ok = 0;
@@ -102,7 +102,7 @@ TEST(Transpose, OneWrongElementAndALostNanPayloadAreWrongResults) {
     const auto run = run_sweep("transpose-wrong", R"({
         "operation": "transpose", "kernels": ["cpu_transpose", "fixture_*"], "warmup": 0, "repeats": 2, "noise_target": 0,
         "shapes": [{"m": 64, "n": 48}]})",
-                                {"fixture_transpose_one_wrong", "fixture_transpose_nan_payload"});
+                               {"fixture_transpose_one_wrong", "fixture_transpose_nan_payload"});
     ASSERT_EQ(run.exit_code, 1) << run.err << run.out;
     ASSERT_EQ(run.rows.size(), 3u) << run.out;
     for (const Record& r : run.rows) {
@@ -127,17 +127,20 @@ TEST(Transpose, OneWrongElementAndALostNanPayloadAreWrongResults) {
 
 TEST(Transpose, ConfigsNameTheOperationAndRefuseKeysOfAnother) {
     const auto dir = fresh_dir("transpose-bad-config");
-    std::ofstream(dir / "unknown.json") << R"({"operation": "transpose_it", "kernels": ["cpu_transpose"], "shapes": [{"m": 2, "n": 2}]})";
+    std::ofstream(dir / "unknown.json")
+        << R"({"operation": "transpose_it", "kernels": ["cpu_transpose"], "shapes": [{"m": 2, "n": 2}]})";
     const auto unknown = run_command(kRunner + " --config unknown.json", dir, dir);
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_NE(unknown.err.find("unknown.json"), std::string::npos) << unknown.err;
     EXPECT_NE(unknown.err.find("unknown operation 'transpose_it'"), std::string::npos) << unknown.err;
-    std::ofstream(dir / "k.json") << R"({"operation": "transpose", "kernels": ["cpu_transpose"], "shapes": [{"m": 2, "n": 2, "k": 3}]})";
+    std::ofstream(dir / "k.json")
+        << R"({"operation": "transpose", "kernels": ["cpu_transpose"], "shapes": [{"m": 2, "n": 2, "k": 3}]})";
     const auto k = run_command(kRunner + " --config k.json", dir, dir);
     EXPECT_EQ(k.exit_code, 2);
     EXPECT_NE(k.err.find("/shapes/0/k"), std::string::npos) << k.err;
     EXPECT_NE(k.err.find("a transpose shape has no 'k'"), std::string::npos) << k.err;
-    std::ofstream(dir / "block.json") << R"({"kernels": ["cpu_naive"], "shapes": [{"m": 2, "n": 2, "k": 2, "block": 2}]})";
+    std::ofstream(dir / "block.json")
+        << R"({"kernels": ["cpu_naive"], "shapes": [{"m": 2, "n": 2, "k": 2, "block": 2}]})";
     const auto block = run_command(kRunner + " --config block.json", dir, dir);
     EXPECT_EQ(block.exit_code, 2);
     EXPECT_NE(block.err.find("/shapes/0/block"), std::string::npos) << block.err;
@@ -171,11 +174,16 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::
     const std::string s = text.str();
     for (size_t i = 0; i < s.size(); ++i) {
         const char c = s[i];
-        if (quoted && c == '"' && i + 1 < s.size() && s[i + 1] == '"') lines.back().back() += '"', ++i;
-        else if (c == '"') quoted = !quoted;
-        else if (!quoted && c == ',') lines.back().emplace_back();
-        else if (!quoted && c == '\n') lines.emplace_back(1);
-        else lines.back().back() += c;
+        if (quoted && c == '"' && i + 1 < s.size() && s[i + 1] == '"')
+            lines.back().back() += '"', ++i;
+        else if (c == '"')
+            quoted = !quoted;
+        else if (!quoted && c == ',')
+            lines.back().emplace_back();
+        else if (!quoted && c == '\n')
+            lines.emplace_back(1);
+        else
+            lines.back().back() += c;
     }
     if (lines.back() == std::vector<std::string>(1)) lines.pop_back();
     std::vector<std::map<std::string, std::string>> rows;
@@ -193,8 +201,9 @@ const std::string kQuickRun = kRunner + " --no-default-plugins --plugin " + kTra
 
 TEST(TransposeQuickRun, OperationSizesAndMxNShapesRunTransposesAndTheCsvCarriesTheirColumns) {
     const auto dir = fresh_dir("transpose-quick-run");
-    const auto r = run_command(kQuickRun + " --operation transpose --kernels cpu_transpose --sizes 64,65 --shape 17x33"
-                                           " --json out.json --csv out.csv",
+    const auto r = run_command(kQuickRun +
+                                   " --operation transpose --kernels cpu_transpose --sizes 64,65 --shape 17x33"
+                                   " --json out.json --csv out.csv",
                                dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto records = read_records_json(dir / "out.json");
@@ -223,15 +232,16 @@ TEST(TransposeQuickRun, OperationSizesAndMxNShapesRunTransposesAndTheCsvCarriesT
 
 TEST(TransposeQuickRun, BlockCrossesEveryShapeAndTheCsvNamesTheBlock) {
     const auto dir = fresh_dir("block-transpose-quick-run");
-    const auto r = run_command(kQuickRun + " --operation block_transpose --kernels cpu_block_transpose --sizes 16"
-                                           " --shape 12x18 --block 1,2,16 --json out.json --csv out.csv",
+    const auto r = run_command(kQuickRun +
+                                   " --operation block_transpose --kernels cpu_block_transpose --sizes 16"
+                                   " --shape 12x18 --block 1,2,16 --json out.json --csv out.csv",
                                dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto rows = read_csv(dir / "out.csv");
     ASSERT_EQ(rows.size(), 6u) << r.out;
-    const std::vector<std::array<const char*, 4>> expected{
-        {"16", "16", "1", "ok"},  {"16", "16", "2", "ok"},  {"16", "16", "16", "ok"},
-        {"12", "18", "1", "ok"}, {"12", "18", "2", "ok"}, {"12", "18", "16", "skipped"}};
+    const std::vector<std::array<const char*, 4>> expected{{"16", "16", "1", "ok"},  {"16", "16", "2", "ok"},
+                                                           {"16", "16", "16", "ok"}, {"12", "18", "1", "ok"},
+                                                           {"12", "18", "2", "ok"},  {"12", "18", "16", "skipped"}};
     for (size_t i = 0; i < rows.size(); ++i) {
         const auto& row = rows[i];
         SCOPED_TRACE(i);
@@ -248,14 +258,17 @@ TEST(TransposeQuickRun, BlockCrossesEveryShapeAndTheCsvNamesTheBlock) {
 
 TEST(TransposeQuickRun, GemmCsvKeepsItsColumnsAndNamesTheOperation) {
     const auto dir = fresh_dir("gemm-quick-run-csv");
-    const auto r = run_command(kQuickRun + " --kernels cpu_naive --shape 9x7x5 --csv out.csv --json out.json", dir, dir);
+    const auto r =
+        run_command(kQuickRun + " --kernels cpu_naive --shape 9x7x5 --csv out.csv --json out.json", dir, dir);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     std::ifstream in(dir / "out.csv");
     std::string header;
     std::getline(in, header);
     // The GEMM columns keep their places; the new ones come after every old one.
-    EXPECT_EQ(header.rfind("kernel,plugin,backend,dtype,m,n,k,status,max_rel_err,median_ms,min_ms,cv,gflops,", 0), 0u) << header;
-    EXPECT_EQ(header.substr(header.size() - std::string(",timer,operation,block,gbps").size()), ",timer,operation,block,gbps");
+    EXPECT_EQ(header.rfind("kernel,plugin,backend,dtype,m,n,k,status,max_rel_err,median_ms,min_ms,cv,gflops,", 0), 0u)
+        << header;
+    EXPECT_EQ(header.substr(header.size() - std::string(",timer,operation,block,gbps").size()),
+              ",timer,operation,block,gbps");
     const auto rows = read_csv(dir / "out.csv");
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].at("operation"), "gemm");
@@ -267,7 +280,8 @@ TEST(TransposeQuickRun, GemmCsvKeepsItsColumnsAndNamesTheOperation) {
 
 TEST(TransposeQuickRun, WrongCombinationsAreExit2NamingTheOption) {
     const auto dir = fresh_dir("transpose-quick-run-bad");
-    std::ofstream(dir / "t.json") << R"({"operation": "transpose", "kernels": ["cpu_transpose"], "shapes": [{"m": 2, "n": 2}]})";
+    std::ofstream(dir / "t.json")
+        << R"({"operation": "transpose", "kernels": ["cpu_transpose"], "shapes": [{"m": 2, "n": 2}]})";
     std::ofstream(dir / "g.json") << R"({"kernels": ["cpu_naive"], "shapes": [{"m": 2, "n": 2, "k": 2}]})";
     const std::vector<std::array<std::string, 3>> cases{
         {"--kernels cpu_naive --sizes 8 --block 2", "--block", "this sweep's operation is gemm"},

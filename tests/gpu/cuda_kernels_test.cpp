@@ -50,7 +50,8 @@ const Registry& registry() {
         Registry out;
         out.load_errors = std::move(scan.load_errors);
         for (const LoadedKernel& k : scan.kernels)
-            if (k.info->backend == KREG_BACKEND_CUDA && k.info->operation == KREG_OPERATION_GEMM) out.cuda_kernels.push_back(k);
+            if (k.info->backend == KREG_BACKEND_CUDA && k.info->operation == KREG_OPERATION_GEMM)
+                out.cuda_kernels.push_back(k);
         return out;
     }();
     return r;
@@ -66,15 +67,21 @@ struct Shape {
 
 const std::vector<Shape>& shapes() {
     static const std::vector<Shape> s = {
-        {1, 1, 1, false},       {1, 300, 1, false},      {64, 80, 1, false},          {17, 17, 17, false},
-        {517, 517, 517, false}, {1000, 3000, 257, false}, {4096, 4096, 4096, false},
+        {1, 1, 1, false},
+        {1, 300, 1, false},
+        {64, 80, 1, false},
+        {17, 17, 17, false},
+        {517, 517, 517, false},
+        {1000, 3000, 257, false},
+        {4096, 4096, 4096, false},
         // Ragged on every axis, yet coarse enough that cuda_09_warptiled picks its large tiles on an H200
         // (the other shapes above, bar 4096³, get its small ones).
         {2000, 2040, 257, false},
         // The issue's largest odd shape (issue 12): odd K and N, so misaligned rows for every 16-byte or TMA
         // path (cuda_11_wgmma copies A and B to padded rows first), and a ragged last tile on every axis.
         {4097, 1025, 2049, false},
-        {333, 257, 129, true},  {1900, 2000, 77, true},
+        {333, 257, 129, true},
+        {1900, 2000, 77, true},
     };
     return s;
 }
@@ -88,10 +95,14 @@ struct Case {
 
 const char* dtype_name(kreg_dtype d) {
     switch (d) {
-        case KREG_DTYPE_FP32: return "fp32";
-        case KREG_DTYPE_TF32: return "tf32";
-        case KREG_DTYPE_BF16: return "bf16";
-        case KREG_DTYPE_FP16: return "fp16";
+        case KREG_DTYPE_FP32:
+            return "fp32";
+        case KREG_DTYPE_TF32:
+            return "tf32";
+        case KREG_DTYPE_BF16:
+            return "bf16";
+        case KREG_DTYPE_FP16:
+            return "fp16";
     }
     return "unknown";
 }
@@ -151,9 +162,9 @@ float from_bf16(uint16_t h) {
     return f;
 }
 
-#define CUBLAS_ASSERT(call)                                                           \
-    do {                                                                              \
-        const cublasStatus_t s_ = (call);                                             \
+#define CUBLAS_ASSERT(call)                                                               \
+    do {                                                                                  \
+        const cublasStatus_t s_ = (call);                                                 \
         ASSERT_EQ(s_, CUBLAS_STATUS_SUCCESS) << #call << ": " << cublasGetStatusName(s_); \
     } while (0)
 
@@ -180,7 +191,8 @@ TEST_P(CudaGemmTest, MatchesCublasReference) {
     CUDA_ASSERT(cudaGetDeviceProperties(&prop, device));
     const int cc = prop.major * 10 + prop.minor;
     if (cc < info.min_compute_capability)
-        GTEST_SKIP() << info.name << " needs compute capability " << info.min_compute_capability << ", device has " << cc;
+        GTEST_SKIP() << info.name << " needs compute capability " << info.min_compute_capability << ", device has "
+                     << cc;
     if (s.m % info.m_multiple || s.n % info.n_multiple || s.k % info.k_multiple)
         GTEST_SKIP() << info.name << " declares multiples m=" << info.m_multiple << " n=" << info.n_multiple
                      << " k=" << info.k_multiple;
@@ -350,8 +362,8 @@ TEST_P(CudaGemmTest, MatchesCublasReference) {
     }
     EXPECT_EQ(bad + padding_touched, 0) << info.name << " (" << tc.kernel->plugin_file << ") " << dtype_name(tc.dtype)
                                         << " " << m << "x" << n << "x" << k << " lda=" << lda << " ldb=" << ldb
-                                        << " ldc=" << ldc << " alpha=" << alpha << " beta=" << beta << " seed="
-                                        << tc.seed << ": " << bad << " wrong elements, " << padding_touched
+                                        << " ldc=" << ldc << " alpha=" << alpha << " beta=" << beta
+                                        << " seed=" << tc.seed << ": " << bad << " wrong elements, " << padding_touched
                                         << " padding elements written; first: " << first.str();
 }
 
@@ -366,11 +378,26 @@ TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
     for (const std::string& e : r.load_errors) ADD_FAILURE() << "plugin failed to load: " << e;
     std::set<std::string> names;
     for (const LoadedKernel& k : r.cuda_kernels) names.insert(k.info->name);
-    for (const char* expected :
-         {"cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_03_conflicts", "cuda_03_padded",
-          "cuda_03_padded_dynamic", "cuda_03_padded_dynamic96", "cuda_04_coarsened", "cuda_05_register_blocked",
-          "cuda_06_vectorized", "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled", "cuda_10_mma",
-          "cuda_11_wgmma", "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm", "cublas_tf32", "cublas_bf16"})
+    for (const char* expected : {"cuda_01_naive",
+                                 "cuda_02_tiled16",
+                                 "cuda_02_tiled32",
+                                 "cuda_03_conflicts",
+                                 "cuda_03_padded",
+                                 "cuda_03_padded_dynamic",
+                                 "cuda_03_padded_dynamic96",
+                                 "cuda_04_coarsened",
+                                 "cuda_05_register_blocked",
+                                 "cuda_06_vectorized",
+                                 "cuda_07_double_buffered",
+                                 "cuda_08_cp_async",
+                                 "cuda_09_warptiled",
+                                 "cuda_10_mma",
+                                 "cuda_11_wgmma",
+                                 "cuda_12_wgmma_ws",
+                                 "cuda_12_wgmma_ws_c2",
+                                 "cublas_sgemm",
+                                 "cublas_tf32",
+                                 "cublas_bf16"})
         EXPECT_EQ(names.count(expected), 1u) << expected << " not found in " << KREG_PLUGIN_DIR;
 }
 

@@ -82,7 +82,8 @@ TEST(CudaPluginArgs, EveryLabKernelRefusesBadArgumentsBeforeTouchingTheGpu) {
         }
         info.destroy(instance);
     }
-    EXPECT_GE(kernels, 17) << "the lab's 17 CUDA GEMM kernels (01-12 and their variants) were not all found in " << KREG_PLUGIN_DIR;
+    EXPECT_GE(kernels, 17) << "the lab's 17 CUDA GEMM kernels (01-12 and their variants) were not all found in "
+                           << KREG_PLUGIN_DIR;
 }
 
 }  // namespace

@@ -155,9 +155,20 @@ struct TransposeShape {
 
 const std::vector<TransposeShape>& transpose_shapes() {
     static const std::vector<TransposeShape> s = {
-        {1, 1, false},      {1, 1, true},        {1, 300, false},   {300, 1, false},  {1, 4099, true},
-        {17, 33, false},    {33, 17, true},      {31, 63, false},   {64, 64, false},  {64, 64, true},
-        {65, 129, true},    {4097, 1025, false}, {1025, 4097, true}, {1000, 3000, false},
+        {1, 1, false},
+        {1, 1, true},
+        {1, 300, false},
+        {300, 1, false},
+        {1, 4099, true},
+        {17, 33, false},
+        {33, 17, true},
+        {31, 63, false},
+        {64, 64, false},
+        {64, 64, true},
+        {65, 129, true},
+        {4097, 1025, false},
+        {1025, 4097, true},
+        {1000, 3000, false},
         // Taller than 65535 blocks of 64 rows: the grid's y is capped and the kernels loop over row tiles.
         {4200000, 3, false},
     };
@@ -192,8 +203,8 @@ std::string sanitize(std::string name) {
 
 std::string transpose_case_name(const testing::TestParamInfo<TransposeCase>& info) {
     const TransposeShape& s = info.param.shape;
-    return sanitize(std::string(info.param.kernel->info->name) + "_" + std::to_string(s.m) + "x" +
-                    std::to_string(s.n) + (s.padded_ld ? "_ld" : ""));
+    return sanitize(std::string(info.param.kernel->info->name) + "_" + std::to_string(s.m) + "x" + std::to_string(s.n) +
+                    (s.padded_ld ? "_ld" : ""));
 }
 
 // Runs one transpose of A (m x n, lda) into B (n x m, ldb); returns B and A as they are after the call.
@@ -290,10 +301,11 @@ TEST(CudaCopyReference, CopiesElementsInOrder) {
         if (HasFatalFailure()) return;
         std::vector<uint32_t> want(static_cast<size_t>(s.n * s.ldb), kSentinel);
         for (int64_t e = 0; e < s.m * s.n; ++e)
-            want[static_cast<size_t>((e / s.m) * s.ldb + e % s.m)] = a[static_cast<size_t>((e / s.n) * s.lda + e % s.n)];
+            want[static_cast<size_t>((e / s.m) * s.ldb + e % s.m)] =
+                a[static_cast<size_t>((e / s.n) * s.lda + e % s.n)];
         expect_bits_equal(b, want, s.n, s.m, s.ldb,
-                          "cuda_copy " + std::to_string(s.m) + "x" + std::to_string(s.n) + " lda=" +
-                              std::to_string(s.lda) + " ldb=" + std::to_string(s.ldb));
+                          "cuda_copy " + std::to_string(s.m) + "x" + std::to_string(s.n) +
+                              " lda=" + std::to_string(s.lda) + " ldb=" + std::to_string(s.ldb));
     }
 }
 
@@ -318,7 +330,7 @@ std::vector<BlockCase> block_cases() {
         const int64_t max_block = k.info->max_block > 0 ? std::min<int64_t>(k.info->max_block, 32) : 32;
         const int64_t multiple = std::max<int64_t>(k.info->block_multiple, 1);
         for (int64_t b = multiple; b <= max_block; b += multiple) {
-            out.push_back({&k, b, 3 * b, 5 * b, 5 * b, 0x626c6bull * 131 + index++});          // packed, odd tile counts
+            out.push_back({&k, b, 3 * b, 5 * b, 5 * b, 0x626c6bull * 131 + index++});         // packed, odd tile counts
             out.push_back({&k, b, 37 * b, 23 * b, 23 * b + 3, 0x626c6bull * 131 + index++});  // lda > n
         }
         // More than 65535 block rows: the grid's y is capped and the kernel loops.

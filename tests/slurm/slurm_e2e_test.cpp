@@ -41,7 +41,8 @@ std::string first_word(const std::string& s) { return s.substr(0, s.find(' ')); 
 // Rows by job id, each id once.
 std::map<uint64_t, Record> rows_by_job(const fs::path& json) {
     std::map<uint64_t, Record> out;
-    for (const auto& r : read_records_json(json)) EXPECT_TRUE(out.emplace(r.job_id, r).second) << "job " << r.job_id << " twice in " << json;
+    for (const auto& r : read_records_json(json))
+        EXPECT_TRUE(out.emplace(r.job_id, r).second) << "job " << r.job_id << " twice in " << json;
     return out;
 }
 
@@ -65,15 +66,19 @@ std::string job_state(const std::string& id, const fs::path& dir) {
     return at == std::string::npos ? "" : first_word(r.out.substr(at + 9));
 }
 
-bool ended(const std::string& state) { return !state.empty() && state != "PENDING" && state != "RUNNING" && state != "COMPLETING" && state != "CONFIGURING"; }
+bool ended(const std::string& state) {
+    return !state.empty() && state != "PENDING" && state != "RUNNING" && state != "COMPLETING" &&
+           state != "CONFIGURING";
+}
 
 const std::string kSweep = "--config sweeps/cpu.json --sizes 32,48,64,80 --repeat 2";
 
 TEST(SlurmSweep, AFourShardArrayMergesIntoTheReportOfTheSameSweepRunLocally) {
     REQUIRE_SLURM();
     const auto dir = test::fresh_dir("slurm-sweep");
-    const auto r = test::run_command(kRunner + " submit --slurm --shards 4 --slurm-dir jobs --wait --json merged.json " + kSweep, dir,
-                                     dir / "submit");
+    const auto r =
+        test::run_command(kRunner + " submit --slurm --shards 4 --slurm-dir jobs --wait --json merged.json " + kSweep,
+                          dir, dir / "submit");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     for (int i = 1; i <= 4; ++i) {
         EXPECT_TRUE(contains(r.out, "shard " + std::to_string(i) + "/4: job ")) << r.out;
@@ -82,7 +87,8 @@ TEST(SlurmSweep, AFourShardArrayMergesIntoTheReportOfTheSameSweepRunLocally) {
             EXPECT_EQ(id % 4, uint64_t(i - 1)) << row.kernel;
     }
     EXPECT_TRUE(contains(r.out, "merge: job ")) << r.out;
-    const auto local = test::run_command(kRunner + " " + kSweep + " --json local.json --csv local.csv", dir, dir / "local");
+    const auto local =
+        test::run_command(kRunner + " " + kSweep + " --json local.json --csv local.csv", dir, dir / "local");
     ASSERT_EQ(local.exit_code, 0) << local.err;
     expect_same_rows(dir / "merged.json", dir / "local.json");
 }
@@ -95,8 +101,10 @@ TEST(SlurmGrade, AShardedGradingRunMergesIntoTheGradebookOfTheSameRunLocally) {
     fs::copy_file(fs::path(KREG_PLUGIN_DIR) / "cpu_blocked.so", dir / "subs" / "bob.so");
     fs::copy_file(test::fixture("fixture_wrong_result"), dir / "subs" / "wrong.so");
     fs::copy_file(test::fixture("fixture_crash_in_run"), dir / "subs" / "crasher.so");
-    const std::string grade = kRunner + " grade --rubric " + KREG_TEST_DATA_DIR + "/grading/corpus-rubric.json --submissions subs";
-    const auto r = test::run_command(grade + " --out grades --slurm --shards 2 --slurm-dir jobs --wait", dir, dir / "submit");
+    const std::string grade =
+        kRunner + " grade --rubric " + KREG_TEST_DATA_DIR + "/grading/corpus-rubric.json --submissions subs";
+    const auto r =
+        test::run_command(grade + " --out grades --slurm --shards 2 --slurm-dir jobs --wait", dir, dir / "submit");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const auto local = test::run_command(grade + " --out local", dir, dir / "local");
     ASSERT_EQ(local.exit_code, 0) << local.err;
@@ -121,7 +129,8 @@ pid_t runner_of_shard(const std::string& shard, const fs::path& dir) {
         if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
         std::string cmdline = test::slurp("/proc/" + pid + "/cmdline");
         std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-        if (contains(cmdline, "--shard " + shard + " ") && contains(cmdline, dir.string()) && !contains(cmdline, "__worker"))
+        if (contains(cmdline, "--shard " + shard + " ") && contains(cmdline, dir.string()) &&
+            !contains(cmdline, "__worker"))
             return pid_t(std::stol(pid));
     }
     return -1;
@@ -138,7 +147,8 @@ TEST(SlurmSweep, AShardKilledMidwayIsReRunFromTheCommandTheMergePrintsThenTheMer
     const auto dir = test::fresh_dir("slurm-killed");
     // Rows slow enough (many timed calls each) that shard 2 is still running when its first row is in.
     const std::string sweep = "--kernels cpu_naive --sizes 96,112,128,144,160,176,192,208 --repeat 100";
-    const auto r = test::run_command(kRunner + " submit --slurm --shards 2 --slurm-dir jobs --json merged.json " + sweep, dir, dir / "submit");
+    const auto r = test::run_command(
+        kRunner + " submit --slurm --shards 2 --slurm-dir jobs --json merged.json " + sweep, dir, dir / "submit");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const std::string array_id = first_word(line_after(r.out, "array job"));
     const std::string merge_id = first_word(line_after(r.out, "merge job"));
@@ -155,7 +165,8 @@ TEST(SlurmSweep, AShardKilledMidwayIsReRunFromTheCommandTheMergePrintsThenTheMer
     ASSERT_EQ(::kill(runner, SIGKILL), 0);  // as a node failure would: no clean stop, no last render
 
     std::string state;
-    for (int i = 0; i < 600 && !ended(state = job_state(merge_id, dir)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int i = 0; i < 600 && !ended(state = job_state(merge_id, dir)); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
     ASSERT_TRUE(ended(state)) << state;
     const std::string merge_log = test::slurp(dir / "jobs" / "logs" / "merge.log");
     EXPECT_EQ(state, "FAILED") << merge_log;

@@ -17,7 +17,8 @@
 namespace kreg::test {
 
 // Returns how many .json files were checked, so the caller can insist the corpus is not empty.
-inline int check_bad_corpus(const std::filesystem::path& dir, const std::function<void(const std::filesystem::path&)>& load) {
+inline int check_bad_corpus(const std::filesystem::path& dir,
+                            const std::function<void(const std::filesystem::path&)>& load) {
     namespace fs = std::filesystem;
     int checked = 0;
     for (const auto& entry : fs::directory_iterator(dir)) {
@@ -45,7 +46,8 @@ inline int check_bad_corpus(const std::filesystem::path& dir, const std::functio
         } catch (const ConfigError& e) {
             EXPECT_EQ(e.file(), file.string());
             EXPECT_EQ(e.json_path(), expect.at("json_path").get<std::string>()) << e.what();
-            EXPECT_NE(e.message().find(expect.at("message_contains").get<std::string>()), std::string::npos) << e.what();
+            EXPECT_NE(e.message().find(expect.at("message_contains").get<std::string>()), std::string::npos)
+                << e.what();
             EXPECT_EQ(std::string(e.what()).rfind(file.string() + ": ", 0), 0u) << e.what();
         }
         ++checked;

@@ -124,7 +124,8 @@ inline StudentResult build_failed_student(const std::string& id, const std::stri
     r.submission = "subs/" + id;
     r.status = "build_failed";
     r.max_score = 100;
-    r.summary = "build failed: cmake --build exited with code 1; first error: " + first_error.substr(0, first_error.find('\n'));
+    r.summary =
+        "build failed: cmake --build exited with code 1; first error: " + first_error.substr(0, first_error.find('\n'));
     r.checks.push_back({"build",
                         "build against the kreg SDK",
                         0,

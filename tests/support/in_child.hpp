@@ -62,11 +62,10 @@ inline ChildOutcome in_child(const std::function<int(std::string&)>& body) {
 }  // namespace kreg::test
 
 // The child passed; a child that skipped makes the test skip with its message.
-#define EXPECT_CHILD_PASSES(outcome_expr)                                                        \
-    do {                                                                                         \
-        const ::kreg::test::ChildOutcome outcome_ = (outcome_expr);                              \
-        if (outcome_.exit_code == ::kreg::test::kSkip) GTEST_SKIP() << outcome_.message;         \
-        EXPECT_EQ(outcome_.signal, 0) << "child killed by signal " << outcome_.signal << "\n"    \
-                                      << outcome_.message;                                       \
-        EXPECT_EQ(outcome_.exit_code, ::kreg::test::kPass) << outcome_.message;                  \
+#define EXPECT_CHILD_PASSES(outcome_expr)                                                                          \
+    do {                                                                                                           \
+        const ::kreg::test::ChildOutcome outcome_ = (outcome_expr);                                                \
+        if (outcome_.exit_code == ::kreg::test::kSkip) GTEST_SKIP() << outcome_.message;                           \
+        EXPECT_EQ(outcome_.signal, 0) << "child killed by signal " << outcome_.signal << "\n" << outcome_.message; \
+        EXPECT_EQ(outcome_.exit_code, ::kreg::test::kPass) << outcome_.message;                                    \
     } while (0)

@@ -56,16 +56,20 @@ private:
         return root_.at("definitions").at(ref.substr(prefix.size()));
     }
 
-    void check(const nlohmann::json& s, const nlohmann::json& v, const std::string& path, std::vector<std::string>& errors) const {
+    void check(const nlohmann::json& s, const nlohmann::json& v, const std::string& path,
+               std::vector<std::string>& errors) const {
         const std::string where = path.empty() ? "/" : path;
         for (const auto& [key, rule] : s.items()) {
-            if (key == "$schema" || key == "$id" || key == "title" || key == "description" || key == "definitions") continue;
+            if (key == "$schema" || key == "$id" || key == "title" || key == "description" || key == "definitions")
+                continue;
             if (key == "$ref") {
                 check(resolve(rule.get<std::string>()), v, path, errors);
             } else if (key == "type") {
                 bool ok = false;
-                if (rule.is_string()) ok = has_type(rule.get<std::string>(), v);
-                else for (const auto& t : rule) ok = ok || has_type(t.get<std::string>(), v);
+                if (rule.is_string())
+                    ok = has_type(rule.get<std::string>(), v);
+                else
+                    for (const auto& t : rule) ok = ok || has_type(t.get<std::string>(), v);
                 if (!ok) errors.push_back(where + ": type must be " + rule.dump() + ", got " + v.type_name());
             } else if (key == "enum") {
                 bool ok = false;
@@ -74,7 +78,8 @@ private:
             } else if (key == "required") {
                 if (v.is_object())
                     for (const auto& name : rule)
-                        if (!v.contains(name.get<std::string>())) errors.push_back(where + ": missing required '" + name.get<std::string>() + "'");
+                        if (!v.contains(name.get<std::string>()))
+                            errors.push_back(where + ": missing required '" + name.get<std::string>() + "'");
             } else if (key == "properties") {
                 if (v.is_object())
                     for (const auto& [name, sub] : rule.items())
@@ -92,16 +97,20 @@ private:
                 }
             } else if (key == "propertyNames") {
                 if (v.is_object())
-                    for (const auto& [name, value] : v.items()) check(rule, nlohmann::json(name), path + "/" + name + " (name)", errors);
+                    for (const auto& [name, value] : v.items())
+                        check(rule, nlohmann::json(name), path + "/" + name + " (name)", errors);
             } else if (key == "items") {
                 if (v.is_array())
                     for (size_t i = 0; i < v.size(); ++i) check(rule, v[i], path + "/" + std::to_string(i), errors);
             } else if (key == "minItems") {
-                if (v.is_array() && v.size() < rule.get<size_t>()) errors.push_back(where + ": fewer than " + rule.dump() + " items");
+                if (v.is_array() && v.size() < rule.get<size_t>())
+                    errors.push_back(where + ": fewer than " + rule.dump() + " items");
             } else if (key == "maxItems") {
-                if (v.is_array() && v.size() > rule.get<size_t>()) errors.push_back(where + ": more than " + rule.dump() + " items");
+                if (v.is_array() && v.size() > rule.get<size_t>())
+                    errors.push_back(where + ": more than " + rule.dump() + " items");
             } else if (key == "minimum") {
-                if (v.is_number() && v.get<double>() < rule.get<double>()) errors.push_back(where + ": " + v.dump() + " < " + rule.dump());
+                if (v.is_number() && v.get<double>() < rule.get<double>())
+                    errors.push_back(where + ": " + v.dump() + " < " + rule.dump());
             } else if (key == "oneOf") {
                 int matches = 0;
                 for (const auto& option : rule) {
@@ -109,9 +118,12 @@ private:
                     check(option, v, path, sub);
                     matches += sub.empty() ? 1 : 0;
                 }
-                if (matches != 1) errors.push_back(where + ": matches " + std::to_string(matches) + " of oneOf's schemas, not exactly 1");
+                if (matches != 1)
+                    errors.push_back(where + ": matches " + std::to_string(matches) +
+                                     " of oneOf's schemas, not exactly 1");
             } else {
-                throw std::runtime_error("schema keyword '" + key + "' is not implemented by tests/support/json_schema.hpp");
+                throw std::runtime_error("schema keyword '" + key +
+                                         "' is not implemented by tests/support/json_schema.hpp");
             }
         }
     }

@@ -36,15 +36,17 @@ public:
         const JsonSchema schema = JsonSchema::load(std::string(KREG_SOURCE_DIR) + "/configs/schema/report.schema.json");
         for (const auto& dir : dirs_) {
             std::error_code ec;
-            for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
-                 it.increment(ec)) {
+            for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+                 !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
                 if (!it->is_regular_file() || it->path().extension() != ".json") continue;
                 std::ifstream in(it->path());
                 const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-                if (!doc.is_object() || !doc.contains("meta") || !doc.contains("records") || !doc.contains("summary")) continue;
+                if (!doc.is_object() || !doc.contains("meta") || !doc.contains("records") || !doc.contains("summary"))
+                    continue;
                 std::string why;
                 for (const std::string& e : schema.validate(doc)) why += "\n  " + e;
-                if (!why.empty()) ADD_FAILURE() << it->path() << " does not match configs/schema/report.schema.json:" << why;
+                if (!why.empty())
+                    ADD_FAILURE() << it->path() << " does not match configs/schema/report.schema.json:" << why;
             }
         }
     }

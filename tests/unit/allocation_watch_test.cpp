@@ -28,8 +28,8 @@ using test::kFail;
 using test::kPass;
 
 constexpr size_t kMiB = size_t(1) << 20;
-constexpr size_t kHeadroom = 64 * kMiB;   // RLIMIT_DATA: what the child holds now, plus this
-constexpr size_t kTooMuch = 256 * kMiB;   // each way's request: four times the headroom
+constexpr size_t kHeadroom = 64 * kMiB;  // RLIMIT_DATA: what the child holds now, plus this
+constexpr size_t kTooMuch = 256 * kMiB;  // each way's request: four times the headroom
 
 void* volatile escape = nullptr;  // the optimiser may not drop an allocation whose address escapes
 
@@ -52,10 +52,12 @@ void expect_seen(const char* way, const std::function<bool(size_t)>& ask) {
         if (refused.count == 0) return (message = std::string(way) + ": the refusal was not seen"), kFail;
         // A single request asks kTooMuch; a vector's doubling is refused at its first size past the headroom.
         if (refused.largest < kHeadroom / 2)
-            return (message = std::string(way) + ": the largest refusal reads " + std::to_string(refused.largest)), kFail;
+            return (message = std::string(way) + ": the largest refusal reads " + std::to_string(refused.largest)),
+                   kFail;
         reset_allocation_refusals();
         if (!ask(kMiB)) return (message = std::string(way) + ": 1 MiB was refused"), kFail;
-        if (allocation_refusals().count != 0) return (message = std::string(way) + ": a granted request counted"), kFail;
+        if (allocation_refusals().count != 0)
+            return (message = std::string(way) + ": a granted request counted"), kFail;
         return kPass;
     });
     EXPECT_EQ(outcome.exit_code, kPass) << way << ": " << outcome.message;
@@ -108,9 +110,12 @@ TEST(AllocationWatch, ResetForgetsEarlierRefusals) {
         escape = std::malloc(2 * kTooMuch);
         const AllocationRefusals refused = allocation_refusals();
         if (refused.count != 2 || refused.largest != 2 * kTooMuch)
-            return (message = "count " + std::to_string(refused.count) + ", largest " + std::to_string(refused.largest)), kFail;
+            return (message =
+                        "count " + std::to_string(refused.count) + ", largest " + std::to_string(refused.largest)),
+                   kFail;
         reset_allocation_refusals();
-        if (allocation_refusals().count != 0 || allocation_refusals().largest != 0) return (message = "not reset"), kFail;
+        if (allocation_refusals().count != 0 || allocation_refusals().largest != 0)
+            return (message = "not reset"), kFail;
         return kPass;
     });
     EXPECT_EQ(outcome.exit_code, kPass) << outcome.message;

@@ -146,8 +146,10 @@ TEST(StrictCpu, KernelErrorNamesTheCall) {
 // ---- Honest plugins stay ok ---------------------------------------------------------------------------
 
 TEST(StrictCpu, HonestPluginsAreOkAndEveryCallIsVerified) {
-    for (const auto& [path, kernel] : std::vector<std::pair<std::string, std::string>>{
-             {fixture("fixture_good"), "fixture_good"}, {plugin("cpu_naive"), "cpu_naive"}, {plugin("cpu_blocked"), "cpu_blocked"}}) {
+    for (const auto& [path, kernel] :
+         std::vector<std::pair<std::string, std::string>>{{fixture("fixture_good"), "fixture_good"},
+                                                          {plugin("cpu_naive"), "cpu_naive"},
+                                                          {plugin("cpu_blocked"), "cpu_blocked"}}) {
         const Record r = run(strict_job(path, kernel));
         EXPECT_EQ(r.status, RowStatus::ok) << kernel << ": " << r.reason;
         EXPECT_EQ(r.samples_ms.size(), 5u) << kernel;
@@ -364,7 +366,8 @@ TEST(CheckedOutside, EverySeedIsAskedForRightBeforeItsCallAndEveryOutputHandedOv
         EXPECT_EQ(g_spy_calls[call].b, b) << "call " << call;
     }
     ASSERT_EQ(channel.measured.size(), 8u);
-    for (int call = 0; call < 3; ++call) EXPECT_FALSE(channel.measured[size_t(call)].has_value()) << "untimed call " << call;
+    for (int call = 0; call < 3; ++call)
+        EXPECT_FALSE(channel.measured[size_t(call)].has_value()) << "untimed call " << call;
     for (size_t i = 0; i < 5; ++i) EXPECT_EQ(channel.measured[3 + i], r.samples_ms.at(i));
 
     // The worker checked nothing itself; the checker's check passes.
@@ -456,7 +459,8 @@ TEST(Anticheat, TimingCrossCheckFlagsHiddenWorkNotLaunchOverhead) {
     for (int i = 0; i < 5; ++i) hidden.add(1.0, 1.02);
     for (int i = 0; i < 5; ++i) hidden.add(0.004, 1.5);
     EXPECT_TRUE(hidden.escaped());
-    EXPECT_EQ(hidden.reason(), "work escaped the harness stream: event time 0.004 ms vs wall time 1.5 ms (5 of 10 timed calls)");
+    EXPECT_EQ(hidden.reason(),
+              "work escaped the harness stream: event time 0.004 ms vs wall time 1.5 ms (5 of 10 timed calls)");
     EXPECT_TRUE(hidden.facts().timing_mismatch);
     EXPECT_EQ(hidden.facts().mismatched_calls, 5);
 
@@ -535,14 +539,15 @@ TEST(Sampler, PerCallHooksSeeEveryCallWithItsRoleOutsideTheTimedRegion) {
     hooks.after_call = [&](const CallSite& site, double ms) {
         events.push_back("after " + site.label() + " " + std::to_string(int(ms)));
     };
-    const auto samples = sample(settings, timer, [&] { events.push_back("call"); }, hooks);
+    const auto samples = sample(
+        settings, timer, [&] { events.push_back("call"); }, hooks);
     EXPECT_EQ(samples.size(), 3u);
     const std::vector<std::string> expected = {
-        "each", "before warm-up call 1", "call", "after warm-up call 1 0",
-        "each", "before warm-up call 2", "call", "after warm-up call 2 0",
-        "each", "before timed call 1", "start", "call", "stop", "after timed call 1 1",
-        "each", "before timed call 2", "start", "call", "stop", "after timed call 2 1",
-        "each", "before timed call 3", "start", "call", "stop", "after timed call 3 1",
+        "each", "before warm-up call 1",  "call", "after warm-up call 1 0", "each",  "before warm-up call 2",
+        "call", "after warm-up call 2 0", "each", "before timed call 1",    "start", "call",
+        "stop", "after timed call 1 1",   "each", "before timed call 2",    "start", "call",
+        "stop", "after timed call 2 1",   "each", "before timed call 3",    "start", "call",
+        "stop", "after timed call 3 1",
     };
     EXPECT_EQ(events, expected);
     EXPECT_EQ((CallSite{CallSite::Role::checked, 0}).label(), "first call");
@@ -609,8 +614,9 @@ TEST(StrictCpuGuardPagesDeathTest, AWriteBeforeTheBandKillsTheWorkerNamingTheGua
     const int64_t bytes = int64_t(sysconf(_SC_PAGESIZE)) + 8192;
     kreg_kernel_info info;
     g_stray_offset = -bytes / 4;
-    EXPECT_EXIT(run_cpu_gemm_job(strict_job("", "stray"), stray_kernel(info)), ::testing::KilledBySignal(SIGSEGV),
-                "kreg: the kernel wrote before the start of C \\(guard page at -" + std::to_string(bytes) + " bytes\\)");
+    EXPECT_EXIT(
+        run_cpu_gemm_job(strict_job("", "stray"), stray_kernel(info)), ::testing::KilledBySignal(SIGSEGV),
+        "kreg: the kernel wrote before the start of C \\(guard page at -" + std::to_string(bytes) + " bytes\\)");
 }
 
 // What the grader sees: the worker's death is a crashed row whose reason carries that line.

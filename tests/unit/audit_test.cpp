@@ -95,14 +95,15 @@ std::string run_tool(const std::string& command) {
 // imports syscall itself, which the grading policy refuses. Such a build is reported, with a note saying
 // why, and the tests that need a dynamically linked libstdc++ check that note and then skip.
 bool links_libstdcxx_statically(const AuditResult& r) {
-    return std::none_of(r.needed.begin(), r.needed.end(), [](const std::string& n) { return n.rfind("libstdc++.so", 0) == 0; });
+    return std::none_of(r.needed.begin(), r.needed.end(),
+                        [](const std::string& n) { return n.rfind("libstdc++.so", 0) == 0; });
 }
 #define KREG_SKIP_IF_STATIC_LIBSTDCXX(result)                                                                      \
     if (links_libstdcxx_statically(result)) {                                                                      \
         for (const AuditFinding& f : (result).findings)                                                            \
             if (f.kind == "symbol" && f.message.find("static copy of libstdc++") == std::string::npos)             \
                 ADD_FAILURE() << "a finding without the static-libstdc++ note: " << f.message;                     \
-        GTEST_SKIP() << "this toolchain links libstdc++ statically into plugins, so they import syscall and fail "  \
+        GTEST_SKIP() << "this toolchain links libstdc++ statically into plugins, so they import syscall and fail " \
                         "the grading policy: build plugins against the shared libstdc++";                          \
     }
 
@@ -116,7 +117,8 @@ TEST(Audit, InTreeCpuPluginsAndTheGoodFixturePassTheGradingPolicy) {
         EXPECT_TRUE(r.findings.empty()) << path;
         EXPECT_NE(std::find(r.needed.begin(), r.needed.end(), "libc.so.6"), r.needed.end()) << path;
         EXPECT_NE(std::find(r.needed.begin(), r.needed.end(), "libstdc++.so.6"), r.needed.end()) << path;
-        EXPECT_NE(std::find(r.imported_symbols.begin(), r.imported_symbols.end(), "__cxa_throw"), r.imported_symbols.end());
+        EXPECT_NE(std::find(r.imported_symbols.begin(), r.imported_symbols.end(), "__cxa_throw"),
+                  r.imported_symbols.end());
         // hidden visibility: only the entry point is offered for interposition
         EXPECT_EQ(r.exported_symbols, std::vector<std::string>{"kreg_plugin_entry"}) << path;
         EXPECT_EQ(r.summary().rfind("passed: needs ", 0), 0u) << r.summary();
@@ -125,9 +127,9 @@ TEST(Audit, InTreeCpuPluginsAndTheGoodFixturePassTheGradingPolicy) {
 
 TEST(Audit, ThreadsArePartOfAnHonestKernel) {
     const AuditResult r = audit_shared_object(plugin("cpu_blocked"), default_grading_policy());
-    const bool starts_threads = std::any_of(r.imported_symbols.begin(), r.imported_symbols.end(), [](const std::string& s) {
-        return s.find("_M_start_thread") != std::string::npos || s == "pthread_create";
-    });
+    const bool starts_threads = std::any_of(
+        r.imported_symbols.begin(), r.imported_symbols.end(),
+        [](const std::string& s) { return s.find("_M_start_thread") != std::string::npos || s == "pthread_create"; });
     EXPECT_TRUE(starts_threads);
     KREG_SKIP_IF_STATIC_LIBSTDCXX(r);
     EXPECT_TRUE(r.passed) << r.summary();
@@ -158,14 +160,17 @@ TEST(Audit, EveryCheatFailsWithAFindingNamingTheForbiddenSymbol) {
 
 TEST(Audit, AWeakCublasImportWithoutTheLibraryIsStillAFinding) {
     const AuditResult r = audit_shared_object(fixture("cheat_weak_cublas"), default_grading_policy());
-    EXPECT_EQ(std::count_if(r.needed.begin(), r.needed.end(), [](const std::string& n) { return n.find("cublas") != std::string::npos; }), 0);
+    EXPECT_EQ(std::count_if(r.needed.begin(), r.needed.end(),
+                            [](const std::string& n) { return n.find("cublas") != std::string::npos; }),
+              0);
     EXPECT_TRUE(has_finding(r, "symbol", "cublasSgemm_v2"));
     EXPECT_TRUE(has_finding(r, "symbol", "cublasCreate_v2"));
     KREG_SKIP_IF_STATIC_LIBSTDCXX(r);
     ASSERT_EQ(r.findings.size(), 2u) << r.summary();
     for (const AuditFinding& f : r.findings) EXPECT_EQ(f.rule, "cublas*");
     EXPECT_EQ(r.summary(), "imports cublasCreate_v2 (denied: cublas*); imports cublasSgemm_v2 (denied: cublas*)");
-    const auto import = std::find_if(r.imports.begin(), r.imports.end(), [](const AuditImport& i) { return i.name == "cublasSgemm_v2"; });
+    const auto import = std::find_if(r.imports.begin(), r.imports.end(),
+                                     [](const AuditImport& i) { return i.name == "cublasSgemm_v2"; });
     ASSERT_NE(import, r.imports.end());
     EXPECT_TRUE(import->weak);
 }
@@ -220,7 +225,9 @@ TEST(Audit, ThePersistingL2CheatIsRefusedNamingBothCalls) {
 // names (the grader's --allow-static-libstdcxx) still refuses the socket.
 TEST(Audit, TheStaticLibstdcxxNoteAndToleranceCoverOnlyItsOwnImports) {
     const auto& runtime = static_libstdcxx_imports();
-    auto from_runtime = [&](const std::string& name) { return std::find(runtime.begin(), runtime.end(), name) != runtime.end(); };
+    auto from_runtime = [&](const std::string& name) {
+        return std::find(runtime.begin(), runtime.end(), name) != runtime.end();
+    };
     const AuditResult r = audit_shared_object(fixture("cheat_static_socket"), default_grading_policy());
     EXPECT_FALSE(r.passed);
     bool socket_found = false, runtime_found = false;
@@ -263,7 +270,8 @@ TEST(Audit, ALibraryNamedByPathIsAFinding) {
     TempFile file("path");
     const AuditResult r = audit_shared_object(file.write(elf), default_grading_policy());
     EXPECT_FALSE(r.passed);
-    const auto f = std::find_if(r.findings.begin(), r.findings.end(), [](const AuditFinding& f) { return f.kind == "library"; });
+    const auto f =
+        std::find_if(r.findings.begin(), r.findings.end(), [](const AuditFinding& f) { return f.kind == "library"; });
     ASSERT_NE(f, r.findings.end()) << r.summary();
     EXPECT_EQ(f->item, "/x/libc.6");
     EXPECT_EQ(f->rule, "path");
@@ -306,8 +314,9 @@ TEST(Audit, NeededLibrariesAndImportsMatchReadelfAndNm) {
             std::string kind, symbol;
             if (!(fields >> kind >> symbol)) continue;
             const auto at = symbol.find('@');
-            nm_imports[symbol.substr(0, at)] = {at == std::string::npos ? "" : symbol.substr(symbol.find_first_not_of('@', at)),
-                                                kind == "w" || kind == "v"};
+            nm_imports[symbol.substr(0, at)] = {
+                at == std::string::npos ? "" : symbol.substr(symbol.find_first_not_of('@', at)),
+                kind == "w" || kind == "v"};
         }
         ASSERT_FALSE(nm_imports.empty()) << path;
         std::vector<std::string> nm_names;
@@ -420,8 +429,8 @@ TEST(Audit, EmptyAndTextFilesAreNotElf) {
 TEST(Audit, TruncatedCopiesFailWithAFormatFinding) {
     const std::string elf = read_bytes(plugin("cpu_naive"));
     ASSERT_GT(elf.size(), 4096u);
-    const std::vector<std::size_t> cuts = {3, 10, 16, 40, 63, 64, 100, 120, 512, 4096, elf.size() / 2, elf.size() - 64,
-                                           elf.size() - 1};
+    const std::vector<std::size_t> cuts = {
+        3, 10, 16, 40, 63, 64, 100, 120, 512, 4096, elf.size() / 2, elf.size() - 64, elf.size() - 1};
     TempFile file("truncated");
     for (std::size_t cut : cuts) {
         const AuditResult r = audit_shared_object(file.write(elf.substr(0, cut)), default_grading_policy());
@@ -430,7 +439,8 @@ TEST(Audit, TruncatedCopiesFailWithAFormatFinding) {
         EXPECT_EQ(r.findings[0].kind, "format") << "cut at " << cut << ": " << r.summary();
     }
     const AuditResult half = audit_shared_object(file.write(elf.substr(0, elf.size() - 1)), default_grading_policy());
-    EXPECT_TRUE(has_format_finding_containing(half, "section header table runs past the end of the file")) << half.summary();
+    EXPECT_TRUE(has_format_finding_containing(half, "section header table runs past the end of the file"))
+        << half.summary();
 }
 
 TEST(Audit, SectionHeaderOffsetPastTheEnd) {
@@ -455,7 +465,8 @@ TEST(Audit, WithoutPtDynamicThereIsNothingToLoad) {
     const std::uint64_t phoff = get_le(elf, 32, 8), phnum = get_le(elf, 56, 2);
     bool found = false;
     for (std::uint64_t i = 0; i < phnum; ++i)
-        if (get_le(elf, phoff + i * 56, 4) == 2) put_le(elf, phoff + i * 56, 4, 0), found = true;  // PT_DYNAMIC -> PT_NULL
+        if (get_le(elf, phoff + i * 56, 4) == 2)
+            put_le(elf, phoff + i * 56, 4, 0), found = true;  // PT_DYNAMIC -> PT_NULL
     ASSERT_TRUE(found);
     TempFile file("nodynamic");
     const AuditResult r = audit_shared_object(file.write(elf), default_grading_policy());
@@ -484,8 +495,8 @@ TEST(Audit, HugeSymbolAndSectionCounts) {
     const std::string big = original + std::string(std::size_t(elf::kMaxDynamicSymbols + 2) * 24, '\0');
     elf = big;
     const std::size_t dynsym = section_header_of_type(elf, 11);
-    put_le(elf, dynsym + 24, 8, original.size());                             // sh_offset: the zero padding
-    put_le(elf, dynsym + 32, 8, (elf::kMaxDynamicSymbols + 1) * 24);          // sh_size
+    put_le(elf, dynsym + 24, 8, original.size());                     // sh_offset: the zero padding
+    put_le(elf, dynsym + 32, 8, (elf::kMaxDynamicSymbols + 1) * 24);  // sh_size
     r = audit_shared_object_image(elf, "huge.so", default_grading_policy());
     EXPECT_FALSE(r.passed);
     EXPECT_TRUE(has_format_finding_containing(r, ".dynsym claims")) << r.summary();
@@ -520,7 +531,9 @@ TEST(Audit, ThirtyTwoBitAndBigEndianHeadersAreRefused) {
 
     // A bare 52-byte ELF32 header, as a 32-bit toolchain writes it.
     std::string elf32(52, '\0');
-    elf32.replace(0, 4, "\x7f" "ELF");
+    elf32.replace(0, 4,
+                  "\x7f"
+                  "ELF");
     elf32[4] = 1, elf32[5] = 1, elf32[6] = 1;
     r = audit_shared_object(file.write(elf32), default_grading_policy());
     EXPECT_TRUE(has_format_finding_containing(r, "32-bit")) << r.summary();
@@ -549,16 +562,30 @@ TEST(Audit, RandomMutationsNeverCrash) {
         for (int e = 0; e < edits; ++e) {
             std::size_t at;
             switch (rng() % 4) {  // headers and tables are where damage matters most
-                case 0: at = rng() % 64; break;
-                case 1: at = std::size_t(rng() % 4096); break;
-                case 2: at = std::size_t(shoff + rng() % (original.size() - shoff)); break;
-                default: at = std::size_t(rng() % original.size()); break;
+                case 0:
+                    at = rng() % 64;
+                    break;
+                case 1:
+                    at = std::size_t(rng() % 4096);
+                    break;
+                case 2:
+                    at = std::size_t(shoff + rng() % (original.size() - shoff));
+                    break;
+                default:
+                    at = std::size_t(rng() % original.size());
+                    break;
             }
             at = std::min(at, elf.size() - 1);
             switch (rng() % 3) {
-                case 0: elf[at] = static_cast<char>(rng()); break;
-                case 1: elf[at] = static_cast<char>(0xff); break;
-                default: elf[at] = 0; break;
+                case 0:
+                    elf[at] = static_cast<char>(rng());
+                    break;
+                case 1:
+                    elf[at] = static_cast<char>(0xff);
+                    break;
+                default:
+                    elf[at] = 0;
+                    break;
             }
         }
         if (rng() % 10 == 0) elf.resize(std::size_t(rng() % elf.size()));

@@ -57,7 +57,8 @@ TEST(CeilingPlugin, APlantedPluginIsNotUsedWhenTheOwnFolderHasNone) {
     EXPECT_TRUE(source.path.empty()) << "took " << source.path << " as the ceiling source";
     EXPECT_NE(source.path, tree.planted);
     // The reason names the file that was looked for, in the runner's own folder, and what it means.
-    EXPECT_NE(source.unavailable.find((tree.own_dir / kCeilingPluginFile).string()), std::string::npos) << source.unavailable;
+    EXPECT_NE(source.unavailable.find((tree.own_dir / kCeilingPluginFile).string()), std::string::npos)
+        << source.unavailable;
     EXPECT_NE(source.unavailable.find("GEMM ceilings not measured"), std::string::npos) << source.unavailable;
     EXPECT_EQ(source.unavailable.find(tree.planted.parent_path().string()), std::string::npos) << source.unavailable;
 }

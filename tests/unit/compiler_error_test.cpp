@@ -58,7 +58,8 @@ TEST(FirstCompilerError, NothingRecognisedIsEmptyAndLinesAreBoundedAndPrintable)
 }
 
 TEST(FirstCompilerError, ItsErrorLineAloneAndItsLinesForTheConsole) {
-    const std::string lines = "a.cpp: In function 'void f()':\na.cpp:4:3: error: 'foo' was not declared\n    4 |   foo(1);";
+    const std::string lines =
+        "a.cpp: In function 'void f()':\na.cpp:4:3: error: 'foo' was not declared\n    4 |   foo(1);";
     EXPECT_EQ(error_line_of(lines), "a.cpp:4:3: error: 'foo' was not declared");
     EXPECT_EQ(error_line_of("no error here"), "");
     EXPECT_EQ(error_excerpt_lines(lines),

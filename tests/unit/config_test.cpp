@@ -142,8 +142,15 @@ TEST(ParseSweepConfig, EveryKeyIsRead) {
     EXPECT_EQ(c.description, "Sets every top-level key once");
     EXPECT_EQ(c.kernels, (std::vector<std::string>{"cpu_*", "cuda_0?_*"}));
     std::vector<Shape> expected = squares({64, 128, 256});
-    for (Shape s : std::vector<Shape>{{1, 3, 10}, {1, 3, 20}, {1, 3, 30}, {2, 3, 10}, {2, 3, 20}, {2, 3, 30},
-                                      {5, 9, 11}, {6, 9, 12}, {7, 9, 13}})
+    for (Shape s : std::vector<Shape>{{1, 3, 10},
+                                      {1, 3, 20},
+                                      {1, 3, 30},
+                                      {2, 3, 10},
+                                      {2, 3, 20},
+                                      {2, 3, 30},
+                                      {5, 9, 11},
+                                      {6, 9, 12},
+                                      {7, 9, 13}})
         expected.push_back(s);
     for (Shape s : squares({16, 24, 36, 54, 81})) expected.push_back(s);  // mul 1.5; then 128, 64 are repeats
     EXPECT_EQ(c.shapes, expected);
@@ -241,13 +248,15 @@ TEST(ParseBaselineOption, NameOrDtypePairs) {
     EXPECT_EQ(parse_baseline_option("cublas_sgemm"), Baseline::same_for_all("cublas_sgemm"));
     EXPECT_EQ(parse_baseline_option("fp32=cublas_sgemm, bf16=cublas_bf16"),
               Baseline::per_dtype({{DType::fp32, "cublas_sgemm"}, {DType::bf16, "cublas_bf16"}}));
-    EXPECT_EQ(parse_baseline_option("fp32=cublas_sgemm,bf16=cublas_bf16").to_text(), "fp32=cublas_sgemm,bf16=cublas_bf16");
+    EXPECT_EQ(parse_baseline_option("fp32=cublas_sgemm,bf16=cublas_bf16").to_text(),
+              "fp32=cublas_sgemm,bf16=cublas_bf16");
     for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
              {"", "empty kernel name"},
              {"bf61=cublas_bf16", "unknown dtype 'bf61' in 'bf61=cublas_bf16' (did you mean 'bf16'?)"},
              {"bf16=", "empty kernel name for bf16"},
              {"bf16=a,bf16=b", "dtype bf16 is given twice"},
-             {"fp32=cublas_sgemm,cublas_bf16", "'cublas_bf16' in 'fp32=cublas_sgemm,cublas_bf16' is not DTYPE=KERNEL"}}) {
+             {"fp32=cublas_sgemm,cublas_bf16",
+              "'cublas_bf16' in 'fp32=cublas_sgemm,cublas_bf16' is not DTYPE=KERNEL"}}) {
         try {
             parse_baseline_option(text);
             ADD_FAILURE() << "no error for '" << text << "'";
@@ -262,7 +271,8 @@ TEST(ParseBaselineOption, NameOrDtypePairs) {
 TEST(DefaultBaseline, EachDtypeGetsItsCublasKernelWhereTheSweepHasIt) {
     const std::vector<std::string> all_cublas{"cuda_10_mma", "cublas_sgemm", "cublas_tf32", "cublas_bf16"};
     const Baseline b = default_baseline({DType::bf16, DType::tf32, DType::fp32, DType::fp16}, all_cublas);
-    EXPECT_EQ(b, Baseline::per_dtype({{DType::fp32, "cublas_sgemm"}, {DType::tf32, "cublas_tf32"}, {DType::bf16, "cublas_bf16"}}));
+    EXPECT_EQ(b, Baseline::per_dtype(
+                     {{DType::fp32, "cublas_sgemm"}, {DType::tf32, "cublas_tf32"}, {DType::bf16, "cublas_bf16"}}));
     EXPECT_EQ(b.kernel_for(DType::fp16), nullptr);  // no cuBLAS fp16 kernel is registered
     // Only the dtypes swept, and only kernels among the sweep's.
     EXPECT_EQ(default_baseline({DType::bf16}, all_cublas), Baseline::per_dtype({{DType::bf16, "cublas_bf16"}}));
@@ -270,7 +280,8 @@ TEST(DefaultBaseline, EachDtypeGetsItsCublasKernelWhereTheSweepHasIt) {
               Baseline::per_dtype({{DType::tf32, "cublas_tf32"}}));
     EXPECT_TRUE(default_baseline({DType::fp32}, {"cpu_naive"}).none());
     // An fp32-only sweep's default reads as the plain name in the report, as before.
-    EXPECT_EQ(default_baseline({DType::fp32}, all_cublas).simplified_for({DType::fp32}).to_json(), json("cublas_sgemm"));
+    EXPECT_EQ(default_baseline({DType::fp32}, all_cublas).simplified_for({DType::fp32}).to_json(),
+              json("cublas_sgemm"));
     EXPECT_EQ(b.simplified_for({DType::bf16, DType::tf32}), b);
     EXPECT_EQ(b.to_json(), json({{"bf16", "cublas_bf16"}, {"fp32", "cublas_sgemm"}, {"tf32", "cublas_tf32"}}));
     EXPECT_TRUE(Baseline().to_json().is_null());
@@ -319,7 +330,9 @@ TEST(ParseSweepConfig, KeysWithSlashOrTildeAreEscapedInThePath) {
 
 // ---- Shape expansion ----
 
-TEST(ShapeExpansion, ScalarsGiveOneShape) { EXPECT_EQ(shapes_of({{{"m", 3}, {"n", 5}, {"k", 7}}}), (std::vector<Shape>{{3, 5, 7}})); }
+TEST(ShapeExpansion, ScalarsGiveOneShape) {
+    EXPECT_EQ(shapes_of({{{"m", 3}, {"n", 5}, {"k", 7}}}), (std::vector<Shape>{{3, 5, 7}}));
+}
 
 TEST(ShapeExpansion, CartesianIsTheDefaultWithKInnermost) {
     const std::vector<Shape> expected{{1, 3, 4}, {1, 3, 5}, {2, 3, 4}, {2, 3, 5}};
@@ -332,8 +345,9 @@ TEST(ShapeExpansion, ZipPairsListsAndBroadcastsScalars) {
               (std::vector<Shape>{{1, 3, 4}, {2, 3, 5}}));
     EXPECT_EQ(shapes_of({{{"m", 1}, {"n", 2}, {"k", 3}, {"combine", "zip"}}}), (std::vector<Shape>{{1, 2, 3}}));
     // A range is list-valued too.
-    EXPECT_EQ(shapes_of({{{"m", {{"from", 8}, {"to", 16}, {"pow2", true}}}, {"n", {7, 9}}, {"k", 1}, {"combine", "zip"}}}),
-              (std::vector<Shape>{{8, 7, 1}, {16, 9, 1}}));
+    EXPECT_EQ(
+        shapes_of({{{"m", {{"from", 8}, {"to", 16}, {"pow2", true}}}, {"n", {7, 9}}, {"k", 1}, {"combine", "zip"}}}),
+        (std::vector<Shape>{{8, 7, 1}, {16, 9, 1}}));
 }
 
 TEST(ShapeExpansion, SquareTakesEveryFormOfDimension) {
@@ -431,7 +445,6 @@ TEST(ApplyOverrides, JsonAndCsvOnOnePathNameBothKeys) {
     }
 }
 
-
 TEST(ApplyOverrides, EachSetValueReplacesTheConfigsAndOthersStay) {
     SweepConfig c = load_sweep_config(kData / "good_configs" / "every_key.json");
     CliOverrides o;
@@ -517,11 +530,16 @@ TEST(ParseSizesOption, CommaSeparatedSizesGiveSquares) {
 }
 
 TEST(ParseSizesOption, BadInputSaysWhatIsWrong) {
-    const std::vector<std::pair<std::string, std::string>> cases{
-        {"", "empty size"},          {"512,", "empty size"},        {"512,,1024", "empty size"},
-        {"abc", "'abc'"},            {"0", ">= 1"},                 {"-5", ">= 1"},
-        {"1.5", "positive integer"}, {"512x512", "positive integer"}, {"99999999999999999999", "too large"},
-        {"4294967296", "<= 2147483647"}};
+    const std::vector<std::pair<std::string, std::string>> cases{{"", "empty size"},
+                                                                 {"512,", "empty size"},
+                                                                 {"512,,1024", "empty size"},
+                                                                 {"abc", "'abc'"},
+                                                                 {"0", ">= 1"},
+                                                                 {"-5", ">= 1"},
+                                                                 {"1.5", "positive integer"},
+                                                                 {"512x512", "positive integer"},
+                                                                 {"99999999999999999999", "too large"},
+                                                                 {"4294967296", "<= 2147483647"}};
     for (const auto& [text, fragment] : cases) {
         SCOPED_TRACE(text);
         try {
@@ -541,8 +559,9 @@ TEST(ParseShapeOption, ReadsMxNxK) {
 
 TEST(ParseShapeOption, BadInputSaysWhatIsWrong) {
     const std::vector<std::pair<std::string, std::string>> cases{
-        {"1x2", "expected MxNxK"}, {"1x2x3x4", "expected MxNxK"}, {"512", "expected MxNxK"},
-        {"", "expected MxNxK"},    {"ax2x3", "'a'"},              {"0x1x1", ">= 1"},
+        {"1x2", "expected MxNxK"}, {"1x2x3x4", "expected MxNxK"},
+        {"512", "expected MxNxK"}, {"", "expected MxNxK"},
+        {"ax2x3", "'a'"},          {"0x1x1", ">= 1"},
         {"1xx2", "empty size"},    {"1x2x", "empty size"}};
     for (const auto& [text, fragment] : cases) {
         SCOPED_TRACE(text);
@@ -560,8 +579,9 @@ TEST(ParseShapeOption, BadInputSaysWhatIsWrong) {
 class ResolveConfigPath : public ::testing::Test {
 protected:
     void SetUp() override {
-        root_ = fs::temp_directory_path() / ("kreg_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                             "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        root_ = fs::temp_directory_path() /
+                ("kreg_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(root_);
         fs::create_directories(root_ / "cwd" / "sweeps");
         fs::create_directories(root_ / "configs" / "sweeps");
@@ -656,13 +676,14 @@ TEST(GlobMatch, ShellStyle) {
     EXPECT_TRUE(glob_match("cuda_0[^1-3]_*", "cuda_04_coarsened"));
     EXPECT_TRUE(glob_match("cublas_[bt]*", "cublas_tf32"));
     EXPECT_FALSE(glob_match("cublas_[bt]*", "cublas_sgemm"));
-    EXPECT_TRUE(glob_match("[]]", "]"));       // ']' first in a class is literal
-    EXPECT_TRUE(glob_match("a[bc", "a[bc"));   // unterminated '[' is literal
+    EXPECT_TRUE(glob_match("[]]", "]"));      // ']' first in a class is literal
+    EXPECT_TRUE(glob_match("a[bc", "a[bc"));  // unterminated '[' is literal
     EXPECT_FALSE(glob_match("a[bc", "ab"));
     EXPECT_TRUE(glob_match("**a**", "xxaxx"));
 }
 
-const std::vector<std::string> kRegistry{"cpu_naive", "cpu_blocked", "cuda_01_naive", "cuda_02_tiled16", "cublas_sgemm"};
+const std::vector<std::string> kRegistry{"cpu_naive", "cpu_blocked", "cuda_01_naive", "cuda_02_tiled16",
+                                         "cublas_sgemm"};
 
 TEST(ResolveKernelPatterns, KeepsRegistryOrderAndDropsDuplicates) {
     EXPECT_EQ(resolve_kernel_patterns({"cublas_sgemm", "cpu_*", "cpu_naive"}, kRegistry, "a.json"),
@@ -698,8 +719,9 @@ TEST(ResolveKernelPatterns, WithNothingCloseTheAvailableKernelsAreListed) {
         resolve_kernel_patterns({"frobnicate"}, kRegistry, "a.json");
         FAIL() << "no error";
     } catch (const ConfigError& e) {
-        EXPECT_EQ(e.message(), "unknown kernel 'frobnicate' (available: cpu_naive, cpu_blocked, cuda_01_naive, "
-                               "cuda_02_tiled16, cublas_sgemm)");
+        EXPECT_EQ(e.message(),
+                  "unknown kernel 'frobnicate' (available: cpu_naive, cpu_blocked, cuda_01_naive, "
+                  "cuda_02_tiled16, cublas_sgemm)");
     }
     try {
         resolve_kernel_patterns({"cpu_naive"}, {}, "a.json");
@@ -714,10 +736,10 @@ TEST(ResolveKernelPatterns, WithNothingCloseTheAvailableKernelsAreListed) {
 // Kernel names the shipped configs may use. A config naming a kernel that is not here fails below: add the
 // kernel here when its plugin lands.
 const std::vector<std::string> kKnownKernels{
-    "cpu_naive",          "cpu_blocked",     "cuda_01_naive",      "cuda_02_tiled16",          "cuda_02_tiled32",
-    "cuda_03_conflicts",  "cuda_03_padded",  "cuda_03_padded_dynamic", "cuda_04_coarsened",    "cuda_05_register_blocked",
-    "cuda_06_vectorized", "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled",   "cuda_10_mma",   "cuda_11_wgmma", "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm",
-    "cublas_tf32",        "cublas_bf16",
+    "cpu_naive", "cpu_blocked", "cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_03_conflicts",
+    "cuda_03_padded", "cuda_03_padded_dynamic", "cuda_04_coarsened", "cuda_05_register_blocked", "cuda_06_vectorized",
+    "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled", "cuda_10_mma", "cuda_11_wgmma",
+    "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm", "cublas_tf32", "cublas_bf16",
     // transposes (issue 11)
     "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
     "cuda_block_transpose", "cuda_block_transpose_padded"};
@@ -739,7 +761,8 @@ TEST(ShippedConfigs, EveryOneLoadsAndNamesKnownKernels) {
         for (const auto& out : {c.output.json, c.output.csv})
             if (out) EXPECT_TRUE(outputs.insert(*out).second) << *out << " is written by two configs";
     }
-    for (const char* expected : {"smoke", "cpu", "a100", "h100", "h200"}) EXPECT_EQ(names.count(expected), 1u) << expected;
+    for (const char* expected : {"smoke", "cpu", "a100", "h100", "h200"})
+        EXPECT_EQ(names.count(expected), 1u) << expected;
 }
 
 TEST(ShippedConfigs, TensorSweepComparesEachDtypeWithItsCublasKernel) {
@@ -756,8 +779,12 @@ TEST(ShippedConfigs, GpuSweepsCoverTheProgressionAndOddShapes) {
         EXPECT_EQ(kernels.size(), 13u);  // the 12 cuda_01..cuda_09 variants and cublas_sgemm, no tf32/bf16
         EXPECT_EQ(c.baseline, Baseline::same_for_all("cublas_sgemm"));
         EXPECT_EQ(c.dtypes, std::vector<DType>{DType::fp32});
-        for (Shape s : std::vector<Shape>{{512, 512, 512}, {8192, 8192, 8192}, {517, 517, 517}, {1000, 3000, 257},
-                                          {1, 4096, 4096}, {4096, 1, 4096}})
+        for (Shape s : std::vector<Shape>{{512, 512, 512},
+                                          {8192, 8192, 8192},
+                                          {517, 517, 517},
+                                          {1000, 3000, 257},
+                                          {1, 4096, 4096},
+                                          {4096, 1, 4096}})
             EXPECT_NE(std::find(c.shapes.begin(), c.shapes.end(), s), c.shapes.end()) << to_string(s);
     }
 }
@@ -870,16 +897,20 @@ TEST(BlockTransposeShapes, TheCommandLineRefusesBlocksOutsideTheRangeToo) {
 // A shape given twice is measured once, and the parser says where both were given.
 TEST(RepeatedShapes, AreMeasuredOnceWithANoteNamingBothPaths) {
     const SweepConfig c = parse_sweep_config(
-        json{{"kernels", {"k"}}, {"shapes", {{{"square", 512}}, {{"m", 64}, {"n", 64}, {"k", 64}}, {{"square", {64, 512}}}}}},
+        json{{"kernels", {"k"}},
+             {"shapes", {{{"square", 512}}, {{"m", 64}, {"n", 64}, {"k", 64}}, {{"square", {64, 512}}}}}},
         "a.json");
     EXPECT_EQ(c.shapes, squares({512, 64}));
     EXPECT_EQ(c.notes, (std::vector<std::string>{
                            "a.json: /shapes/2: 64x64x64 is already given at /shapes/1; it is measured once",
                            "a.json: /shapes/2: 512x512x512 is already given at /shapes/0; it is measured once"}));
-    const SweepConfig within = parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 8}}}}}}, "a.json");
-    EXPECT_EQ(within.notes, std::vector<std::string>{"a.json: /shapes/0: gives 8x8x8 more than once; it is measured once"});
+    const SweepConfig within =
+        parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 8}}}}}}, "a.json");
+    EXPECT_EQ(within.notes,
+              std::vector<std::string>{"a.json: /shapes/0: gives 8x8x8 more than once; it is measured once"});
     EXPECT_TRUE(shapes_of({{{"square", {8, 16}}}}).size() == 2);
-    EXPECT_TRUE(parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 16}}}}}}, "a.json").notes.empty());
+    EXPECT_TRUE(
+        parse_sweep_config(json{{"kernels", {"k"}}, {"shapes", {{{"square", {8, 16}}}}}}, "a.json").notes.empty());
     EXPECT_FALSE(c.to_json().contains("notes")) << "notes are messages, not part of the config";
 }
 
@@ -900,10 +931,13 @@ TEST(RepeatedShapes, OnTheCommandLineTheNoteNamesTheOption) {
     apply_overrides(c, o);
     EXPECT_EQ(c.shapes, squares({16, 32}));
     // The config's shapes, and their note, are gone; the command line's repeat is said.
-    EXPECT_EQ(c.notes, std::vector<std::string>{"<command line>: --sizes: gives 16x16x16 more than once; it is measured once"});
+    EXPECT_EQ(c.notes,
+              std::vector<std::string>{"<command line>: --sizes: gives 16x16x16 more than once; it is measured once"});
     // --block alone replaces a block_transpose config's blocks: its (M, N) are not repeats.
-    SweepConfig b = parse_sweep_config(
-        json{{"operation", "block_transpose"}, {"kernels", {"k"}}, {"shapes", {{{"m", 8}, {"n", 12}, {"block", {2, 4}}}}}}, "b.json");
+    SweepConfig b = parse_sweep_config(json{{"operation", "block_transpose"},
+                                            {"kernels", {"k"}},
+                                            {"shapes", {{{"m", 8}, {"n", 12}, {"block", {2, 4}}}}}},
+                                       "b.json");
     CliOverrides blocks;
     blocks.blocks = std::vector<int64_t>{1, 4};
     apply_overrides(b, blocks);

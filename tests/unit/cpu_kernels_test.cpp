@@ -102,7 +102,7 @@ struct ShapeCase {
 
 TEST_P(CpuKernel, MatchesReferenceOnAwkwardShapes) {
     OpenedKernel kernel(GetParam());
-    const ShapeCase shapes[] = {{1, 1, 1},       {1, 37, 1},     {19, 23, 1},     {17, 17, 17},   {33, 65, 17},
+    const ShapeCase shapes[] = {{1, 1, 1},       {1, 37, 1},     {19, 23, 1},      {17, 17, 17}, {33, 65, 17},
                                 {100, 200, 300}, {257, 129, 65}, {130, 1030, 300}, {5, 3, 1000}};
     for (const auto& s : shapes) {
         SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
@@ -114,8 +114,7 @@ TEST_P(CpuKernel, MatchesReferenceOnAwkwardShapes) {
         ASSERT_EQ(kernel.run(make_args(s.m, s.n, s.k, s.k, s.n, s.n, a.data(), b.data(), c.data()), &message),
                   KREG_STATUS_OK)
             << message;
-        const VerifyResult r =
-            verify_gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.k, s.n, s.n, 1e-5, 1);
+        const VerifyResult r = verify_gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.k, s.n, s.n, 1e-5, 1);
         EXPECT_TRUE(r.passed) << r.reason;
     }
 }
@@ -140,9 +139,9 @@ TEST_P(CpuKernel, HonoursAlphaBetaAndPaddedLeadingDims) {
         for (int64_t q = 0; q < s.k; ++q) fill_uniform(&b[size_t(q * ldb)], size_t(s.n), 13, 100000 + uint64_t(q));
 
         std::string message;
-        ASSERT_EQ(kernel.run(make_args(s.m, s.n, s.k, lda, ldb, ldc, a.data(), b.data(), c.data(), alpha, beta),
-                             &message),
-                  KREG_STATUS_OK)
+        ASSERT_EQ(
+            kernel.run(make_args(s.m, s.n, s.k, lda, ldb, ldc, a.data(), b.data(), c.data(), alpha, beta), &message),
+            KREG_STATUS_OK)
             << message;
 
         // alpha*A*B + beta*C0 is the plain product [alpha*A | beta*C0] * [B ; I], which verify_gemm checks.

@@ -68,7 +68,9 @@ TEST_F(GradebookTest, RecordWritesTheStudentFileAndOneCsvRow) {
     EXPECT_EQ(book.student_file("alice"), dir_ / "students" / "alice.json");
     EXPECT_EQ(json::parse(read_text(dir_ / "students" / "alice.json")).at("score"), 42.5);
     const std::string csv = read_text(dir_ / "gradebook.csv");
-    EXPECT_EQ(csv, "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,42.5,100,graded,ok,,,,\n");
+    EXPECT_EQ(
+        csv,
+        "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,42.5,100,graded,ok,,,,\n");
     EXPECT_EQ(csv, book.csv());
 }
 
@@ -80,8 +82,9 @@ TEST_F(GradebookTest, WhenHowLongHowMuchMemoryAndARemovedSubmissionAreColumnsAnd
     r.peak_mb = 37.26;
     r.submission_removed = true;
     book.record(r);
-    EXPECT_EQ(book.csv(), "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\n"
-                          "alice,40,100,graded,ok,2026-12-02T01:02:03Z,12.25,37.3,yes\n");
+    EXPECT_EQ(book.csv(),
+              "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\n"
+              "alice,40,100,graded,ok,2026-12-02T01:02:03Z,12.25,37.3,yes\n");
     const StudentResult back = book.all().at(0);
     EXPECT_EQ(back.graded_at, r.graded_at);
     EXPECT_EQ(back.wall_s, 12.25);
@@ -105,7 +108,8 @@ TEST_F(GradebookTest, RecordingAStudentAgainReplacesTheRow) {
     book.record(result_for("alice", 90));
     book.record(result_for("bob", 77, "graded", "fixed"));
     EXPECT_EQ(read_text(dir_ / "gradebook.csv"),
-              "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,90,100,graded,ok,,,,\nbob,77,100,graded,fixed,,,,\n");
+              "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,90,100,graded,ok,,,,"
+              "\nbob,77,100,graded,fixed,,,,\n");
     const auto all = book.all();
     ASSERT_EQ(all.size(), 2u);
     EXPECT_EQ(all[1].student, "bob");
@@ -221,22 +225,26 @@ Rubric rubric_with_hidden_cases() {
         return json{{"name", name}, {"points", points}, {"shapes", {{{"square", 17}}}}, {"seeds", {1}}};
     };
     auto a_tier = [](const std::string& name, double points) {
-        return json{{"name", name}, {"points", points}, {"shape", {{"square", 64}}}, {"reference", "cpu_naive"}, {"min_ratio", 1.0}};
+        return json{{"name", name},
+                    {"points", points},
+                    {"shape", {{"square", 64}}},
+                    {"reference", "cpu_naive"},
+                    {"min_ratio", 1.0}};
     };
-    const Rubric published = parse_rubric(
-        json{{"correctness", {a_case("odd shapes", 40), a_case("=big, \"one\"", 20)}}, {"performance", {a_tier("fast", 20)}}},
-        "lab.json");
-    const Rubric hidden = parse_rubric(
-        json{{"correctness", {a_case("secret ragged", 10), a_case("secret tall", 5)}}, {"performance", {a_tier("secret speed", 5)}}},
-        "staff/hidden.json");
+    const Rubric published = parse_rubric(json{{"correctness", {a_case("odd shapes", 40), a_case("=big, \"one\"", 20)}},
+                                               {"performance", {a_tier("fast", 20)}}},
+                                          "lab.json");
+    const Rubric hidden = parse_rubric(json{{"correctness", {a_case("secret ragged", 10), a_case("secret tall", 5)}},
+                                            {"performance", {a_tier("secret speed", 5)}}},
+                                       "staff/hidden.json");
     return merge_rubrics({published, hidden});
 }
 
 TEST(GradebookColumns, PublishedEntriesByNameHiddenOnesAsOneColumnPerSection) {
     std::vector<std::string> headers;
     for (const auto& column : gradebook_columns(rubric_with_hidden_cases())) headers.push_back(column.header);
-    EXPECT_EQ(headers, (std::vector<std::string>{"correctness:odd shapes", "correctness:=big, \"one\"", "hidden:correctness",
-                                                 "performance:fast", "hidden:performance"}));
+    EXPECT_EQ(headers, (std::vector<std::string>{"correctness:odd shapes", "correctness:=big, \"one\"",
+                                                 "hidden:correctness", "performance:fast", "hidden:performance"}));
     // A rubric without hidden files has no hidden columns.
     headers.clear();
     const json only = {{"name", "only"}, {"points", 1}, {"shapes", {{{"square", 3}}}}, {"seeds", {1}}};
@@ -248,20 +256,22 @@ TEST(GradebookColumns, PublishedEntriesByNameHiddenOnesAsOneColumnPerSection) {
 TEST_F(GradebookTest, CsvHasAColumnPerSectionWithTheSameColumnsForEveryStudentAndNoHiddenName) {
     Gradebook book(dir_, rubric_with_hidden_cases());
     StudentResult alice = result_for("alice", 77, "graded", "77/100; hidden: 2/3 cases passed");
-    alice.checks = {{"audit", "static audit", 0, 0, true, "", json()},
-                    {"correctness", "odd shapes", 40, 40, true, "4/4 runs ok", json()},
-                    {"correctness", "=big, \"one\"", 10, 20, false, "1/2 runs ok", json()},
-                    {"correctness", "secret ragged", 10, 10, true, "1/1 runs ok; shape 300x7x129", json()},
-                    {"correctness", "secret tall", 0, 5, false, "0/1 runs ok; first failure: wrong_result at 999x1x2", json()},
-                    {"performance", "fast", 12.5, 20, true, "1.3x", json()},
-                    {"performance", "secret speed", 5, 5, true, "2x", json()}};
+    alice.checks = {
+        {"audit", "static audit", 0, 0, true, "", json()},
+        {"correctness", "odd shapes", 40, 40, true, "4/4 runs ok", json()},
+        {"correctness", "=big, \"one\"", 10, 20, false, "1/2 runs ok", json()},
+        {"correctness", "secret ragged", 10, 10, true, "1/1 runs ok; shape 300x7x129", json()},
+        {"correctness", "secret tall", 0, 5, false, "0/1 runs ok; first failure: wrong_result at 999x1x2", json()},
+        {"performance", "fast", 12.5, 20, true, "1.3x", json()},
+        {"performance", "secret speed", 5, 5, true, "2x", json()}};
     book.record(alice);
     book.record(result_for("bob", 0, "rejected_audit", "rejected by the static audit: imports socket"));  // no checks
     const std::string csv = read_text(dir_ / "gradebook.csv");
     const auto lines = lines_of(csv);
     ASSERT_EQ(lines.size(), 3u) << csv;
-    EXPECT_EQ(lines[0], "student,score,max,status,summary,correctness:odd shapes,\"correctness:=big, \"\"one\"\"\","
-                        "hidden:correctness,performance:fast,hidden:performance,graded_at,wall_s,peak_mb,submission_removed");
+    EXPECT_EQ(lines[0],
+              "student,score,max,status,summary,correctness:odd shapes,\"correctness:=big, \"\"one\"\"\","
+              "hidden:correctness,performance:fast,hidden:performance,graded_at,wall_s,peak_mb,submission_removed");
     EXPECT_EQ(lines[1], "alice,77,100,graded,77/100; hidden: 2/3 cases passed,40,10,10,12.5,5,,,,");
     EXPECT_EQ(lines[2], "bob,0,100,rejected_audit,rejected by the static audit: imports socket,,,,,,,,,");
     for (const char* secret : {"secret", "300x7x129", "999x1x2", "hidden.json"})
@@ -273,15 +283,18 @@ TEST_F(GradebookTest, WithoutARubricTheCsvHasOnlyTheFirstFiveColumns) {
     StudentResult alice = result_for("alice", 40);
     alice.checks = {{"correctness", "odd shapes", 40, 40, true, "", json()}};
     book.record(alice);
-    EXPECT_EQ(book.csv(), "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,40,100,graded,ok,,,,\n");
+    EXPECT_EQ(
+        book.csv(),
+        "student,score,max,status,summary,graded_at,wall_s,peak_mb,submission_removed\nalice,40,100,graded,ok,,,,\n");
 }
 
 TEST(GradebookText, FormatChecksListsEveryCheckWithItsVerdict) {
     StudentResult r = result_for("alice", 30);
     r.checks.push_back({"build", "build", 0, 0, true, "built in 2.1 s", json()});
     r.checks.push_back({"correctness", "odd shapes", 10, 20, false, "1/2 runs\nsecond line", json()});
-    const std::string long_reason = "0/1 runs ok; first failure: wrong_result at 17x33x9 seed 1: first call: NaN at (0, 0) "
-                                    "computed from the padding after B: a value was read past the end of B";
+    const std::string long_reason =
+        "0/1 runs ok; first failure: wrong_result at 17x33x9 seed 1: first call: NaN at (0, 0) "
+        "computed from the padding after B: a value was read past the end of B";
     r.checks.push_back({"correctness", "edges", 0, 10, false, long_reason, json()});
     const auto lines = lines_of(format_checks(r));
     ASSERT_EQ(lines.size(), 8u) << format_checks(r);
@@ -311,10 +324,12 @@ TEST_F(GradebookTest, ConsoleSummaryAlignsColumnsAndShowsLongSummariesWholeUnder
     const std::size_t status_at = lines[0].find("status");
     ASSERT_NE(status_at, std::string::npos);
     for (const std::string& student : {"alice", "bob", "a_much_longer_id", "dan", "eve"}) {
-        const auto row = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(student + " ", 0) == 0; });
+        const auto row = std::find_if(lines.begin(), lines.end(),
+                                      [&](const std::string& l) { return l.rfind(student + " ", 0) == 0; });
         ASSERT_NE(row, lines.end()) << student << "\n" << text;
         const std::string rest = row->substr(status_at);
-        EXPECT_TRUE(rest.rfind("graded", 0) == 0 || rest.rfind("build_failed", 0) == 0 || rest.rfind("timeout", 0) == 0) << *row;
+        EXPECT_TRUE(rest.rfind("graded", 0) == 0 || rest.rfind("build_failed", 0) == 0 || rest.rfind("timeout", 0) == 0)
+            << *row;
     }
     EXPECT_NE(text.find("\n    nvcc: error: expected ';'\n    more compiler output\n"), std::string::npos) << text;
     EXPECT_NE(text.find("\n    " + std::string(200, 'x') + "\n"), std::string::npos) << text;

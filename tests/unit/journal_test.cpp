@@ -121,12 +121,18 @@ TEST(Journal, GarbageAfterTheLastLineIsDroppedButNotInTheMiddle) {
 TEST(Journal, ARecordLineThatIsNotARecordNamesItsLineAndPath) {
     const fs::path p = scratch.fresh_dir("bad_record") / "s.journal.jsonl";
     { JournalWriter::create(p, {{"planned", 3}}, false); }
-    append_raw(p, R"({"record": {"job_id": "seven"}})" "\n" R"({"record": {}})" "\n");
+    append_raw(p, R"({"record": {"job_id": "seven"}})"
+                  "\n"
+                  R"({"record": {}})"
+                  "\n");
     const std::string error = message_of([&] { read_journal(p); });
     EXPECT_NE(error.find(p.string() + ":2: /record: "), std::string::npos) << error;
     const fs::path q = scratch.fresh_dir("bad_kind") / "s.journal.jsonl";
     { JournalWriter::create(q, {{"planned", 3}}, false); }
-    append_raw(q, R"({"row": 1})" "\n" R"({"row": 2})" "\n");
+    append_raw(q, R"({"row": 1})"
+                  "\n"
+                  R"({"row": 2})"
+                  "\n");
     EXPECT_NE(message_of([&] { read_journal(q); }).find(":2: expected {\"record\""), std::string::npos);
 }
 

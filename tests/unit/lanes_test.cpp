@@ -77,7 +77,8 @@ TEST(Lanes, EveryJobOnceEachKernelOnOneLaneAndRowsOneAtATime) {
     EXPECT_FALSE(overlapped) << "on_record ran in two lanes at once";
     ASSERT_EQ(seen.size(), jobs.size());
     for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << "job " << id;
-    for (const auto& [kernel, lanes] : lanes_of_kernel) EXPECT_EQ(lanes.size(), 1u) << kernel << " ran on several lanes";
+    for (const auto& [kernel, lanes] : lanes_of_kernel)
+        EXPECT_EQ(lanes.size(), 1u) << kernel << " ran on several lanes";
     EXPECT_EQ(finished, (std::set<size_t>{0, 1, 2}));
 }
 
@@ -137,7 +138,9 @@ TEST(Lanes, AStopEndsTheSweepAfterTheJobsInFlight) {
     EXPECT_LE(rows.load(), 4) << "after the stop, each lane may finish at most the job it had started";
 }
 
-TEST(Lanes, NoLanesIsAnError) { EXPECT_THROW(run_in_lanes(jobs_of({{"a", 1}}), 0, LaneCallbacks{}), std::invalid_argument); }
+TEST(Lanes, NoLanesIsAnError) {
+    EXPECT_THROW(run_in_lanes(jobs_of({{"a", 1}}), 0, LaneCallbacks{}), std::invalid_argument);
+}
 
 }  // namespace
 }  // namespace kreg

@@ -101,9 +101,11 @@ TEST(Loader, UnknownOperationOrDtypeMakesOnlyThatKernelUnavailable) {
     EXPECT_EQ(info.kernels[0].name, "future_fft");
     EXPECT_EQ(info.kernels[0].operation, "unknown operation 99");
     EXPECT_NE(info.kernels[0].unavailable_reason.find("declares operation 99, which this runner does not know"),
-              std::string::npos) << info.kernels[0].unavailable_reason;
+              std::string::npos)
+        << info.kernels[0].unavailable_reason;
     EXPECT_NE(info.kernels[1].unavailable_reason.find("only dtypes this runner does not know (dtypes mask 1048576)"),
-              std::string::npos) << info.kernels[1].unavailable_reason;
+              std::string::npos)
+        << info.kernels[1].unavailable_reason;
     EXPECT_TRUE(info.kernels[1].dtypes.empty());
     EXPECT_EQ(info.kernels[2].unavailable_reason, "");
 
@@ -160,7 +162,8 @@ Job small_job(const std::string& plugin, const std::string& kernel) {
 
 TEST(WorkerSession, CreationFailureBecomesAFailedRowWithThePluginsMessage) {
     WorkerSession session;
-    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_create_throws"), "fixture_create_throws")}});
+    const auto reply =
+        session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_create_throws"), "fixture_create_throws")}});
     const Record r = reply.at("record").get<Record>();
     EXPECT_EQ(r.status, RowStatus::failed);
     EXPECT_EQ(r.reason, "creation failed: fixture: constructor refuses to run");
@@ -168,7 +171,8 @@ TEST(WorkerSession, CreationFailureBecomesAFailedRowWithThePluginsMessage) {
 
 TEST(WorkerSession, ExceptionInRunBecomesAFailedRow) {
     WorkerSession session;
-    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_throw_in_run"), "fixture_throw_in_run")}});
+    const auto reply =
+        session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_throw_in_run"), "fixture_throw_in_run")}});
     const Record r = reply.at("record").get<Record>();
     EXPECT_EQ(r.status, RowStatus::failed);
     EXPECT_NE(r.reason.find("fixture: run_gemm throws"), std::string::npos) << r.reason;
@@ -202,7 +206,8 @@ TEST(WorkerSession, Abi10AndKnownKernelsOfANewerPluginRun) {
         const Record r = reply.at("record").get<Record>();
         EXPECT_EQ(r.status, RowStatus::ok) << kernel << ": " << r.reason;
     }
-    const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_unknown_operation"), "future_fft")}});
+    const auto reply =
+        session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_unknown_operation"), "future_fft")}});
     const Record r = reply.at("record").get<Record>();
     EXPECT_EQ(r.status, RowStatus::skipped);
     EXPECT_NE(r.reason.find("declares operation 99"), std::string::npos) << r.reason;

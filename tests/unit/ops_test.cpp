@@ -65,8 +65,10 @@ TEST(Ops, TheCheckIsBitExactOnEveryElement) {
         ASSERT_LT(at, c.size()) << std::hex << special;
         std::vector<float> wrong = c;
         // The quiet form of a signalling NaN, +0 for -0, 0 for the subnormal, another NaN payload.
-        const uint32_t changed = special == 0x7f812345u ? 0x7fc12345u : special == 0x80000000u ? 0u
-                                 : special == 1u ? 0u : special ^ 0x10u;
+        const uint32_t changed = special == 0x7f812345u   ? 0x7fc12345u
+                                 : special == 0x80000000u ? 0u
+                                 : special == 1u          ? 0u
+                                                          : special ^ 0x10u;
         wrong[at] = from_bits(changed);
         const VerifyResult v = op.verify(a.data(), nullptr, wrong.data(), shape, 0, 0);
         EXPECT_FALSE(v.passed) << std::hex << special;

@@ -66,8 +66,9 @@ TEST(EndCause, OnlyTheKernelsFailureACudaErrorAndARefusedAllocationMayBeClaimedB
 }
 
 TEST(EndCause, NamesRoundTripAndTheRowCarriesItsCause) {
-    for (const char* name : {"none", "kernel_failed", "cuda_error", "memory_refused", "signal", "exited", "call_timeout", "job_timeout",
-                             "load_timeout", "memory_cap", "sandbox_refusal", "protocol_breach"}) {
+    for (const char* name :
+         {"none", "kernel_failed", "cuda_error", "memory_refused", "signal", "exited", "call_timeout", "job_timeout",
+          "load_timeout", "memory_cap", "sandbox_refusal", "protocol_breach"}) {
         const auto cause = parse_end_cause(name);
         ASSERT_TRUE(cause) << name;
         EXPECT_EQ(to_string(*cause), name);

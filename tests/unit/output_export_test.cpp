@@ -28,8 +28,6 @@ Job export_job() {
     return job;
 }
 
-
-
 // ---- check_call_outputs ----------------------------------------------------------------------------
 
 // What an honest worker would hand over for a call whose inputs were drawn from seed.
@@ -53,7 +51,8 @@ struct HandedOver {
             c[size_t(call)] = honest_call_output(job, seed);
         }
         for (int call = 0; call < count; ++call)
-            outputs.push_back({uint64_t(call), 0xabcdef00ULL + 977ULL * uint64_t(call), c[size_t(call)].data(), c[size_t(call)].size()});
+            outputs.push_back({uint64_t(call), 0xabcdef00ULL + 977ULL * uint64_t(call), c[size_t(call)].data(),
+                               c[size_t(call)].size()});
     }
 };
 
@@ -180,8 +179,10 @@ TEST(CallOutputs, SixteenBitJobsAreCheckedOnTheRoundedInputsTheKernelGets) {
         std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
         std::vector<double> ref(c.size());
         fill_call_inputs(job, 5, a.data(), b.data());
-        for (float& v : a) v = dtype == DType::bf16 ? round_to_significand(v, 8, -126) : round_to_significand(v, 11, -14);
-        for (float& v : b) v = dtype == DType::bf16 ? round_to_significand(v, 8, -126) : round_to_significand(v, 11, -14);
+        for (float& v : a)
+            v = dtype == DType::bf16 ? round_to_significand(v, 8, -126) : round_to_significand(v, 11, -14);
+        for (float& v : b)
+            v = dtype == DType::bf16 ? round_to_significand(v, 8, -126) : round_to_significand(v, 11, -14);
         reference_gemm_fp64(m, n, k, a.data(), k, b.data(), n, ref.data(), n);
         for (size_t i = 0; i < c.size(); ++i) c[i] = float(ref[i]);
         const TrustedCheck rounded = check_call_outputs(job, {{0, 5, c.data(), c.size()}}, 1);
@@ -192,7 +193,6 @@ TEST(CallOutputs, SixteenBitJobsAreCheckedOnTheRoundedInputsTheKernelGets) {
         EXPECT_FALSE(fp32.passed) << to_string(dtype) << ": the checker did not round the inputs";
     }
 }
-
 
 // ---- Transposes: exact operations --------------------------------------------------------------------
 
@@ -207,8 +207,10 @@ Job transpose_job(Operation op, Shape shape) {
 std::vector<float> honest_transpose(const Job& job, uint64_t seed) {
     std::vector<float> a(size_t(job.shape.m * job.shape.n)), out(a.size());
     fill_call_inputs(job, seed, a.data(), nullptr);
-    if (job.operation == Operation::transpose) reference_transpose(a.data(), out.data(), job.shape.m, job.shape.n);
-    else reference_block_transpose(a.data(), out.data(), job.shape.m, job.shape.n, job.shape.block);
+    if (job.operation == Operation::transpose)
+        reference_transpose(a.data(), out.data(), job.shape.m, job.shape.n);
+    else
+        reference_block_transpose(a.data(), out.data(), job.shape.m, job.shape.n, job.shape.block);
     return out;
 }
 
@@ -217,7 +219,8 @@ TEST(CallOutputs, ATransposesInputsCarryTheSpecialValuesSoBitsAreChecked) {
     std::vector<float> a(17 * 33), again(17 * 33);
     fill_call_inputs(job, 42, a.data(), nullptr);  // no B: the pointer is never touched
     fill_call_inputs(job, 42, again.data(), nullptr);
-    EXPECT_EQ(std::memcmp(a.data(), again.data(), a.size() * sizeof(float)), 0) << "the checker draws what the worker drew";
+    EXPECT_EQ(std::memcmp(a.data(), again.data(), a.size() * sizeof(float)), 0)
+        << "the checker draws what the worker drew";
     // Every special bit pattern is in A (561 elements, 7 patterns), and nothing else is non-finite.
     std::vector<uint32_t> bits(a.size());
     std::memcpy(bits.data(), a.data(), a.size() * sizeof(float));
@@ -231,16 +234,18 @@ TEST(CallOutputs, ATransposesInputsCarryTheSpecialValuesSoBitsAreChecked) {
 }
 
 TEST(CallOutputs, TransposesAreCheckedBitForBitEveryCall) {
-    for (const auto& [op, shape] : std::vector<std::pair<Operation, Shape>>{{Operation::transpose, {17, 33, 0, 0}},
-                                                                           {Operation::transpose, {1, 300, 0, 0}},
-                                                                           {Operation::block_transpose, {12, 18, 0, 3}}}) {
+    for (const auto& [op, shape] :
+         std::vector<std::pair<Operation, Shape>>{{Operation::transpose, {17, 33, 0, 0}},
+                                                  {Operation::transpose, {1, 300, 0, 0}},
+                                                  {Operation::block_transpose, {12, 18, 0, 3}}}) {
         SCOPED_TRACE(to_string(shape));
         const Job job = transpose_job(op, shape);
         std::vector<std::vector<float>> c;
         for (uint64_t call = 0; call < 4; ++call) c.push_back(honest_transpose(job, 1000 + call));
         auto outputs = [&] {
             std::vector<CallOutput> out;
-            for (uint64_t call = 0; call < 4; ++call) out.push_back({call, 1000 + call, c[call].data(), c[call].size()});
+            for (uint64_t call = 0; call < 4; ++call)
+                out.push_back({call, 1000 + call, c[call].data(), c[call].size()});
             return out;
         };
         const TrustedCheck honest = check_call_outputs(job, outputs(), 4);
@@ -259,7 +264,8 @@ TEST(CallOutputs, TransposesAreCheckedBitForBitEveryCall) {
         const uint32_t poison = kPoisonBits;
         std::memcpy(&c[3][5], &poison, sizeof poison);
         wrong = check_call_outputs(job, outputs(), 4);
-        EXPECT_NE(wrong.reason.find("was never written (it still holds the poison NaN)"), std::string::npos) << wrong.reason;
+        EXPECT_NE(wrong.reason.find("was never written (it still holds the poison NaN)"), std::string::npos)
+            << wrong.reason;
         c[3][5] = saved;
         // An element left holding what C was filled with before that call (verify/output_fill.hpp, drawn as in
         // the worker) is named as unwritten, whichever fill it was.
@@ -300,7 +306,8 @@ TEST(CallOutputs, ATransposeThatQuietsASignallingNaNFails) {
     const TrustedCheck check = check_call_outputs(one, {{0, 7, c.data(), c.size()}}, 1);
     EXPECT_FALSE(check.passed);
     EXPECT_NE(check.reason.find("first call: element"), std::string::npos) << check.reason;
-    EXPECT_NE(check.reason.find("(bits 0x7fc12345) but the exact result is nan (bits 0x7f812345)"), std::string::npos) << check.reason;
+    EXPECT_NE(check.reason.find("(bits 0x7fc12345) but the exact result is nan (bits 0x7f812345)"), std::string::npos)
+        << check.reason;
 }
 
 }  // namespace

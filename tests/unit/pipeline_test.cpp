@@ -112,7 +112,8 @@ RunSettings settings_with(int repeats, std::optional<double> noise_target) {
 TEST(StoppingRule, WithoutANoiseTargetTheCountIsFixed) {
     ScriptedTimer timer({1.0, 9.0});
     SamplingOutcome outcome;
-    const auto samples = sample(settings_with(7, std::nullopt), timer, [] {}, {}, {}, &outcome);
+    const auto samples = sample(
+        settings_with(7, std::nullopt), timer, [] {}, {}, {}, &outcome);
     EXPECT_EQ(samples.size(), 7u);
     EXPECT_EQ(outcome.stop, "repeats");
 }
@@ -120,7 +121,8 @@ TEST(StoppingRule, WithoutANoiseTargetTheCountIsFixed) {
 TEST(StoppingRule, SteadySamplesStopAtTheMinimumCount) {
     ScriptedTimer timer({1.0});
     SamplingOutcome outcome;
-    const auto samples = sample(settings_with(10, 0.005), timer, [] {}, {}, {}, &outcome);
+    const auto samples = sample(
+        settings_with(10, 0.005), timer, [] {}, {}, {}, &outcome);
     EXPECT_EQ(samples.size(), 10u);
     EXPECT_EQ(outcome.stop, "noise_target");
     EXPECT_EQ(outcome.relative_half_width, 0.0);
@@ -130,7 +132,8 @@ TEST(StoppingRule, TheMinimumCountIsKeptEvenBelowSixSamplesWhereNoIntervalExists
     // repeats 3: three samples have no 95 % interval, so a noise target keeps sampling past them.
     ScriptedTimer timer({1.0});
     SamplingOutcome outcome;
-    const auto samples = sample(settings_with(3, 0.005), timer, [] {}, {}, {}, &outcome);
+    const auto samples = sample(
+        settings_with(3, 0.005), timer, [] {}, {}, {}, &outcome);
     EXPECT_EQ(samples.size(), 6u);
     EXPECT_EQ(outcome.stop, "noise_target");
 }
@@ -141,7 +144,8 @@ TEST(StoppingRule, NoisySamplesGoOnUntilTheIntervalIsNarrowEnough) {
     std::vector<double> script = {1.0, 3.0, 0.5, 2.0, 1.5, 0.7, 2.5, 1.2, 0.9, 4.0, 1.0};
     ScriptedTimer timer(script);
     SamplingOutcome outcome;
-    const auto samples = sample(settings_with(10, 0.005), timer, [] {}, {}, {}, &outcome);
+    const auto samples = sample(
+        settings_with(10, 0.005), timer, [] {}, {}, {}, &outcome);
     EXPECT_GT(samples.size(), 10u);
     EXPECT_EQ(outcome.stop, "noise_target");
     EXPECT_LE(outcome.relative_half_width, 0.005);
@@ -155,7 +159,8 @@ TEST(StoppingRule, NeverQuietSamplesStopAtTheCapOfSamples) {
     for (int i = 0; i < 3 * kMaxSamples; ++i) script.push_back(i % 2 == 0 ? 1.0 : 2.0);
     ScriptedTimer alternating(script);
     SamplingOutcome outcome;
-    const auto samples = sample(settings_with(10, 0.005), alternating, [] {}, {}, {}, &outcome);
+    const auto samples = sample(
+        settings_with(10, 0.005), alternating, [] {}, {}, {}, &outcome);
     EXPECT_EQ(samples.size(), size_t(kMaxSamples));
     EXPECT_EQ(outcome.stop, "max_samples");
 }
@@ -167,7 +172,8 @@ TEST(StoppingRule, TheTimeCapStopsAfterThreeSamples) {
     RunSettings s = settings_with(10, 0.005);
     s.time_budget_s = 1e-12;  // spent by the time any call returns
     SamplingOutcome outcome;
-    const auto samples = sample(s, timer, [] {}, {}, {}, &outcome);
+    const auto samples = sample(
+        s, timer, [] {}, {}, {}, &outcome);
     EXPECT_EQ(samples.size(), 3u);
     EXPECT_EQ(outcome.stop, "time_cap");
 }
@@ -206,7 +212,8 @@ TEST(ClockSettle, CallsUntilTwoWindowsAgreeAreWarmUpsAndNotSamples) {
     SampleHooks hooks;
     hooks.after_call = [&](const CallSite& site, double) { labels.push_back(site.label()); };
     SamplingOutcome outcome;
-    const auto samples = sample(s, timer, [] {}, hooks, settle, &outcome);
+    const auto samples = sample(
+        s, timer, [] {}, hooks, settle, &outcome);
     EXPECT_TRUE(outcome.settled);
     EXPECT_EQ(outcome.settle_calls, 15);
     EXPECT_EQ(samples, std::vector<double>(4, 1.0));

@@ -189,22 +189,28 @@ TEST(RecordExtras, AnUnknownFieldIsRefusedAtEveryLevelNamingItsPath) {
     EXPECT_EQ(read_error(with(good, "/anticheat/cheated", false)), "/extra/anticheat/cheated: unknown field");
     EXPECT_EQ(read_error(with(good, "/call_checks/skipped", 0)), "/extra/call_checks/skipped: unknown field");
     EXPECT_EQ(read_error(with(good, "/kernel_time/trust_me", 1)), "/extra/kernel_time/trust_me: unknown field");
-    EXPECT_EQ(read_error(with(good, "/sampling/clock_settle/mhz", 1)), "/extra/sampling/clock_settle/mhz: unknown field");
+    EXPECT_EQ(read_error(with(good, "/sampling/clock_settle/mhz", 1)),
+              "/extra/sampling/clock_settle/mhz: unknown field");
     EXPECT_EQ(read_error(with(good, "/roofline/trust_me", true)), "/extra/roofline/trust_me: unknown field");
     EXPECT_EQ(read_error(with(good, "/trusted_check/note", "x")), "/extra/trusted_check/note: unknown field");
     EXPECT_EQ(read_error(with(good, "/timing_claims/note", "x")), "/extra/timing_claims/note: unknown field");
     // Each struct read on its own is as strict.
-    EXPECT_THROW((void)json({{"grid", {1, 1, 1}}, {"block", {1, 1, 1}}, {"dynamic_smem", 0}, {"x", 1}}).get<LaunchInfo>(),
-                 ExtrasError);
+    EXPECT_THROW(
+        (void)json({{"grid", {1, 1, 1}}, {"block", {1, 1, 1}}, {"dynamic_smem", 0}, {"x", 1}}).get<LaunchInfo>(),
+        ExtrasError);
 }
 
 TEST(RecordExtras, WrongTypesAndMissingFieldsAreRefused) {
     const json good = full_extras();
     EXPECT_EQ(read_error(with(good, "/device", true)), "/extra/device: must be an integer, got boolean");
-    EXPECT_EQ(read_error(with(good, "/attributes/registers", 2.5)), "/extra/attributes/registers: must be an integer, got number");
-    EXPECT_EQ(read_error(with(good, "/launch/grid", json({1, 2}))), "/extra/launch/grid: must be an array of 3, got array");
-    EXPECT_EQ(read_error(with(good, "/launch/block/1", -1)), "/extra/launch/block/1: must be an integer >= 0, got number");
-    EXPECT_EQ(read_error(with(good, "/anticheat/every_call_checked", 1)), "/extra/anticheat/every_call_checked: must be true or false, got number");
+    EXPECT_EQ(read_error(with(good, "/attributes/registers", 2.5)),
+              "/extra/attributes/registers: must be an integer, got number");
+    EXPECT_EQ(read_error(with(good, "/launch/grid", json({1, 2}))),
+              "/extra/launch/grid: must be an array of 3, got array");
+    EXPECT_EQ(read_error(with(good, "/launch/block/1", -1)),
+              "/extra/launch/block/1: must be an integer >= 0, got number");
+    EXPECT_EQ(read_error(with(good, "/anticheat/every_call_checked", 1)),
+              "/extra/anticheat/every_call_checked: must be true or false, got number");
     EXPECT_EQ(read_error(with(good, "/model_bytes", "1e9")), "/extra/model_bytes: must be a number, got string");
     EXPECT_EQ(read_error(with(good, "/sampling", json::array())), "/extra/sampling: must be an object, got array");
     EXPECT_EQ(read_error(with(good, "/hold_timeouts", 3000000000LL)), "/extra/hold_timeouts: out of range");
@@ -251,7 +257,9 @@ TEST(RecordExtras, ARecordWithAnUnknownExtraIsRefusedAsAWholeAsTheWorkerProtocol
 
 // ---- The report schema ------------------------------------------------------------------------------
 
-JsonSchema report_schema() { return JsonSchema::load(std::string(KREG_SOURCE_DIR) + "/configs/schema/report.schema.json"); }
+JsonSchema report_schema() {
+    return JsonSchema::load(std::string(KREG_SOURCE_DIR) + "/configs/schema/report.schema.json");
+}
 
 std::string joined(const std::vector<std::string>& errors) {
     std::string s;
@@ -299,14 +307,17 @@ TEST(ReportSchema, TheValidatorRefusesWhatTheSchemaForbids) {
     const json report = report_json(make_report_meta(meta_inputs()), {sample_row()}, Baseline());
     const JsonSchema schema = report_schema();
     ASSERT_TRUE(schema.validate(report).empty()) << joined(schema.validate(report));
-    EXPECT_EQ(joined(schema.validate(with(report, "/records/0/extra/bogus", 1))), "/records/0/extra/bogus: unknown field\n");
+    EXPECT_EQ(joined(schema.validate(with(report, "/records/0/extra/bogus", 1))),
+              "/records/0/extra/bogus: unknown field\n");
     EXPECT_EQ(joined(schema.validate(with(report, "/records/0/status", "fine"))),
-              "/records/0/status: \"fine\" is not one of [\"ok\",\"wrong_result\",\"skipped\",\"failed\",\"crashed\",\"timeout\"]\n");
+              "/records/0/status: \"fine\" is not one of "
+              "[\"ok\",\"wrong_result\",\"skipped\",\"failed\",\"crashed\",\"timeout\"]\n");
     EXPECT_EQ(joined(schema.validate(with(report, "/records/0/extra/launch/grid", json({1, 2})))),
               "/records/0/extra/launch/grid: fewer than 3 items\n");
     EXPECT_EQ(joined(schema.validate(with(report, "/records/0/m", 0))), "/records/0/m: 0 < 1\n");
     EXPECT_EQ(joined(schema.validate(with(report, "/summary/fine", 1))),
-              "/summary/fine (name): \"fine\" is not one of [\"ok\",\"wrong_result\",\"skipped\",\"failed\",\"crashed\",\"timeout\"]\n");
+              "/summary/fine (name): \"fine\" is not one of "
+              "[\"ok\",\"wrong_result\",\"skipped\",\"failed\",\"crashed\",\"timeout\"]\n");
     json no_seed = report;
     no_seed["meta"].erase("seed");
     EXPECT_EQ(joined(schema.validate(no_seed)), "/meta: missing required 'seed'\n");

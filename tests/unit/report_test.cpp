@@ -159,7 +159,8 @@ MetaInputs sample_meta_inputs() {
     in.config = {{"kernels", {"cpu_naive", "cpu_blocked"}}, {"repeats", 10}};
     in.seed = 18446744073709551557ull;  // above INT64_MAX: must stay unsigned
     PluginFacts good{"/p/libkreg_cpu.so", "kreg_cpu", "1.2.0", std::string(64, 'a'), 1, 0, ""};
-    PluginFacts bad{"/p/libbroken.so", "", "", std::string(64, 'b'), 2, 0, "wrong ABI major version: got 2, supported 1"};
+    PluginFacts bad{
+        "/p/libbroken.so", "", "", std::string(64, 'b'), 2, 0, "wrong ABI major version: got 2, supported 1"};
     in.plugins = {good, bad};
     return in;
 }
@@ -177,8 +178,8 @@ TEST(ReportMeta, HasEveryField) {
     const std::string sha = meta["git_sha"];
     EXPECT_TRUE(sha == "unknown" || std::regex_match(sha, std::regex("[0-9a-f]{12}"))) << sha;
     EXPECT_EQ(meta["argv"], json(sample_meta_inputs().argv));
-    EXPECT_TRUE(std::regex_match(meta["timestamp"].get<std::string>(),
-                                 std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
+    EXPECT_TRUE(
+        std::regex_match(meta["timestamp"].get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
         << meta["timestamp"];
     EXPECT_TRUE(meta["gpu"].is_null());
     EXPECT_EQ(meta["config"], sample_meta_inputs().config);
@@ -238,8 +239,8 @@ TEST(ReportJson, HasMetaRecordsAndSummary) {
     EXPECT_TRUE(report["baseline"].is_null());
     ASSERT_EQ(report["records"].size(), records.size());
     for (const json& row : report["records"]) EXPECT_FALSE(row.contains("speedup_vs_baseline"));
-    EXPECT_EQ(report["summary"], json({{"ok", 3}, {"wrong_result", 0}, {"skipped", 1}, {"failed", 0},
-                                       {"crashed", 1}, {"timeout", 0}}));
+    EXPECT_EQ(report["summary"],
+              json({{"ok", 3}, {"wrong_result", 0}, {"skipped", 1}, {"failed", 0}, {"crashed", 1}, {"timeout", 0}}));
 }
 
 TEST(ReportJson, RecordsRoundTripThroughFromJson) {
@@ -312,8 +313,9 @@ TEST(ReportJson, ReadErrorsNameTheFileAndRecord) {
 TEST(Csv, HeaderIsStable) {
     const std::string required = "kernel,plugin,backend,dtype,m,n,k,status,max_rel_err,median_ms,min_ms,cv,gflops";
     EXPECT_EQ(csv_header().substr(0, required.size()), required);
-    EXPECT_EQ(csv_header(),
-              required + ",mean_ms,stddev_ms,samples,tolerance,speedup_vs_baseline,reason,plugin_path,seed,job_id,timer,operation,block,gbps");
+    EXPECT_EQ(csv_header(), required +
+                                ",mean_ms,stddev_ms,samples,tolerance,speedup_vs_baseline,reason,plugin_path,seed,job_"
+                                "id,timer,operation,block,gbps");
 }
 
 TEST(Csv, RowHasOneFieldPerColumnAndValuesParseBack) {
@@ -363,7 +365,8 @@ TEST(Csv, TransposeRowsNameTheOperationAndBlockAndCarryGbpsInsteadOfKAndGflops) 
     t.kernel = "cpu_transpose";
     t.operation = Operation::transpose;
     t.shape = Shape{17, 33, 0};
-    const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, std::nullopt) + "\n" + csv_row(t, std::nullopt) + "\n");
+    const auto rows =
+        parse_csv(csv_header() + "\n" + csv_row(r, std::nullopt) + "\n" + csv_row(t, std::nullopt) + "\n");
     ASSERT_EQ(rows.size(), 3u);
     const CsvRow block{rows[0], rows[1]}, plain{rows[0], rows[2]};
     EXPECT_EQ(block["operation"], "block_transpose");
@@ -386,8 +389,8 @@ TEST(Csv, AbsentValuesAreEmptyFields) {
     const auto rows = parse_csv(csv_header() + "\n" + csv_row(r, std::nullopt));
     ASSERT_EQ(rows.size(), 2u);
     const CsvRow row{rows[0], rows[1]};
-    for (const char* column :
-         {"max_rel_err", "median_ms", "min_ms", "cv", "gflops", "mean_ms", "stddev_ms", "tolerance", "speedup_vs_baseline"})
+    for (const char* column : {"max_rel_err", "median_ms", "min_ms", "cv", "gflops", "mean_ms", "stddev_ms",
+                               "tolerance", "speedup_vs_baseline"})
         EXPECT_EQ(row[column], "") << column;
     EXPECT_EQ(row["samples"], "0");
     EXPECT_EQ(row["status"], "skipped");
@@ -397,7 +400,8 @@ TEST(Csv, ReasonsWithCommasQuotesAndNewlinesSurviveQuoting) {
     const std::string nasty = "kernel said: \"bad, very bad\"\nsecond line, with comma\r\nthird";
     Record r = failed_record("broken", k512, RowStatus::failed, nasty);
     Record plain = failed_record("other", k256, RowStatus::timeout, "took longer than 300 s");
-    const std::string text = csv_header() + "\n" + csv_row(r, std::nullopt) + "\n" + csv_row(plain, std::nullopt) + "\n";
+    const std::string text =
+        csv_header() + "\n" + csv_row(r, std::nullopt) + "\n" + csv_row(plain, std::nullopt) + "\n";
     const auto rows = parse_csv(text);
     ASSERT_EQ(rows.size(), 3u) << text;
     for (const auto& row : rows) EXPECT_EQ(row.size(), rows[0].size());
@@ -565,8 +569,9 @@ TEST(ReportWriter, RendersAtOnceWithTheProgressAndJournalsEveryRowAsItArrives) {
     EXPECT_TRUE(read_records_json(json_path).empty());
     EXPECT_EQ(read_csv(csv_path).size(), 1u);
     json report = json::parse(read_text(json_path));
-    EXPECT_EQ(report["meta"]["progress"], json({{"planned", 5}, {"done", 0}, {"complete", false},
-                                               {"journal", (dir / "r.journal.jsonl").string()}}));
+    EXPECT_EQ(
+        report["meta"]["progress"],
+        json({{"planned", 5}, {"done", 0}, {"complete", false}, {"journal", (dir / "r.journal.jsonl").string()}}));
 
     for (size_t n = 1; n <= records.size(); ++n) {
         writer.add(records[n - 1]);
@@ -598,16 +603,19 @@ TEST(ReportWriter, TheRenderedReportIsExactlyTheJsonReportJsonDescribes) {
         const fs::path dir = fresh_dir("writer_same_json");
         const auto records = numbered(mixed_records());
         const json meta = make_report_meta(sample_meta_inputs());
-        ReportWriter writer(dir / "r.json", dir / "r.csv", fresh_journal(dir), meta, baseline, 6, {records[1], records[0]});
+        ReportWriter writer(dir / "r.json", dir / "r.csv", fresh_journal(dir), meta, baseline, 6,
+                            {records[1], records[0]});
         for (size_t i = 2; i < records.size(); ++i) writer.add(records[i]);
         writer.render();
         json expected_meta = meta;
-        expected_meta["progress"] = {{"planned", 6}, {"done", 5}, {"complete", false}, {"journal", (dir / "r.journal.jsonl").string()}};
+        expected_meta["progress"] = {
+            {"planned", 6}, {"done", 5}, {"complete", false}, {"journal", (dir / "r.journal.jsonl").string()}};
         EXPECT_EQ(json::parse(read_text(dir / "r.json")), report_json(expected_meta, records, baseline));
         EXPECT_EQ(read_text(dir / "r.csv"), csv_document(records, baseline));
     }
     const fs::path dir = fresh_dir("writer_same_json_empty");
-    ReportWriter empty(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), Baseline::same_for_all("cublas"), 1);
+    ReportWriter empty(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(),
+                       Baseline::same_for_all("cublas"), 1);
     EXPECT_EQ(json::parse(read_text(dir / "r.json"))["records"], json::array());
 }
 
@@ -656,7 +664,8 @@ TEST(ReportWriter, WithoutACsvPathOnlyTheJsonAndItsJournalAreWritten) {
 
 TEST(ReportWriter, LaterBaselineRowUpdatesEarlierSpeedups) {
     const fs::path dir = fresh_dir("writer_baseline");
-    ReportWriter writer(std::nullopt, dir / "r.csv", fresh_journal(dir), json::object(), Baseline::same_for_all("cublas"), 2);
+    ReportWriter writer(std::nullopt, dir / "r.csv", fresh_journal(dir), json::object(),
+                        Baseline::same_for_all("cublas"), 2);
     writer.set_render_interval(std::chrono::milliseconds(0));
     Record blocked = ok_record("cpu_blocked", k512, 4.0), cublas = ok_record("cublas", k512, 1.0);
     blocked.job_id = 0;
@@ -709,7 +718,8 @@ TEST(Speedup, BatchAgreesWithSingleRow) {
     all.push_back(ok_record("cublas", k256, 0.5));
     const auto batch = speedups_vs_baseline(all, Baseline::same_for_all("cublas"));
     ASSERT_EQ(batch.size(), all.size());
-    for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, Baseline::same_for_all("cublas"))) << i;
+    for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, Baseline::same_for_all("cublas"))) << i;
     EXPECT_DOUBLE_EQ(*batch[2], 2.0);
     for (const auto& s : speedups_vs_baseline(all, Baseline())) EXPECT_FALSE(s);
 }
@@ -752,8 +762,8 @@ TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
     const auto lines = split(table, '\n');
     // header, rule, 5 rows, the skipped row's reason (1 line) and the crashed row's (2 lines), blank, counts
     ASSERT_EQ(lines.size(), 2 + records.size() + 3 + 2) << table;
-    const std::vector<std::string> labels{"kernel",  "dtype",   "shape",    "status", "median ms",
-                                          "GFLOP/s", "max err", "speed-up"};
+    const std::vector<std::string> labels{"kernel",    "dtype",   "shape",   "status",
+                                          "median ms", "GFLOP/s", "max err", "speed-up"};
     const auto starts = column_starts(lines[0], labels);
     EXPECT_EQ(starts[0], 0u);
     const std::vector<std::string> rows{lines[0], lines[1], lines[2], lines[3], lines[4], lines[5], lines[7]};
@@ -766,9 +776,9 @@ TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
         EXPECT_EQ(line.substr(starts[2], to_string(records[i].shape).size()), to_string(records[i].shape));
         EXPECT_EQ(line.substr(starts[3], to_string(records[i].status).size()), to_string(records[i].status));
     }
-    EXPECT_EQ(lines[2].substr(starts[4], 4), "0.5 ");     // cublas median
-    EXPECT_EQ(lines[3].substr(starts[7], 5), "0.25x");    // cpu_blocked vs cublas
-    EXPECT_EQ(lines[4].substr(starts[7]), "-");           // no baseline at 256x256x128; an ok row has no reason
+    EXPECT_EQ(lines[2].substr(starts[4], 4), "0.5 ");   // cublas median
+    EXPECT_EQ(lines[3].substr(starts[7], 5), "0.25x");  // cpu_blocked vs cublas
+    EXPECT_EQ(lines[4].substr(starts[7]), "-");         // no baseline at 256x256x128; an ok row has no reason
     // A row that is not ok: its whole reason under it, line by line.
     EXPECT_EQ(lines[6], "    shape, not a multiple of 64");
     EXPECT_EQ(lines[8], "    SIGSEGV \"in\" run_gemm");
@@ -778,13 +788,16 @@ TEST(ConsoleTable, ColumnsAlignAndCountsFollow) {
 }
 
 TEST(ConsoleTable, NoSpeedupColumnWithoutBaselineAndLongReasonsAreShownWhole) {
-    const std::string reason = "first call: NaN at (0, 0) computed from the padding after B: a value was read past the "
-                               "end of B (the NaN carries its payload) " + std::string(300, 'r');
+    const std::string reason =
+        "first call: NaN at (0, 0) computed from the padding after B: a value was read past the "
+        "end of B (the NaN carries its payload) " +
+        std::string(300, 'r');
     std::vector<Record> records{ok_record("a", k512, 1.0), failed_record("b", k512, RowStatus::failed, reason)};
     const std::string table = format_table(records, Baseline());
     EXPECT_EQ(table.find("speed-up"), std::string::npos);
     const auto lines = split(table, '\n');
-    const auto starts = column_starts(lines[0], {"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"});
+    const auto starts =
+        column_starts(lines[0], {"kernel", "dtype", "shape", "status", "median ms", "GFLOP/s", "max err"});
     expect_aligned(std::vector<std::string>(lines.begin(), lines.begin() + 4), starts);
     EXPECT_EQ(lines[4], "    " + reason);
     EXPECT_EQ(table.find("..."), std::string::npos) << table;
@@ -809,7 +822,7 @@ TEST(Speedup, EachRowAgainstTheBaselineOfItsDtype) {
     const auto batch = speedups_vs_baseline(all, kPerDtype);
     ASSERT_EQ(batch.size(), all.size());
     EXPECT_DOUBLE_EQ(*batch[0], 1.0);
-    EXPECT_DOUBLE_EQ(*batch[1], 0.5);   // 0.5 ms cublas_bf16 / 1.0 ms
+    EXPECT_DOUBLE_EQ(*batch[1], 0.5);  // 0.5 ms cublas_bf16 / 1.0 ms
     EXPECT_DOUBLE_EQ(*batch[2], 1.0);
     EXPECT_DOUBLE_EQ(*batch[3], 1.25);  // 1.0 ms cublas_tf32 / 0.8 ms
     EXPECT_FALSE(batch[4]);             // fp32 has no baseline here
@@ -882,8 +895,9 @@ TEST(ConsoleProgress, OkRowShowsTiming) {
 TEST(ConsoleProgress, OtherRowsShowErrorAndReason) {
     Record r = failed_record("cpu_naive", k256, RowStatus::wrong_result, "max error 0.032 above tolerance\n1e-05");
     r.max_rel_err = 0.032;
-    EXPECT_EQ(format_progress(7, 12, r),
-              "[ 7/12] cpu_naive  fp32  256x256x128  wrong_result  max err 0.032  max error 0.032 above tolerance 1e-05");
+    EXPECT_EQ(
+        format_progress(7, 12, r),
+        "[ 7/12] cpu_naive  fp32  256x256x128  wrong_result  max err 0.032  max error 0.032 above tolerance 1e-05");
 }
 
 TEST(OneLine, CutsAtACharacterBoundary) {

@@ -17,9 +17,10 @@ namespace {
 
 // An H100/H200-like device: facts as describe_device reports them, ceilings as calibrate_ceilings does.
 nlohmann::json facts() {
-    return {{"name", "test device"},
-            {"peaks", {{"fp32_tflops", 66.9}, {"dram_gbps", 4800.0}, {"tf32_tensor_tflops", 494.7},
-                       {"bf16_tensor_tflops", 989.4}}}};
+    return {
+        {"name", "test device"},
+        {"peaks",
+         {{"fp32_tflops", 66.9}, {"dram_gbps", 4800.0}, {"tf32_tensor_tflops", 494.7}, {"bf16_tensor_tflops", 989.4}}}};
 }
 nlohmann::json ceilings() {
     return {{"dram_copy_gbps", 4300.0}, {"sgemm_tflops", 51.2}, {"tf32_tflops", 384.0}, {"bf16_tflops", 723.0}};
@@ -165,17 +166,17 @@ TEST(ComputedPeaks, HopperMatchesTheH100Datasheet) {
     // H100 SXM: 132 SMs, 1980 MHz, HBM3 at 2619 MHz on 5120 bits.
     const nlohmann::json p = computed_peaks(9, 0, 132, 1980000, 2619000, 5120);
     EXPECT_EQ(p["fp32_lanes_per_sm"], 128);
-    EXPECT_NEAR(p["fp32_tflops"].get<double>(), 66.90816, 1e-9);   // datasheet: 67
-    EXPECT_NEAR(p["dram_gbps"].get<double>(), 3352.32, 1e-9);      // datasheet: 3.35 TB/s
+    EXPECT_NEAR(p["fp32_tflops"].get<double>(), 66.90816, 1e-9);           // datasheet: 67
+    EXPECT_NEAR(p["dram_gbps"].get<double>(), 3352.32, 1e-9);              // datasheet: 3.35 TB/s
     EXPECT_NEAR(p["bf16_tensor_tflops"].get<double>(), 1070.53056, 1e-6);  // 989 at the 1830 MHz tensor clock
     EXPECT_NEAR(p["tf32_tensor_tflops"].get<double>(), 535.26528, 1e-6);
 }
 
 TEST(ComputedPeaks, AmpereA100HasHalfTheFp32LanesOfConsumerAmpere) {
     const nlohmann::json a100 = computed_peaks(8, 0, 108, 1410000, 1215000, 5120);
-    EXPECT_NEAR(a100["fp32_tflops"].get<double>(), 19.49184, 1e-9);       // datasheet: 19.5
+    EXPECT_NEAR(a100["fp32_tflops"].get<double>(), 19.49184, 1e-9);          // datasheet: 19.5
     EXPECT_NEAR(a100["bf16_tensor_tflops"].get<double>(), 311.86944, 1e-6);  // datasheet: 312
-    EXPECT_NEAR(a100["dram_gbps"].get<double>(), 1555.2, 1e-9);            // A100 40GB: 1555 GB/s
+    EXPECT_NEAR(a100["dram_gbps"].get<double>(), 1555.2, 1e-9);              // A100 40GB: 1555 GB/s
     EXPECT_EQ(fp32_lanes_per_sm(8, 6), 128);
     EXPECT_EQ(fp32_lanes_per_sm(8, 0), 64);
 }

@@ -208,7 +208,11 @@ json transpose_rubric() {
                {"shapes", {{{"m", {1, 17}}, {"n", 33}}, {{"square", 5}}, {{"m", 1}, {"n", 33}}}},
                {"seeds", {1, 2}}}}},
             {"performance",
-             {{{"name", "naive"}, {"points", 10}, {"shape", {{"m", 4096}, {"n", 2048}}}, {"reference", "cuda_t1_naive"}, {"min_ratio", 1.0}},
+             {{{"name", "naive"},
+               {"points", 10},
+               {"shape", {{"m", 4096}, {"n", 2048}}},
+               {"reference", "cuda_t1_naive"},
+               {"min_ratio", 1.0}},
               {{"name", "copy"}, {"points", 10}, {"shape", {{"square", 8192}}}, {"min_fraction_of_copy", 0.8}}}}};
 }
 
@@ -243,7 +247,10 @@ TEST(ParseRubric, ABlockTransposeRubricAddsTheBlock) {
                          {"shapes", {{{"m", 48}, {"n", 96}, {"block", {1, 16}}}, {{"square", 60}, {"block", 15}}}},
                          {"seeds", {1}}}}},
                       {"performance",
-                       {{{"name", "copy"}, {"points", 5}, {"shape", {{"square", 4096}, {"block", 16}}}, {"min_fraction_of_copy", 0.5}}}}};
+                       {{{"name", "copy"},
+                         {"points", 5},
+                         {"shape", {{"square", 4096}, {"block", 16}}},
+                         {"min_fraction_of_copy", 0.5}}}}};
     const Rubric r = parse_rubric(doc, "b.json");
     EXPECT_EQ(r.operation, Operation::block_transpose);
     EXPECT_EQ(r.correctness[0].shapes, (std::vector<Shape>{{48, 96, 0, 1}, {48, 96, 0, 16}, {60, 60, 0, 15}}));
@@ -274,18 +281,21 @@ TEST(MergeRubrics, FilesOfDifferentOperationsAreAnErrorAtTheLaterFile) {
     const ConfigError e = error_of([&] { merge_rubrics({pub, gemm}); });
     EXPECT_EQ(e.file(), "staff/hidden.json");
     EXPECT_EQ(e.json_path(), "");
-    EXPECT_NE(e.message().find("this file grades gemm (the default: it has no \"operation\" key), but grading/transpose.json "
-                               "grades transpose"),
-              std::string::npos)
+    EXPECT_NE(
+        e.message().find("this file grades gemm (the default: it has no \"operation\" key), but grading/transpose.json "
+                         "grades transpose"),
+        std::string::npos)
         << e.what();
-    json block = {{"operation", "block_transpose"},
-                  {"correctness", {{{"name", "b"}, {"points", 1}, {"shapes", {{{"square", 8}, {"block", 2}}}}, {"seeds", {1}}}}}};
+    json block = {
+        {"operation", "block_transpose"},
+        {"correctness", {{{"name", "b"}, {"points", 1}, {"shapes", {{{"square", 8}, {"block", 2}}}}, {"seeds", {1}}}}}};
     const ConfigError b = error_of([&] { merge_rubrics({pub, parse_rubric(block, "staff/b.json")}); });
     EXPECT_EQ(b.json_path(), "/operation");
     EXPECT_NE(b.message().find("this file grades block_transpose, but"), std::string::npos) << b.what();
     // The same operation merges.
-    json hidden = {{"operation", "transpose"},
-                   {"correctness", {{{"name", "hidden"}, {"points", 5}, {"shapes", {{{"m", 4097}, {"n", 3}}}}, {"seeds", {9}}}}}};
+    json hidden = {
+        {"operation", "transpose"},
+        {"correctness", {{{"name", "hidden"}, {"points", 5}, {"shapes", {{{"m", 4097}, {"n", 3}}}}, {"seeds", {9}}}}}};
     const Rubric m = merge_rubrics({pub, parse_rubric(hidden, "staff/t.json")});
     EXPECT_EQ(m.operation, Operation::transpose);
     EXPECT_EQ(m.correctness.back().shapes, (std::vector<Shape>{{4097, 3, 0, 0}}));
@@ -293,7 +303,8 @@ TEST(MergeRubrics, FilesOfDifferentOperationsAreAnErrorAtTheLaterFile) {
 
 TEST(CheckTierReferences, AReferenceOfAnotherOperationIsAnErrorNamingBoth) {
     const Rubric r = parse_rubric(transpose_rubric(), "grading/transpose.json");
-    const std::map<std::string, Operation> known{{"cuda_t1_naive", Operation::transpose}, {"cpu_naive", Operation::gemm}};
+    const std::map<std::string, Operation> known{{"cuda_t1_naive", Operation::transpose},
+                                                 {"cpu_naive", Operation::gemm}};
     EXPECT_NO_THROW(check_tier_references(r, known));  // the copy-ceiling tier has no reference to check
     json doc = transpose_rubric();
     doc["performance"][0]["reference"] = "cpu_naive";
@@ -309,7 +320,8 @@ TEST(CheckTierReferences, AReferenceOfAnotherOperationIsAnErrorNamingBoth) {
         tier["reference"] = "cuda_t1_naive";
         check_tier_references(parse_rubric(json{{"performance", {tier}}}, "lab.json"), known);
     });
-    EXPECT_NE(g.message().find("'cuda_t1_naive' is a transpose kernel, but the rubric grades gemm"), std::string::npos) << g.what();
+    EXPECT_NE(g.message().find("'cuda_t1_naive' is a transpose kernel, but the rubric grades gemm"), std::string::npos)
+        << g.what();
 }
 
 // ---- Merging the published rubric with hidden files ----
@@ -545,12 +557,11 @@ TEST(SecretSeed, ReadFromTheEnvironment) {
 
 // ---- Shipped rubrics, schema and README ----
 
-const std::set<std::string> kKnownReferences{"cpu_naive",         "cpu_blocked",     "cuda_01_naive",
-                                             "cuda_02_tiled16",   "cuda_02_tiled32", "cuda_04_coarsened",
-                                             "cuda_09_warptiled", "cublas_sgemm",
-                                             // transposes (issue 11)
-                                             "cpu_transpose", "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded",
-                                             "cuda_t3_padded_dynamic", "cuda_t4_vectorized"};
+const std::set<std::string> kKnownReferences{
+    "cpu_naive", "cpu_blocked", "cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_04_coarsened",
+    "cuda_09_warptiled", "cublas_sgemm",
+    // transposes (issue 11)
+    "cpu_transpose", "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized"};
 
 bool has_shape(const std::vector<CorrectnessCase>& cases, Shape s) {
     for (const auto& c : cases)
@@ -630,8 +641,14 @@ TEST(ShippedRubrics, TheTransposeLabIsBitExactThenJudgedAgainstTheCopyCeiling) {
         EXPECT_EQ(c.seeds, (std::vector<uint64_t>{1, 2})) << c.name;
         shapes.insert(shapes.end(), c.shapes.begin(), c.shapes.end());
     }
-    EXPECT_EQ(shapes, (std::vector<Shape>{{1, 1, 0, 0}, {1, 300, 0, 0}, {300, 1, 0, 0}, {17, 33, 0, 0}, {33, 65, 0, 0},
-                                          {517, 517, 0, 0}, {4097, 1025, 0, 0}, {1000, 3000, 0, 0}}));
+    EXPECT_EQ(shapes, (std::vector<Shape>{{1, 1, 0, 0},
+                                          {1, 300, 0, 0},
+                                          {300, 1, 0, 0},
+                                          {17, 33, 0, 0},
+                                          {33, 65, 0, 0},
+                                          {517, 517, 0, 0},
+                                          {4097, 1025, 0, 0},
+                                          {1000, 3000, 0, 0}}));
     ASSERT_EQ(r.performance.size(), 3u);
     EXPECT_EQ(r.performance[0].reference, "cuda_t1_naive");
     EXPECT_EQ(r.performance[0].shape, (Shape{4096, 4096, 0, 0}));
@@ -697,9 +714,8 @@ TEST(ShippedRubrics, ReadmeDocumentsEveryKeyAndTheHiddenFilePractice) {
     const std::string readme = read_text(kGrading / "README.md");
     ASSERT_FALSE(readme.empty());
     for (const auto& key : rubric_keys()) EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
-    for (const char* key :
-         {"all_or_nothing", "tolerance", "min_ratio", "reference", "min_fraction_of_copy", "load_s", "call_s", "total_s",
-          "build_s", "transpose", "block_transpose"})
+    for (const char* key : {"all_or_nothing", "tolerance", "min_ratio", "reference", "min_fraction_of_copy", "load_s",
+                            "call_s", "total_s", "build_s", "transpose", "block_transpose"})
         EXPECT_NE(readme.find(std::string("`") + key + "`"), std::string::npos) << key;
     EXPECT_NE(readme.find(kSecretSeedVariable), std::string::npos);
     EXPECT_NE(readme.find("--rubric grading/lab3.json --rubric"), std::string::npos);

@@ -66,7 +66,9 @@ TEST(RunnerLinks, NoCoreSourceIncludesCublas) {
     size_t scanned = 0;
     for (const auto& entry : fs::recursive_directory_iterator(fs::path(KREG_SOURCE_DIR) / "core")) {
         const std::string ext = entry.path().extension().string();
-        if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".cu" && ext != ".cuh")) continue;
+        if (!entry.is_regular_file() ||
+            (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".cu" && ext != ".cuh"))
+            continue;
         ++scanned;
         if (std::regex_search(read_file(entry.path()), include_cublas)) offenders.push_back(entry.path().string());
     }

@@ -77,8 +77,8 @@ struct Checks {
     }
     // r and saved_errno are the result of one call, read right after it.
     void expect_errno(const std::string& call, long r, int saved_errno, int wanted) {
-        const std::string got = r == -1 ? std::string("-1 with ") + std::strerror(saved_errno)
-                                        : std::to_string(r) + " (success)";
+        const std::string got =
+            r == -1 ? std::string("-1 with ") + std::strerror(saved_errno) : std::to_string(r) + " (success)";
         expect(r == -1 && saved_errno == wanted,
                call + " returned " + got + ", wanted -1 with " + std::strerror(wanted));
     }
@@ -118,7 +118,7 @@ bool step_unavailable(const SandboxReport& report, const char* step, std::string
 }
 
 ino_t net_namespace_inode() {
-    struct stat st{};
+    struct stat st {};
     return ::stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
 }
 
@@ -194,8 +194,8 @@ TEST(Sandbox, OnlyUnixStreamSocketsCanBeCreated) {
             checks.expect_errno(std::string("socket(") + name + ")", fd, errno, EPERM);
         }
         // A datagram socket could sendmsg to any pathname socket (msg_name is out of the filter's sight).
-        for (const auto& [type, name] : {std::pair<int, const char*>{SOCK_DGRAM | SOCK_CLOEXEC, "SOCK_DGRAM"},
-                                         {SOCK_RAW, "SOCK_RAW"}}) {
+        for (const auto& [type, name] :
+             {std::pair<int, const char*>{SOCK_DGRAM | SOCK_CLOEXEC, "SOCK_DGRAM"}, {SOCK_RAW, "SOCK_RAW"}}) {
             const int fd = ::socket(AF_UNIX, type, 0);
             checks.expect_errno(std::string("socket(AF_UNIX, ") + name + ")", fd, errno, EPERM);
             int pair[2];
@@ -351,17 +351,16 @@ TEST(Sandbox, SignalsStillReachTheWorkerItself) {
         checks.expect(::kill(::getpid(), SIGUSR1) == 0, "kill(self, SIGUSR1)");
         checks.expect(::kill(0, SIGUSR1) == 0, "kill(0, SIGUSR1), the worker's own group");
         checks.expect(::pthread_kill(::pthread_self(), SIGUSR1) == 0, "pthread_kill(self)");
-        std::thread([&] {
-            checks.expect(::kill(::getpid(), SIGUSR1) == 0, "kill(self) from another thread");
-        }).join();
+        std::thread([&] { checks.expect(::kill(::getpid(), SIGUSR1) == 0, "kill(self) from another thread"); }).join();
         checks.expect(signals_received.load() == 5, "5 signals arrived: " + std::to_string(signals_received.load()));
         // Signal 0 only asks whether a process exists: seccomp lets it through, Landlock's signal scope
         // (ABI 6) does not, so from a Landlock domain even that question has no answer outside it.
         errno = 0;
         const long probe = ::kill(::getppid(), 0);
-        if (report.applied.end() != std::find_if(report.applied.begin(), report.applied.end(), [](const std::string& e) {
-                return e.rfind("landlock: ", 0) == 0 && e.find("signals and abstract Unix sockets only within") !=
-                                                            std::string::npos;
+        if (report.applied.end() !=
+            std::find_if(report.applied.begin(), report.applied.end(), [](const std::string& e) {
+                return e.rfind("landlock: ", 0) == 0 &&
+                       e.find("signals and abstract Unix sockets only within") != std::string::npos;
             }))
             checks.expect_errno("kill(parent, 0) from a Landlock domain", probe, errno, EPERM);
         else
@@ -422,7 +421,8 @@ TEST(Sandbox, LimitsAndProcessFlags) {
         }
         checks.expect(last_errno == EMFILE && opened < 64,
                       "open stops with EMFILE below 64, opened " + std::to_string(opened));
-        for (const char* step : {"RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "no_new_privs", "dumpable"})
+        for (const char* step :
+             {"RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "no_new_privs", "dumpable"})
             checks.expect(report.has_applied(step), std::string("the report lists ") + step);
         message = checks.log + report.to_json().dump(1);
         return checks.result();
@@ -580,8 +580,8 @@ TEST(Sandbox, AfterLoadForkAndExecFailButThreadsWork) {
         }
         wake.notify_one();
         early.join();
-        checks.expect_errno("socket(AF_INET) in a thread started before hardening", early_socket,
-                            early_socket_errno, EPERM);
+        checks.expect_errno("socket(AF_INET) in a thread started before hardening", early_socket, early_socket_errno,
+                            EPERM);
         checks.expect_errno("fork() in a thread started before hardening", early_fork, early_fork_errno, EPERM);
 
         errno = 0;
@@ -686,9 +686,9 @@ TEST(Sandbox, StepsDisabledByPolicyAreReported) {
         Checks checks;
         for (const char* entry : {"network namespace: disabled by policy", "seccomp stage 1: disabled by policy",
                                   "seccomp stage 2: disabled by policy"})
-            checks.expect(std::find(report.unavailable.begin(), report.unavailable.end(), entry) !=
-                              report.unavailable.end(),
-                          std::string("reported: ") + entry);
+            checks.expect(
+                std::find(report.unavailable.begin(), report.unavailable.end(), entry) != report.unavailable.end(),
+                std::string("reported: ") + entry);
         checks.expect(::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0, "no filter");
         checks.expect(net_namespace_inode() == before, "same network namespace");
         checks.expect(report.has_applied("dumpable") && report.has_applied("RLIMIT_CORE"), "the rest applied");
@@ -810,7 +810,8 @@ void check_confined_file_system(const Territory& t, const SandboxReport& report,
     checks.expect(::rename(made.c_str(), (t.scratch / "sub" / "moved.txt").c_str()) == 0,
                   "rename within the scratch folder: " + errno_text(errno));
     checks.expect(::unlink((t.scratch / "sub" / "moved.txt").c_str()) == 0, "unlink in the scratch folder");
-    checks.expect(read_errno(t.readable.string()) == 0, "read the readable file: " + errno_text(read_errno(t.readable)));
+    checks.expect(read_errno(t.readable.string()) == 0,
+                  "read the readable file: " + errno_text(read_errno(t.readable)));
     checks.expect(list_errno("/usr/bin") == 0, "list /usr/bin: " + errno_text(list_errno("/usr/bin")));
     checks.expect(read_errno("/etc/passwd") == 0, "read /etc/passwd: " + errno_text(read_errno("/etc/passwd")));
     checks.expect(read_errno("/proc/self/status") == 0, "read /proc/self/status");
@@ -828,7 +829,8 @@ void check_confined_file_system(const Territory& t, const SandboxReport& report,
     denied("create a file beside the scratch folder", create_errno((t.base / name).string()));
     denied("mkdir beside the scratch folder", ::mkdir((t.base / name).c_str(), 0755) == 0 ? 0 : errno);
     std::vector<std::string> homes = {"/root", "/home"};
-    if (const char* home = ::getenv("HOME"); home && *home && std::find(homes.begin(), homes.end(), home) == homes.end())
+    if (const char* home = ::getenv("HOME");
+        home && *home && std::find(homes.begin(), homes.end(), home) == homes.end())
         homes.push_back(home);
     for (const std::string& home : homes)
         if (::access(home.c_str(), F_OK) == 0) denied("create a file in " + home, create_errno(home + "/" + name));
@@ -867,8 +869,10 @@ TEST(Sandbox, WithoutRootLandlockAndTheFiltersStillHold) {
         const sockaddr_un address = territory.unix_address();
         const int r = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
         checks.expect_errno("connect to the parent's socket", r, errno, EPERM);
-        checks.expect_call_errno("fcntl(F_SETOWN, parent)", [&] { return ::fcntl(fd, F_SETOWN, ::getppid()); }, EPERM);
-        checks.expect_call_errno("pidfd_open(parent)", [] { return ::syscall(SYS_pidfd_open, ::getppid(), 0); }, EPERM);
+        checks.expect_call_errno(
+            "fcntl(F_SETOWN, parent)", [&] { return ::fcntl(fd, F_SETOWN, ::getppid()); }, EPERM);
+        checks.expect_call_errno(
+            "pidfd_open(parent)", [] { return ::syscall(SYS_pidfd_open, ::getppid(), 0); }, EPERM);
         message = checks.log + report.to_json().dump(1);
         return checks.result();
     }));
@@ -924,7 +928,8 @@ TEST(Sandbox, NoSignalOwnershipOrProcessControlTowardsOtherProcesses) {
         denied("fanotify_init", ::syscall(SYS_fanotify_init, 0, O_RDONLY));
         rlimit limit{};
         denied("prlimit64(parent, read)", ::syscall(SYS_prlimit64, parent, RLIMIT_NOFILE, nullptr, &limit));
-        checks.expect(::syscall(SYS_prlimit64, ::getpid(), RLIMIT_NOFILE, nullptr, &limit) == 0, "prlimit64(self, read)");
+        checks.expect(::syscall(SYS_prlimit64, ::getpid(), RLIMIT_NOFILE, nullptr, &limit) == 0,
+                      "prlimit64(self, read)");
         void* head = nullptr;
         size_t length = 0;
         denied("get_robust_list(parent)", ::syscall(SYS_get_robust_list, parent, &head, &length));
@@ -963,7 +968,8 @@ TEST(Sandbox, LandlockAloneKeepsSignalsSocketsAndTcpInside) {
     abstract.sun_family = AF_UNIX;
     std::memcpy(abstract.sun_path + 1, abstract_name.data(), abstract_name.size());
     const socklen_t abstract_length = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + abstract_name.size());
-    ASSERT_EQ(::bind(abstract_listener, reinterpret_cast<sockaddr*>(&abstract), abstract_length), 0) << std::strerror(errno);
+    ASSERT_EQ(::bind(abstract_listener, reinterpret_cast<sockaddr*>(&abstract), abstract_length), 0)
+        << std::strerror(errno);
     ASSERT_EQ(::listen(abstract_listener, 4), 0);
     const int tcp_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     sockaddr_in tcp{};
@@ -985,24 +991,29 @@ TEST(Sandbox, LandlockAloneKeepsSignalsSocketsAndTcpInside) {
             return kSkip;
         }
         Checks checks;
-        checks.expect_call_errno("kill(parent, SIGCONT)", [] { return ::kill(::getppid(), SIGCONT); }, EPERM);
-        checks.expect_call_errno("kill(parent, 0)", [] { return ::kill(::getppid(), 0); }, EPERM);
-        checks.expect_call_errno("rt_sigqueueinfo(parent)", [] {
-            siginfo_t info{};
-            info.si_code = SI_QUEUE;
-            return ::syscall(SYS_rt_sigqueueinfo, ::getppid(), SIGCONT, &info);
-        }, EPERM);
+        checks.expect_call_errno(
+            "kill(parent, SIGCONT)", [] { return ::kill(::getppid(), SIGCONT); }, EPERM);
+        checks.expect_call_errno(
+            "kill(parent, 0)", [] { return ::kill(::getppid(), 0); }, EPERM);
+        checks.expect_call_errno(
+            "rt_sigqueueinfo(parent)",
+            [] {
+                siginfo_t info{};
+                info.si_code = SI_QUEUE;
+                return ::syscall(SYS_rt_sigqueueinfo, ::getppid(), SIGCONT, &info);
+            },
+            EPERM);
         ::signal(SIGUSR1, count_signal);
         checks.expect(::raise(SIGUSR1) == 0 && signals_received.load() == 1, "raise(SIGUSR1) still arrives");
         const int unix_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        checks.expect_call_errno("connect to an abstract socket outside", [&] {
-            return ::connect(unix_fd, reinterpret_cast<const sockaddr*>(&abstract), abstract_length);
-        }, EPERM);
+        checks.expect_call_errno(
+            "connect to an abstract socket outside",
+            [&] { return ::connect(unix_fd, reinterpret_cast<const sockaddr*>(&abstract), abstract_length); }, EPERM);
         if (have_tcp) {
             const int tcp_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            checks.expect_call_errno("connect to 127.0.0.1 over TCP", [&] {
-                return ::connect(tcp_fd, reinterpret_cast<const sockaddr*>(&tcp), sizeof tcp);
-            }, EACCES);
+            checks.expect_call_errno(
+                "connect to 127.0.0.1 over TCP",
+                [&] { return ::connect(tcp_fd, reinterpret_cast<const sockaddr*>(&tcp), sizeof tcp); }, EACCES);
         }
         message = checks.log + report.to_json().dump(1);
         return checks.result();
@@ -1029,16 +1040,16 @@ TEST(Sandbox, PathnameUnixSocketsOfOtherProcessesAreOutOfReach) {
         const sockaddr_un address = territory.unix_address();
         const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         checks.expect(fd >= 0, std::string("socket(AF_UNIX, SOCK_STREAM): ") + std::strerror(errno));
-        checks.expect_call_errno("connect to a pathname socket", [&] {
-            return ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
-        }, EPERM);
+        checks.expect_call_errno(
+            "connect to a pathname socket",
+            [&] { return ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address); }, EPERM);
         if (::access("/run/dbus/system_bus_socket", F_OK) == 0) {
             sockaddr_un dbus{};
             dbus.sun_family = AF_UNIX;
             std::strcpy(dbus.sun_path, "/run/dbus/system_bus_socket");
-            checks.expect_call_errno("connect to the D-Bus system bus", [&] {
-                return ::connect(fd, reinterpret_cast<const sockaddr*>(&dbus), sizeof dbus);
-            }, EPERM);
+            checks.expect_call_errno(
+                "connect to the D-Bus system bus",
+                [&] { return ::connect(fd, reinterpret_cast<const sockaddr*>(&dbus), sizeof dbus); }, EPERM);
         }
         // The worker's own channel: a connected socketpair passing descriptors (SCM_RIGHTS) still works.
         int pair[2];
@@ -1064,13 +1075,14 @@ TEST(Sandbox, PathnameUnixSocketsOfOtherProcessesAreOutOfReach) {
         in.msg_iovlen = 1;
         in.msg_control = received_control;
         in.msg_controllen = sizeof received_control;
-        const bool got = ::recvmsg(pair[1], &in, 0) == 1 && CMSG_FIRSTHDR(&in) &&
-                         CMSG_FIRSTHDR(&in)->cmsg_type == SCM_RIGHTS;
+        const bool got =
+            ::recvmsg(pair[1], &in, 0) == 1 && CMSG_FIRSTHDR(&in) && CMSG_FIRSTHDR(&in)->cmsg_type == SCM_RIGHTS;
         checks.expect(got, "recvmsg gets the descriptor");
         checks.expect(::send(pair[0], "y", 1, 0) == 1, "send without an address");
-        checks.expect_call_errno("sendto with an address", [&] {
-            return ::sendto(pair[0], "z", 1, 0, reinterpret_cast<const sockaddr*>(&address), sizeof address);
-        }, EPERM);
+        checks.expect_call_errno(
+            "sendto with an address",
+            [&] { return ::sendto(pair[0], "z", 1, 0, reinterpret_cast<const sockaddr*>(&address), sizeof address); },
+            EPERM);
         message = checks.log;
         return checks.result();
     }));

@@ -28,7 +28,9 @@ ShardedJob sample_job() {
     return job;
 }
 
-bool has_line(const std::string& text, const std::string& line) { return ("\n" + text + "\n").find("\n" + line + "\n") != std::string::npos; }
+bool has_line(const std::string& text, const std::string& line) {
+    return ("\n" + text + "\n").find("\n" + line + "\n") != std::string::npos;
+}
 
 TEST(SbatchScript, AsksForOneArrayTaskPerShardAndTheGpusEachNeeds) {
     ShardedJob job = sample_job();
@@ -46,7 +48,8 @@ TEST(SbatchScript, AsksForOneArrayTaskPerShardAndTheGpusEachNeeds) {
     EXPECT_TRUE(has_line(s, "#SBATCH --job-name=kreg-cpu")) << s;
     EXPECT_TRUE(has_line(s, "#SBATCH --chdir=\"/home/me/work dir\"")) << s;
     EXPECT_TRUE(has_line(s, "#SBATCH --output=/home/me/out/logs/shard-%a-of-4.log")) << s;
-    EXPECT_TRUE(has_line(s, "exec /opt/kreg/bin/runner --config sweeps/cpu.json --shard \"${SLURM_ARRAY_TASK_ID}\"/4")) << s;
+    EXPECT_TRUE(has_line(s, "exec /opt/kreg/bin/runner --config sweeps/cpu.json --shard \"${SLURM_ARRAY_TASK_ID}\"/4"))
+        << s;
 }
 
 TEST(SbatchScript, ACpuOnlyRunAsksForNoGpuAndNothingItWasNotGiven) {
@@ -100,7 +103,8 @@ TEST(SbatchScript, ShellQuoteLeavesPlainWordsAndQuotesTheRest) {
 }
 
 TEST(SbatchCommand, TheMergeWaitsForEveryTaskOfTheArrayToEnd) {
-    EXPECT_EQ(sbatch_array_command("/d/array.sbatch"), (std::vector<std::string>{"sbatch", "--parsable", "/d/array.sbatch"}));
+    EXPECT_EQ(sbatch_array_command("/d/array.sbatch"),
+              (std::vector<std::string>{"sbatch", "--parsable", "/d/array.sbatch"}));
     EXPECT_EQ(sbatch_merge_command("/d/merge.sbatch", "77"),
               (std::vector<std::string>{"sbatch", "--parsable", "--dependency=afterany:77", "/d/merge.sbatch"}));
 }
@@ -115,7 +119,8 @@ TEST(SbatchOutput, TheJobIdIsReadWithOrWithoutACluster) {
 // Lines as Slurm 22.05's `scontrol show job -o` prints them (cut after the fields read).
 TEST(ScontrolOutput, EveryTaskOfAnArrayWithItsStateAndExit) {
     const std::string text =
-        "JobId=9 ArrayJobId=6 ArrayTaskId=4 JobName=kreg-cpu UserId=root(0) JobState=COMPLETED Reason=None Dependency=(null) "
+        "JobId=9 ArrayJobId=6 ArrayTaskId=4 JobName=kreg-cpu UserId=root(0) JobState=COMPLETED Reason=None "
+        "Dependency=(null) "
         "ExitCode=0:0 RunTime=00:00:01\n"
         "JobId=8 ArrayJobId=6 ArrayTaskId=3 JobName=kreg-cpu JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0\n"
         "JobId=7 ArrayJobId=6 ArrayTaskId=2 JobName=kreg-cpu JobState=CANCELLED Reason=None ExitCode=0:15\n"
@@ -180,11 +185,24 @@ std::vector<std::string> sbatch_arguments(const std::string& line) {
         char quote = 0;
         for (; i < line.size() && (quoted || !std::isspace((unsigned char)line[i])); ++i) {
             const char c = line[i];
-            if (escaped) escaped = false;
-            else if (c == '\\') { escaped = true; continue; }
-            else if (quoted) { if (c == quote) { quoted = false; continue; } }
-            else if (c == '"' || c == '\'') { quoted = true; quote = c; continue; }
-            else if (c == '#') { comment = true; break; }
+            if (escaped)
+                escaped = false;
+            else if (c == '\\') {
+                escaped = true;
+                continue;
+            } else if (quoted) {
+                if (c == quote) {
+                    quoted = false;
+                    continue;
+                }
+            } else if (c == '"' || c == '\'') {
+                quoted = true;
+                quote = c;
+                continue;
+            } else if (c == '#') {
+                comment = true;
+                break;
+            }
             arg += c;
         }
         EXPECT_FALSE(quoted) << "unmatched quote in: " << line;
@@ -232,9 +250,12 @@ struct FieldCase {
     Field field;
     const char* option;  // the option a refusal names
 };
-const std::vector<FieldCase> kFields{{Field::partition, "--partition"}, {Field::time, "--time"},
-                                     {Field::name, "--config"},         {Field::workdir, "working directory"},
-                                     {Field::log_dir, "--slurm-dir"},   {Field::task_word, ""},
+const std::vector<FieldCase> kFields{{Field::partition, "--partition"},
+                                     {Field::time, "--time"},
+                                     {Field::name, "--config"},
+                                     {Field::workdir, "working directory"},
+                                     {Field::log_dir, "--slurm-dir"},
+                                     {Field::task_word, ""},
                                      {Field::merge_word, ""}};
 
 ShardedJob job_with(Field field, const std::string& value, const std::filesystem::path& base) {
@@ -246,13 +267,27 @@ ShardedJob job_with(Field field, const std::string& value, const std::filesystem
     job.task_command = {"printf", "[%s]\\n", "--shard", "{task}/4"};
     job.merge_command = {"printf", "[%s]\\n", "merge"};
     switch (field) {
-        case Field::partition: job.partition = value; break;
-        case Field::time: job.time_limit = value; break;
-        case Field::name: job.name = value; break;
-        case Field::workdir: job.workdir = base / ("work " + value); break;
-        case Field::log_dir: job.log_dir = base / ("logs " + value); break;
-        case Field::task_word: job.task_command.insert(job.task_command.begin() + 2, {"--config", value}); break;
-        case Field::merge_word: job.merge_command.push_back(value); break;
+        case Field::partition:
+            job.partition = value;
+            break;
+        case Field::time:
+            job.time_limit = value;
+            break;
+        case Field::name:
+            job.name = value;
+            break;
+        case Field::workdir:
+            job.workdir = base / ("work " + value);
+            break;
+        case Field::log_dir:
+            job.log_dir = base / ("logs " + value);
+            break;
+        case Field::task_word:
+            job.task_command.insert(job.task_command.begin() + 2, {"--config", value});
+            break;
+        case Field::merge_word:
+            job.merge_command.push_back(value);
+            break;
     }
     return job;
 }
@@ -295,7 +330,8 @@ TEST(SbatchScriptHostileText, EveryFieldIsRefusedNamingItsOptionOrReadBackWhole)
                 while (std::getline(lines, line)) {
                     EXPECT_TRUE(line.empty() || line.rfind("#!/bin/bash", 0) == 0 || line.rfind("# ", 0) == 0 ||
                                 line.rfind("#SBATCH --", 0) == 0 || line.rfind("exec ", 0) == 0)
-                        << "a line the generator never writes: [" << line << "]\n" << text;
+                        << "a line the generator never writes: [" << line << "]\n"
+                        << text;
                     commands += line.rfind("exec ", 0) == 0;
                 }
                 EXPECT_EQ(commands, 1) << text;
@@ -303,10 +339,11 @@ TEST(SbatchScriptHostileText, EveryFieldIsRefusedNamingItsOptionOrReadBackWhole)
                 const auto options = sbatch_options(text);
                 for (const auto& o : options) {
                     const std::string name = o.substr(0, o.find('='));
-                    static const std::set<std::string> kAsked{"--job-name", "--partition", "--time",   "--chdir",
-                                                              "--array",    "--ntasks",    "--gres",   "--exclusive",
-                                                              "--output"};
-                    EXPECT_TRUE(kAsked.count(name)) << "sbatch would read an option never asked for: " << o << "\n" << text;
+                    static const std::set<std::string> kAsked{"--job-name", "--partition", "--time",
+                                                              "--chdir",    "--array",     "--ntasks",
+                                                              "--gres",     "--exclusive", "--output"};
+                    EXPECT_TRUE(kAsked.count(name)) << "sbatch would read an option never asked for: " << o << "\n"
+                                                    << text;
                 }
                 EXPECT_EQ(option_value(options, "--partition"), *job.partition);
                 EXPECT_EQ(option_value(options, "--time"), *job.time_limit);

@@ -188,9 +188,13 @@ TEST(TimingClaims, WithoutABoundTheRowSaysWhyAndCarriesNoAllowance) {
 
 TEST(PrintableUtf8, InvalidBytesAndControlCharactersNeverReachAReport) {
     EXPECT_EQ(printable_utf8("plain", 100), "plain");
-    EXPECT_EQ(printable_utf8("a\xff" "b", 100), "a\xEF\xBF\xBD" "b");
+    EXPECT_EQ(printable_utf8("a\xff"
+                             "b",
+                             100),
+              "a\xEF\xBF\xBD"
+              "b");
     EXPECT_EQ(printable_utf8("line\nnext\x1b[31m", 100), "line next [31m");
-    EXPECT_EQ(printable_utf8("\xC0\xAF", 100), "\xEF\xBF\xBD\xEF\xBF\xBD");      // overlong '/'
+    EXPECT_EQ(printable_utf8("\xC0\xAF", 100), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
     EXPECT_EQ(printable_utf8("\xED\xA0\x80", 100), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
     EXPECT_EQ(printable_utf8("h\xC3\xA9llo", 100), "h\xC3\xA9llo");
 }

@@ -188,7 +188,8 @@ TEST(Verdict, AnIntervalThatStraddlesTheThresholdAsksForMoreRounds) {
     EXPECT_LT(c.evidence["ratio_interval"]["low"].get<double>(), 0.5);
     EXPECT_GT(c.evidence["ratio_interval"]["high"].get<double>(), 0.5);
     EXPECT_EQ(c.passed, ratio >= 0.5);
-    EXPECT_EQ(c.evidence["decision"], "interval straddles the threshold at the round limit: the point estimate decides");
+    EXPECT_EQ(c.evidence["decision"],
+              "interval straddles the threshold at the round limit: the point estimate decides");
     EXPECT_NE(c.summary.find("undecided at the limit"), std::string::npos) << c.summary;
 }
 
@@ -275,7 +276,8 @@ Record transpose_round(double median_ms, double ceiling_gbps = 4000.0) {
     r.operation = Operation::transpose;
     r.backend = Backend::cuda;
     r.shape = {8192, 8192, 0, 0};
-    const nlohmann::json ceilings = ceiling_gbps > 0 ? nlohmann::json{{"dram_copy_gbps", ceiling_gbps}} : nlohmann::json(nullptr);
+    const nlohmann::json ceilings =
+        ceiling_gbps > 0 ? nlohmann::json{{"dram_copy_gbps", ceiling_gbps}} : nlohmann::json(nullptr);
     annotate_roofline(r, nlohmann::json::object(), ceilings);
     return r;
 }
@@ -284,7 +286,8 @@ Record transpose_round(double median_ms, double ceiling_gbps = 4000.0) {
 constexpr double kCopyMs = 2.0 * 8192.0 * 8192.0 * 4.0 / 4000e9 * 1e3;
 
 TEST(CopyCeilingTier, AFractionAtOrAboveTheThresholdEarnsThePoints) {
-    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.90), transpose_round(kCopyMs / 0.91), transpose_round(kCopyMs / 0.89)};
+    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.90), transpose_round(kCopyMs / 0.91),
+                                     transpose_round(kCopyMs / 0.89)};
     EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), rounds));
     const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
     EXPECT_TRUE(c.passed) << c.summary;
@@ -293,11 +296,13 @@ TEST(CopyCeilingTier, AFractionAtOrAboveTheThresholdEarnsThePoints) {
     EXPECT_EQ(c.evidence["ceiling_gbps"], 4000.0);
     EXPECT_EQ(c.evidence["rounds"].size(), 3u);
     EXPECT_EQ(c.evidence["decision"], "interval above the threshold");
-    EXPECT_NE(c.summary.find("(needs 0.8) of the 4000 GB/s the grader measured, 3 rounds"), std::string::npos) << c.summary;
+    EXPECT_NE(c.summary.find("(needs 0.8) of the 4000 GB/s the grader measured, 3 rounds"), std::string::npos)
+        << c.summary;
 }
 
 TEST(CopyCeilingTier, BelowTheThresholdEarnsNothing) {
-    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.40), transpose_round(kCopyMs / 0.41), transpose_round(kCopyMs / 0.39)};
+    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.40), transpose_round(kCopyMs / 0.41),
+                                     transpose_round(kCopyMs / 0.39)};
     const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.points, 0);
@@ -306,13 +311,16 @@ TEST(CopyCeilingTier, BelowTheThresholdEarnsNothing) {
 
 TEST(CopyCeilingTier, WithoutAMeasuredCeilingTheTierIsNotJudgedAndSaysWhy) {
     // A fast round that would pass, were there a ceiling: no points, and the summary says so.
-    const std::vector<Record> rounds{transpose_round(kCopyMs, 0), transpose_round(kCopyMs, 0), transpose_round(kCopyMs, 0)};
+    const std::vector<Record> rounds{transpose_round(kCopyMs, 0), transpose_round(kCopyMs, 0),
+                                     transpose_round(kCopyMs, 0)};
     EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), rounds)) << "another round cannot bring a ceiling";
     const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.points, 0);
-    EXPECT_NE(c.summary.find("not judged, no points: the copy ceiling is unavailable: no measured device-to-device copy bandwidth"),
-              std::string::npos)
+    EXPECT_NE(
+        c.summary.find(
+            "not judged, no points: the copy ceiling is unavailable: no measured device-to-device copy bandwidth"),
+        std::string::npos)
         << c.summary;
     EXPECT_TRUE(c.evidence.contains("ceiling_unavailable")) << c.evidence.dump();
     // A CPU row has no GPU ceiling at all.
@@ -326,13 +334,15 @@ TEST(CopyCeilingTier, WithoutAMeasuredCeilingTheTierIsNotJudgedAndSaysWhy) {
 
 TEST(CopyCeilingTier, FasterThanTheCopyCeilingIsFlagged) {
     // 1.2x the copy bandwidth: a transpose moves a copy's bytes and more slowly, never this fast.
-    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.9), transpose_round(kCopyMs / 1.2), transpose_round(kCopyMs / 0.9)};
+    const std::vector<Record> rounds{transpose_round(kCopyMs / 0.9), transpose_round(kCopyMs / 1.2),
+                                     transpose_round(kCopyMs / 0.9)};
     EXPECT_TRUE(rounds[1].extra.roofline->faster_than_floor.value_or(false));
     EXPECT_FALSE(copy_tier_needs_more_rounds(copy_tier(), rounds));
     const CheckResult c = judge_copy_fraction(copy_tier(), rounds, 7);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.evidence["flag"], "faster_than_floor");
-    EXPECT_NE(c.summary.find("faster than the measured device-to-device copy bandwidth allows"), std::string::npos) << c.summary;
+    EXPECT_NE(c.summary.find("faster than the measured device-to-device copy bandwidth allows"), std::string::npos)
+        << c.summary;
 }
 
 TEST(CopyCeilingTier, AStraddlingIntervalAsksForMoreRoundsAndAFailedRoundDecides) {

@@ -69,10 +69,10 @@ TEST(ReferenceGemm, MatchesHandComputedProductWithLeadingDims) {
     const float b[] = {7, 8, 99, 9, -10, 99, 11, 12, 99};
     double c[2 * 3] = {}, magnitude[2 * 3] = {};
     reference_gemm_fp64(2, 2, 3, a, 4, b, 3, c, 3, magnitude);
-    EXPECT_EQ(c[0], 1 * 7 - 2 * 9 + 3 * 11);       // 22
-    EXPECT_EQ(c[1], 1 * 8 + 2 * 10 + 3 * 12);      // 64
-    EXPECT_EQ(c[3], 4 * 7 + 5 * 9 - 6 * 11);       // 7
-    EXPECT_EQ(c[4], 4 * 8 - 5 * 10 - 6 * 12);      // -90
+    EXPECT_EQ(c[0], 1 * 7 - 2 * 9 + 3 * 11);   // 22
+    EXPECT_EQ(c[1], 1 * 8 + 2 * 10 + 3 * 12);  // 64
+    EXPECT_EQ(c[3], 4 * 7 + 5 * 9 - 6 * 11);   // 7
+    EXPECT_EQ(c[4], 4 * 8 - 5 * 10 - 6 * 12);  // -90
     EXPECT_EQ(magnitude[0], 1 * 7 + 2 * 9 + 3 * 11);
     EXPECT_EQ(magnitude[4], 4 * 8 + 5 * 10 + 6 * 12);
 
@@ -150,7 +150,8 @@ TEST(VerifyGemm, FailsOneNaN) {
     c[3 * 20 + 17] = std::numeric_limits<float>::quiet_NaN();
     const VerifyResult r = check(p, c);
     EXPECT_FALSE(r.passed);
-    EXPECT_EQ(r.reason.rfind("NaN at (3, 17) (bits 0x7fc00000) carries none of the harness's NaN patterns", 0), 0u) << r.reason;
+    EXPECT_EQ(r.reason.rfind("NaN at (3, 17) (bits 0x7fc00000) carries none of the harness's NaN patterns", 0), 0u)
+        << r.reason;
     EXPECT_TRUE(std::isinf(r.max_rel_err));
 }
 
@@ -181,8 +182,9 @@ float from_bits(uint32_t bits) {
 }
 
 TEST(NanDiagnosis, EachHarnessPatternNamesItsOrigin) {
-    EXPECT_EQ(describe_non_finite(from_bits(kPoisonBits), 2, 3),
-              "unwritten element at (2, 3): still holds C's poison NaN (never written, or C was read although beta = 0)");
+    EXPECT_EQ(
+        describe_non_finite(from_bits(kPoisonBits), 2, 3),
+        "unwritten element at (2, 3): still holds C's poison NaN (never written, or C was read although beta = 0)");
     const struct {
         uint32_t bits;
         const char* origin;
@@ -197,7 +199,8 @@ TEST(NanDiagnosis, EachHarnessPatternNamesItsOrigin) {
     };
     for (const auto& c : cases) {
         const std::string reason = describe_non_finite(from_bits(c.bits), 2, 3);
-        EXPECT_EQ(reason, std::string("NaN at (2, 3) ") + c.origin + " (the NaN carries its payload)") << std::hex << c.bits;
+        EXPECT_EQ(reason, std::string("NaN at (2, 3) ") + c.origin + " (the NaN carries its payload)")
+            << std::hex << c.bits;
         // Arithmetic quiets a signalling NaN (the guard band's); the payload still names the origin.
         EXPECT_NE(describe_non_finite(from_bits(c.bits | 0x00400000u), 2, 3).find(c.origin), std::string::npos)
             << std::hex << c.bits;
@@ -207,12 +210,14 @@ TEST(NanDiagnosis, EachHarnessPatternNamesItsOrigin) {
 TEST(NanDiagnosis, NeverClaimsAnOriginTheBitsDoNotShow) {
     // The canonical NaN that GPU arithmetic returns for any NaN operand: no origin can be claimed.
     const std::string canonical = describe_non_finite(from_bits(0x7fffffffu), 0, 1);
-    EXPECT_EQ(canonical.rfind("NaN at (0, 1): the canonical NaN 0x7fffffff, whose bits do not say where it came from", 0), 0u)
+    EXPECT_EQ(
+        canonical.rfind("NaN at (0, 1): the canonical NaN 0x7fffffff, whose bits do not say where it came from", 0), 0u)
         << canonical;
     // x86's default NaN (0 * Inf and friends) and any other pattern: no input was NaN, nothing more.
     for (uint32_t bits : {0xffc00000u, 0x7fc00000u, 0x7f812345u}) {
         const std::string reason = describe_non_finite(from_bits(bits), 4, 5);
-        EXPECT_NE(reason.find("carries none of the harness's NaN patterns and no element of A or B is NaN"), std::string::npos)
+        EXPECT_NE(reason.find("carries none of the harness's NaN patterns and no element of A or B is NaN"),
+                  std::string::npos)
             << reason;
         for (const char* claim : {"computed from", "padding", "unwritten", "poison"})
             EXPECT_EQ(reason.find(claim), std::string::npos) << reason;
@@ -235,8 +240,9 @@ TEST(NanDiagnosis, AReadPastTheEndOfBIsNamedAndCounted) {
         }
     const VerifyResult r = check(p, c);
     EXPECT_FALSE(r.passed);
-    EXPECT_EQ(r.reason, "NaN at (0, 0) computed from the padding after B: a value was read past the end of B (the NaN "
-                        "carries its payload) (30 of 30 elements of C are not finite)");
+    EXPECT_EQ(r.reason,
+              "NaN at (0, 0) computed from the padding after B: a value was read past the end of B (the NaN "
+              "carries its payload) (30 of 30 elements of C are not finite)");
 }
 
 TEST(PaddedOperand, NaNPaddingOnBothSidesOfTheData) {
@@ -340,9 +346,7 @@ struct SparseProblem {
             for (int64_t j = 0; j < n; ++j) c[size_t(i * n + j)] = s * b[size_t(q * n + j)];
         }
     }
-    VerifyResult check() const {
-        return verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, 1e-5, 3);
-    }
+    VerifyResult check() const { return verify_gemm(a.data(), b.data(), c.data(), m, n, k, k, n, n, 1e-5, 3); }
 };
 
 TEST(VerifyGemmSampled, LargeShapeUsesSampledPathAndCatchesOneWrongElement) {
@@ -362,7 +366,6 @@ TEST(VerifyGemm, RejectsInvalidDescription) {
     EXPECT_FALSE(verify_gemm(p.a.data(), p.b.data(), c.data(), 4, 4, 4, 3, 4, 4, 1e-5, 1).passed);
     EXPECT_FALSE(verify_gemm(p.a.data(), p.b.data(), c.data(), 0, 4, 4, 4, 4, 4, 1e-5, 1).passed);
 }
-
 
 // ---------------------------------------------------------------------------------------------------
 // The tolerance per dtype and K (verify/tolerance.hpp, derived in docs/TOLERANCES.md).

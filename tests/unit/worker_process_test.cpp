@@ -83,7 +83,10 @@ TEST(WorkerProtocol, AStrayLineBetweenRequestsIsAViolationOfTheNextExchange) {
     // The plugin's thread writes one line after the worker's reply; the next request must not take it
     // for its own reply (the rows would shift).
     WorkerProcess w = start_script(kHello + R"(sleep 0.3; printf '{"op":"result","id":"%s:1"}\n' "$2" >&4; sleep 30)");
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     ::usleep(800 * 1000);
     const auto next = w.exchange({{"op", "run"}}, 10);
     EXPECT_EQ(next.outcome, WorkerProcess::Outcome::violation);
@@ -93,7 +96,10 @@ TEST(WorkerProtocol, AStrayLineBetweenRequestsIsAViolationOfTheNextExchange) {
 TEST(WorkerProtocol, ARepliedIdMustBeTheRequestInFlight) {
     // A forged reply for a request that was never sent, ahead of the worker's own.
     WorkerProcess w = start_script(kHello + R"(read x <&3; printf '{"op":"result","id":"%s:7"}\n' "$2" >&4; sleep 30)");
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     const auto reply = w.exchange({{"op", "run"}}, 10);
     EXPECT_EQ(reply.outcome, WorkerProcess::Outcome::violation);
     EXPECT_NE(reply.violation.find("another request"), std::string::npos) << reply.violation;
@@ -113,7 +119,10 @@ for _ in range(64):
 time.sleep(30)
 )py";
     WorkerProcess w = WorkerProcess::start("/usr/bin/python3", {"-c", script});
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation << w.stderr_tail(); }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation << w.stderr_tail();
+    }
     const auto reply = w.exchange({{"op", "run"}}, 20);
     ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::violation) << w.stderr_tail();
     EXPECT_NE(reply.violation.find("descriptors"), std::string::npos) << reply.violation;
@@ -130,7 +139,10 @@ TEST(WorkerProtocol, DeathIsSeenEvenWhenAChildHoldsTheReplyChannel) {
     // The child keeps fd 4 open: EOF never comes. Without watching the process itself this would be a
     // timeout after the whole 60 s.
     WorkerProcess w = start_script(kHello + "read x <&3; (sleep 120 &); exit 3");
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     const auto reply = w.exchange({{"op", "run"}}, 60);
     ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::ended);
     EXPECT_EQ(reply.exit.exit_code, 3);
@@ -138,14 +150,20 @@ TEST(WorkerProtocol, DeathIsSeenEvenWhenAChildHoldsTheReplyChannel) {
 
 TEST(WorkerProtocol, AWorkerThatEndedAfterItsReplyIsNotAliveForTheNextJob) {
     WorkerProcess w = start_script(kHello + "exit 5");
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     for (int i = 0; i < 100 && w.alive(); ++i) ::usleep(20 * 1000);
     EXPECT_FALSE(w.alive());
 }
 
 TEST(WorkerProtocol, AStoppedWorkerCountsAsDead) {
     WorkerProcess w = start_script(kHello + "read x <&3; kill -STOP $$; sleep 30");
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     const auto reply = w.exchange({{"op", "run"}}, 60);
     ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::ended);
     EXPECT_EQ(reply.exit.stopped, "SIGSTOP");
@@ -187,8 +205,10 @@ TEST_F(Confined, TheWorkerIsPid2SeesOnlyItsNamespaceAndGetsNoSecret) {
     EXPECT_EQ(hello.message.value("secret", ""), "none");
     EXPECT_EQ(hello.message.value("home", ""), scratch_);
     EXPECT_EQ(hello.message.value("cwd", ""), scratch_);
-    if (::geteuid() == 0) EXPECT_EQ(hello.message.value("uid", 0), int(kSandboxUid));
-    else EXPECT_EQ(hello.message.value("uid", 0), int(::geteuid()));
+    if (::geteuid() == 0)
+        EXPECT_EQ(hello.message.value("uid", 0), int(kSandboxUid));
+    else
+        EXPECT_EQ(hello.message.value("uid", 0), int(::geteuid()));
     const nlohmann::json report = w.confinement_report();
     EXPECT_FALSE(report["applied"].empty());
 }
@@ -237,11 +257,15 @@ TEST_F(Confined, EverythingTheWorkerStartedEndsWithIt) {
     } catch (const std::exception& e) {
         GTEST_SKIP() << "this machine cannot confine a worker: " << e.what();
     }
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     const auto reply = w.exchange({{"op", "run"}}, 30);
     ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::ended);
     EXPECT_EQ(reply.exit.exit_code, 0);
-    for (int i = 0; i < 100 && (process_with_command_line("sleep 6271") || process_with_command_line("sleep 6272")); ++i)
+    for (int i = 0; i < 100 && (process_with_command_line("sleep 6271") || process_with_command_line("sleep 6272"));
+         ++i)
         ::usleep(20 * 1000);  // SIGKILL is delivered at once, the exit takes a moment
     EXPECT_FALSE(process_with_command_line("sleep 6271")) << "a setsid() child outlived its worker";
     EXPECT_FALSE(process_with_command_line("sleep 6272")) << "an orphan outlived its worker";
@@ -274,7 +298,10 @@ TEST_F(Confined, AStoppedConfinedWorkerIsKilledByItsReaper) {
     } catch (const std::exception& e) {
         GTEST_SKIP() << "this machine cannot confine a worker: " << e.what();
     }
-    { const auto h = w.exchange(nullptr, 10); ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation; }
+    {
+        const auto h = w.exchange(nullptr, 10);
+        ASSERT_EQ(h.outcome, WorkerProcess::Outcome::reply) << h.violation;
+    }
     const auto reply = w.exchange({{"op", "run"}}, 60);
     ASSERT_EQ(reply.outcome, WorkerProcess::Outcome::ended);
     EXPECT_EQ(reply.exit.stopped, "SIGSTOP");
@@ -317,8 +344,9 @@ TEST_F(Confined, TheWorkerDiesWithTheProcessThatStartedIt) {
     for (int i = 0; i < 100 && process_with_command_line("sleep 6273"); ++i) ::usleep(20 * 1000);
     const bool outlived = process_with_command_line("sleep 6273");
     if (outlived)  // do not leave it behind: the worker and its reaper (the worker's parent)
-        (void)!std::system("for p in $(pgrep -x -f 'sleep 6273'); do "
-                           "kill -KILL $(awk '/^PPid:/{print $2}' /proc/$p/status) $p; done");
+        (void)!std::system(
+            "for p in $(pgrep -x -f 'sleep 6273'); do "
+            "kill -KILL $(awk '/^PPid:/{print $2}' /proc/$p/status) $p; done");
     EXPECT_FALSE(outlived) << "the confined worker outlived the process that started it";
 }
 

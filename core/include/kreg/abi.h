@@ -69,8 +69,8 @@ typedef enum kreg_status {
     KREG_STATUS_INVALID_ARGUMENT = 1, /* arguments the kernel does not accept (e.g. a shape it declared unsupported) */
     KREG_STATUS_UNSUPPORTED = 2,      /* a dtype, flag or device feature this kernel lacks */
     KREG_STATUS_OUT_OF_MEMORY = 3,
-    KREG_STATUS_RUNTIME_ERROR = 4,    /* e.g. a CUDA launch error; the message says which */
-    KREG_STATUS_INTERNAL_ERROR = 5    /* anything else, including an exception caught by the SDK trampoline */
+    KREG_STATUS_RUNTIME_ERROR = 4, /* e.g. a CUDA launch error; the message says which */
+    KREG_STATUS_INTERNAL_ERROR = 5 /* anything else, including an exception caught by the SDK trampoline */
 } kreg_status;
 
 /* Element types. Values are stable; new ones are appended. fp32 is the only one the core verifies today. */
@@ -84,17 +84,17 @@ typedef enum kreg_dtype {
 
 /* Where the kernel runs, and therefore where the pointers in the argument structs live. */
 typedef enum kreg_backend {
-    KREG_BACKEND_CPU = 0,  /* host memory; stream is NULL */
-    KREG_BACKEND_CUDA = 1  /* device memory of the current device; stream is a cudaStream_t */
+    KREG_BACKEND_CPU = 0, /* host memory; stream is NULL */
+    KREG_BACKEND_CUDA = 1 /* device memory of the current device; stream is a cudaStream_t */
 } kreg_backend;
 
 /* The operation a kernel implements. Each has its own argument struct and run entry in kreg_kernel_info.
  * Values are stable; new ones are appended in later minor versions. A kernel whose operation (or dtype)
  * the runner does not know is listed as unavailable with the reason; the plugin's other kernels load. */
 typedef enum kreg_operation {
-    KREG_OPERATION_GEMM = 0,            /* kreg_gemm_args, run_gemm */
-    KREG_OPERATION_TRANSPOSE = 1,       /* since 1.1: kreg_transpose_args, run_transpose */
-    KREG_OPERATION_BLOCK_TRANSPOSE = 2  /* since 1.1: kreg_block_transpose_args, run_block_transpose */
+    KREG_OPERATION_GEMM = 0,           /* kreg_gemm_args, run_gemm */
+    KREG_OPERATION_TRANSPOSE = 1,      /* since 1.1: kreg_transpose_args, run_transpose */
+    KREG_OPERATION_BLOCK_TRANSPOSE = 2 /* since 1.1: kreg_block_transpose_args, run_block_transpose */
 } kreg_operation;
 
 /* Capability flags (kreg_kernel_info.flags). */
@@ -108,17 +108,17 @@ typedef enum kreg_operation {
  * and must not write A or B.
  */
 typedef struct kreg_gemm_args {
-    uint32_t struct_size;   /* sizeof(kreg_gemm_args) as the runner compiled it; required */
-    int64_t m, n, k;        /* >= 1, within the constraints the kernel declared */
-    int64_t lda, ldb, ldc;  /* leading dimensions in elements; equal to k, n, n unless the kernel sets
-                               KREG_KERNEL_HONOURS_LEADING_DIMS */
-    double alpha, beta;     /* 1 and 0 unless the kernel sets KREG_KERNEL_HONOURS_ALPHA_BETA */
-    kreg_dtype dtype;       /* one of the dtypes the kernel declared */
-    const void* a;          /* M x K, element type per dtype */
-    const void* b;          /* K x N, element type per dtype */
-    void* c;                /* M x N, fp32 for every dtype in this version */
-    void* stream;           /* cudaStream_t to launch on (CUDA backend); NULL on the CPU. A CUDA kernel
-                               must launch only on this stream and must not synchronize the device. */
+    uint32_t struct_size;  /* sizeof(kreg_gemm_args) as the runner compiled it; required */
+    int64_t m, n, k;       /* >= 1, within the constraints the kernel declared */
+    int64_t lda, ldb, ldc; /* leading dimensions in elements; equal to k, n, n unless the kernel sets
+                              KREG_KERNEL_HONOURS_LEADING_DIMS */
+    double alpha, beta;    /* 1 and 0 unless the kernel sets KREG_KERNEL_HONOURS_ALPHA_BETA */
+    kreg_dtype dtype;      /* one of the dtypes the kernel declared */
+    const void* a;         /* M x K, element type per dtype */
+    const void* b;         /* K x N, element type per dtype */
+    void* c;               /* M x N, fp32 for every dtype in this version */
+    void* stream;          /* cudaStream_t to launch on (CUDA backend); NULL on the CPU. A CUDA kernel
+                              must launch only on this stream and must not synchronize the device. */
 } kreg_gemm_args;
 
 /*
@@ -129,14 +129,14 @@ typedef struct kreg_gemm_args {
  * A and B never overlap. The kernel must not write A, nor B outside its N x M elements.
  */
 typedef struct kreg_transpose_args {
-    uint32_t struct_size;   /* sizeof(kreg_transpose_args) as the runner compiled it; required */
-    int64_t m, n;           /* A is M x N, B is N x M; >= 1 */
-    int64_t lda, ldb;       /* leading dimensions in elements; equal to n and m unless the kernel sets
-                               KREG_KERNEL_HONOURS_LEADING_DIMS (then lda >= n, ldb >= m) */
-    kreg_dtype dtype;       /* KREG_DTYPE_FP32 (4-byte elements) in 1.1: the only dtype the runner asks for */
-    const void* a;          /* M x N input */
-    void* b;                /* N x M output */
-    void* stream;           /* as in kreg_gemm_args */
+    uint32_t struct_size; /* sizeof(kreg_transpose_args) as the runner compiled it; required */
+    int64_t m, n;         /* A is M x N, B is N x M; >= 1 */
+    int64_t lda, ldb;     /* leading dimensions in elements; equal to n and m unless the kernel sets
+                             KREG_KERNEL_HONOURS_LEADING_DIMS (then lda >= n, ldb >= m) */
+    kreg_dtype dtype;     /* KREG_DTYPE_FP32 (4-byte elements) in 1.1: the only dtype the runner asks for */
+    const void* a;        /* M x N input */
+    void* b;              /* N x M output */
+    void* stream;         /* as in kreg_gemm_args */
 } kreg_transpose_args;
 
 /*
@@ -151,13 +151,13 @@ typedef struct kreg_transpose_args {
  * left alone.
  */
 typedef struct kreg_block_transpose_args {
-    uint32_t struct_size;   /* sizeof(kreg_block_transpose_args) as the runner compiled it; required */
-    int64_t m, n;           /* A is M x N; >= 1, multiples of block */
-    int64_t lda;            /* equal to n unless the kernel sets KREG_KERNEL_HONOURS_LEADING_DIMS (then >= n) */
-    int64_t block;          /* tile edge, >= 1, within block_multiple and max_block */
-    kreg_dtype dtype;       /* KREG_DTYPE_FP32 in 1.1 */
-    void* a;                /* M x N, read and written in place */
-    void* stream;           /* as in kreg_gemm_args */
+    uint32_t struct_size; /* sizeof(kreg_block_transpose_args) as the runner compiled it; required */
+    int64_t m, n;         /* A is M x N; >= 1, multiples of block */
+    int64_t lda;          /* equal to n unless the kernel sets KREG_KERNEL_HONOURS_LEADING_DIMS (then >= n) */
+    int64_t block;        /* tile edge, >= 1, within block_multiple and max_block */
+    kreg_dtype dtype;     /* KREG_DTYPE_FP32 in 1.1 */
+    void* a;              /* M x N, read and written in place */
+    void* stream;         /* as in kreg_gemm_args */
 } kreg_block_transpose_args;
 
 /* Launch configuration a CUDA kernel reports for the record (optional, see describe_launch). */
@@ -171,17 +171,17 @@ typedef struct kreg_launch_info {
 
 /* Per-kernel metadata and entry points. Strings and function pointers are owned by the plugin. */
 typedef struct kreg_kernel_info {
-    uint32_t struct_size;        /* sizeof(kreg_kernel_info) as the plugin compiled it; required */
-    const char* name;            /* unique across all loaded plugins, [A-Za-z0-9_.-]+; required */
-    const char* description;     /* one line; required (may be "") */
-    kreg_operation operation;    /* required */
-    kreg_backend backend;        /* required */
-    uint32_t dtypes;             /* bit set of KREG_DTYPE_BIT(...); required, non-zero */
-    int32_t min_compute_capability; /* CUDA: major*10+minor (e.g. 80 for sm_80); 0 for none / CPU */
+    uint32_t struct_size;                       /* sizeof(kreg_kernel_info) as the plugin compiled it; required */
+    const char* name;                           /* unique across all loaded plugins, [A-Za-z0-9_.-]+; required */
+    const char* description;                    /* one line; required (may be "") */
+    kreg_operation operation;                   /* required */
+    kreg_backend backend;                       /* required */
+    uint32_t dtypes;                            /* bit set of KREG_DTYPE_BIT(...); required, non-zero */
+    int32_t min_compute_capability;             /* CUDA: major*10+minor (e.g. 80 for sm_80); 0 for none / CPU */
     int64_t m_multiple, n_multiple, k_multiple; /* shapes must be multiples of these; 1 means any
                                                    (transposes: m and n of A; k_multiple is ignored) */
-    int64_t max_m, max_n, max_k; /* 0 means unbounded (transposes: max_k is ignored) */
-    uint32_t flags;              /* KREG_KERNEL_* bits */
+    int64_t max_m, max_n, max_k;                /* 0 means unbounded (transposes: max_k is ignored) */
+    uint32_t flags;                             /* KREG_KERNEL_* bits */
 
     /* Optional (may be NULL): global-memory bytes the kernel moves for one call, by its own traffic
      * model, used for the modelled arithmetic intensity on the roofline. Must not throw.
@@ -197,16 +197,16 @@ typedef struct kreg_kernel_info {
      * Other operations: may be NULL (never called). */
     kreg_status (*run_gemm)(void* instance, const kreg_gemm_args* args, char* error, size_t error_size);
     /* Optional (may be NULL): fill *info with the launch configuration run_gemm would use for args. */
-    kreg_status (*describe_launch)(void* instance, const kreg_gemm_args* args, kreg_launch_info* info,
-                                   char* error, size_t error_size);
+    kreg_status (*describe_launch)(void* instance, const kreg_gemm_args* args, kreg_launch_info* info, char* error,
+                                   size_t error_size);
 
     /* ---- Since 1.1. A 1.0 plugin's structs end above; the runner reads these fields as NULL / 0. ---- */
 
     /* Transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
     kreg_status (*run_transpose)(void* instance, const kreg_transpose_args* args, char* error, size_t error_size);
     /* Optional: the launch configuration run_transpose would use. */
-    kreg_status (*describe_transpose_launch)(void* instance, const kreg_transpose_args* args,
-                                             kreg_launch_info* info, char* error, size_t error_size);
+    kreg_status (*describe_transpose_launch)(void* instance, const kreg_transpose_args* args, kreg_launch_info* info,
+                                             char* error, size_t error_size);
     /* Block transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
     kreg_status (*run_block_transpose)(void* instance, const kreg_block_transpose_args* args, char* error,
                                        size_t error_size);
@@ -220,9 +220,9 @@ typedef struct kreg_kernel_info {
 
 /* What the entry point returns. Owned by the plugin; valid until the library is unloaded. */
 typedef struct kreg_plugin_descriptor {
-    uint32_t struct_size;   /* sizeof(kreg_plugin_descriptor) as the plugin compiled it; required */
-    uint16_t abi_major;     /* KREG_ABI_MAJOR the plugin was built with; must equal the runner's */
-    uint16_t abi_minor;     /* KREG_ABI_MINOR the plugin was built with; informational */
+    uint32_t struct_size;       /* sizeof(kreg_plugin_descriptor) as the plugin compiled it; required */
+    uint16_t abi_major;         /* KREG_ABI_MAJOR the plugin was built with; must equal the runner's */
+    uint16_t abi_minor;         /* KREG_ABI_MINOR the plugin was built with; informational */
     const char* plugin_name;    /* required */
     const char* plugin_version; /* required, free-form (semver suggested) */
     uint32_t kernel_count;      /* number of entries in kernels; may be 0 */

@@ -44,18 +44,18 @@ namespace kreg {
 // Everything kreg needs to know about a kernel besides its code. Defaults describe the common case:
 // fp32, any shape, only C = A*B (no alpha/beta) and packed leading dimensions.
 struct KernelSpec {
-    const char* name = nullptr;        // required, unique across plugins
-    const char* description = "";      // one line
+    const char* name = nullptr;    // required, unique across plugins
+    const char* description = "";  // one line
     // The operation comes from the base class (IKernel: GEMM, ITransposeKernel, IBlockTransposeKernel).
     // Leave this as it is; a value other than GEMM that contradicts the base class makes the entry point
     // return NULL, which the loader reports, rather than export a kernel whose run entry is missing.
     kreg_operation operation = KREG_OPERATION_GEMM;
     kreg_backend backend = KREG_BACKEND_CPU;
     uint32_t dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
-    int32_t min_compute_capability = 0; // CUDA only: major*10+minor
+    int32_t min_compute_capability = 0;  // CUDA only: major*10+minor
     int64_t m_multiple = 1, n_multiple = 1, k_multiple = 1;
-    int64_t max_m = 0, max_n = 0, max_k = 0; // 0: unbounded
-    uint32_t flags = 0;                 // KREG_KERNEL_HONOURS_*
+    int64_t max_m = 0, max_n = 0, max_k = 0;  // 0: unbounded
+    uint32_t flags = 0;                       // KREG_KERNEL_HONOURS_*
     // k: K for GEMM, 0 for transpose, the call's block for block_transpose (see kreg/abi.h).
     double (*model_global_bytes)(int64_t m, int64_t n, int64_t k, kreg_dtype dtype) = nullptr;
     // Block transpose only: the blocks the kernel accepts (multiples of block_multiple, at most
@@ -98,7 +98,9 @@ class IBlockTransposeKernel {
 public:
     virtual ~IBlockTransposeKernel() = default;
     virtual void run_block_transpose(const kreg_block_transpose_args& args) = 0;
-    virtual bool describe_launch(const kreg_block_transpose_args& /*args*/, kreg_launch_info& /*info*/) { return false; }
+    virtual bool describe_launch(const kreg_block_transpose_args& /*args*/, kreg_launch_info& /*info*/) {
+        return false;
+    }
 };
 
 namespace detail {
@@ -137,9 +139,12 @@ constexpr int base_count() {
 }
 template <class T>
 constexpr kreg_operation operation_of() {
-    if constexpr (std::is_base_of_v<ITransposeKernel, T>) return KREG_OPERATION_TRANSPOSE;
-    else if constexpr (std::is_base_of_v<IBlockTransposeKernel, T>) return KREG_OPERATION_BLOCK_TRANSPOSE;
-    else return KREG_OPERATION_GEMM;
+    if constexpr (std::is_base_of_v<ITransposeKernel, T>)
+        return KREG_OPERATION_TRANSPOSE;
+    else if constexpr (std::is_base_of_v<IBlockTransposeKernel, T>)
+        return KREG_OPERATION_BLOCK_TRANSPOSE;
+    else
+        return KREG_OPERATION_GEMM;
 }
 
 // Instances travel as void* holding a T*: each trampoline is instantiated for its T, so it casts back to
@@ -161,7 +166,8 @@ void destroy(void* instance) noexcept {
 template <class T, class Args, class Body>
 kreg_status run_checked(void* instance, const Args* args, char* error, size_t error_size, Body&& body) noexcept {
     return guarded(error, error_size, [&] {
-        if (instance == nullptr || args == nullptr) throw Error(KREG_STATUS_INVALID_ARGUMENT, "null instance or arguments");
+        if (instance == nullptr || args == nullptr)
+            throw Error(KREG_STATUS_INVALID_ARGUMENT, "null instance or arguments");
         body(*static_cast<T*>(instance), *args);
     });
 }
@@ -188,10 +194,12 @@ template <class T, class Args>
 kreg_status describe_launch(void* instance, const Args* args, kreg_launch_info* info, char* error,
                             size_t error_size) noexcept {
     return guarded(error, error_size, [&] {
-        if (instance == nullptr || args == nullptr || info == nullptr) throw Error(KREG_STATUS_INVALID_ARGUMENT, "null argument");
+        if (instance == nullptr || args == nullptr || info == nullptr)
+            throw Error(KREG_STATUS_INVALID_ARGUMENT, "null argument");
         kreg_launch_info out{};
         out.struct_size = sizeof(kreg_launch_info);
-        if (!static_cast<T*>(instance)->describe_launch(*args, out)) throw Error(KREG_STATUS_UNSUPPORTED, "no launch description");
+        if (!static_cast<T*>(instance)->describe_launch(*args, out))
+            throw Error(KREG_STATUS_UNSUPPORTED, "no launch description");
         *info = out;
     });
 }
@@ -213,7 +221,8 @@ kreg_kernel_info make_kernel_info() {
                   "a kreg kernel class derives from exactly one of kreg::IKernel, kreg::ITransposeKernel, "
                   "kreg::IBlockTransposeKernel");
     static_assert(std::is_default_constructible_v<T>, "a kreg kernel class must be default-constructible");
-    static_assert(std::is_same_v<decltype(T::spec()), KernelSpec>, "a kreg kernel class needs `static kreg::KernelSpec spec()`");
+    static_assert(std::is_same_v<decltype(T::spec()), KernelSpec>,
+                  "a kreg kernel class needs `static kreg::KernelSpec spec()`");
     const KernelSpec s = T::spec();
     constexpr kreg_operation op = operation_of<T>();
     if (s.operation != KREG_OPERATION_GEMM && s.operation != op)
@@ -258,9 +267,13 @@ const kreg_plugin_descriptor* descriptor(const char* plugin_name, const char* pl
     static_assert(sizeof...(Kernels) > 0, "KREG_PLUGIN needs at least one kernel class");
     try {
         static const kreg_kernel_info kernels[] = {make_kernel_info<Kernels>()...};
-        static const kreg_plugin_descriptor d = {sizeof(kreg_plugin_descriptor), KREG_ABI_MAJOR, KREG_ABI_MINOR,
-                                                 plugin_name, plugin_version,
-                                                 static_cast<uint32_t>(sizeof...(Kernels)), kernels};
+        static const kreg_plugin_descriptor d = {sizeof(kreg_plugin_descriptor),
+                                                 KREG_ABI_MAJOR,
+                                                 KREG_ABI_MINOR,
+                                                 plugin_name,
+                                                 plugin_version,
+                                                 static_cast<uint32_t>(sizeof...(Kernels)),
+                                                 kernels};
         return &d;
     } catch (...) {
         return nullptr;
@@ -271,7 +284,7 @@ const kreg_plugin_descriptor* descriptor(const char* plugin_name, const char* pl
 }  // namespace kreg
 
 // The one line a plugin adds: its name, its version, and every kernel class it provides.
-#define KREG_PLUGIN(plugin_name, plugin_version, ...)                                           \
-    extern "C" KREG_EXPORT const kreg_plugin_descriptor* kreg_plugin_entry(void) {              \
-        return ::kreg::detail::descriptor<__VA_ARGS__>(plugin_name, plugin_version);            \
+#define KREG_PLUGIN(plugin_name, plugin_version, ...)                                \
+    extern "C" KREG_EXPORT const kreg_plugin_descriptor* kreg_plugin_entry(void) {   \
+        return ::kreg::detail::descriptor<__VA_ARGS__>(plugin_name, plugin_version); \
     }

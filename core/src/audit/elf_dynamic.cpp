@@ -29,8 +29,8 @@ constexpr std::int64_t kDtNull = 0, kDtNeeded = 1, kDtPltRelSz = 2, kDtHash = 4,
                        kDtRel = 17, kDtRelSz = 18, kDtRelEnt = 19, kDtPltRel = 20, kDtJmpRel = 23, kDtRunpath = 29,
                        kDtGnuHash = 0x6ffffef5, kDtVersym = 0x6ffffff0, kDtVerneed = 0x6ffffffe,
                        kDtVerneedNum = 0x6fffffff, kDtAuxiliary = 0x7ffffffd, kDtFilter = 0x7fffffff;
-constexpr std::uint64_t kEhdrSize = 64, kPhdrSize = 56, kShdrSize = 64, kSymSize = 24, kDynSize = 16,
-                        kRelaSize = 24, kRelSize = 16, kVerneedSize = 16, kVernauxSize = 16;
+constexpr std::uint64_t kEhdrSize = 64, kPhdrSize = 56, kShdrSize = 64, kSymSize = 24, kDynSize = 16, kRelaSize = 24,
+                        kRelSize = 16, kVerneedSize = 16, kVernauxSize = 16;
 constexpr unsigned kStbGlobal = 1, kStbWeak = 2, kStbGnuUnique = 10, kStvDefault = 0;
 
 std::string hex(std::uint64_t value) {
@@ -65,8 +65,7 @@ public:
     Region region(std::uint64_t offset, std::uint64_t size, const std::string& what) const {
         if (!fits(offset, size, bytes_.size()))
             throw FormatError(what + " runs past the end of the file (offset " + hex(offset) + ", " +
-                              std::to_string(size) + " bytes; the file has " + std::to_string(bytes_.size()) +
-                              ")");
+                              std::to_string(size) + " bytes; the file has " + std::to_string(bytes_.size()) + ")");
         return {offset, size};
     }
 
@@ -94,7 +93,8 @@ public:
         const std::size_t end = rest.find('\0');
         if (end == std::string_view::npos)
             throw FormatError(available > kMaxNameBytes
-                                  ? "a name in " + table_name + " is longer than " + std::to_string(kMaxNameBytes) + " bytes"
+                                  ? "a name in " + table_name + " is longer than " + std::to_string(kMaxNameBytes) +
+                                        " bytes"
                                   : "a name in " + table_name + " runs past the end of the table (no NUL)");
         return rest.substr(0, end);
     }
@@ -190,8 +190,10 @@ DynamicView decode(const Image& image, const Tables& t) {
     };
 
     for (const auto& [tag, value] : t.dynamic) {
-        const char* tag_name = tag == kDtNeeded ? "DT_NEEDED" : tag == kDtAuxiliary ? "DT_AUXILIARY"
-                             : tag == kDtFilter ? "DT_FILTER" : nullptr;
+        const char* tag_name = tag == kDtNeeded      ? "DT_NEEDED"
+                               : tag == kDtAuxiliary ? "DT_AUXILIARY"
+                               : tag == kDtFilter    ? "DT_FILTER"
+                                                     : nullptr;
         if (tag_name) view.needed.push_back({keep(image.string(t.strtab, value, t.strtab_name)), tag_name});
         if (tag == kDtRpath || tag == kDtRunpath)
             view.search_paths.push_back(std::string(tag == kDtRpath ? "DT_RPATH: " : "DT_RUNPATH: ") +
@@ -230,11 +232,12 @@ DynamicView decode(const Image& image, const Tables& t) {
 
 // Reads dynamic entries from r until DT_NULL; what says where they came from.
 std::vector<std::pair<std::int64_t, std::uint64_t>> read_dynamic_array(const Image& image, const Region& r,
-                                                                        const std::string& what) {
+                                                                       const std::string& what) {
     std::vector<std::pair<std::int64_t, std::uint64_t>> entries;
     for (std::uint64_t offset = 0;; offset += kDynSize) {
         if (!fits(offset, kDynSize, r.size)) throw FormatError(what + " has no DT_NULL terminator");
-        if (entries.size() >= kMaxDynamicEntries) throw FormatError(what + " has more than " + std::to_string(kMaxDynamicEntries) + " entries");
+        if (entries.size() >= kMaxDynamicEntries)
+            throw FormatError(what + " has more than " + std::to_string(kMaxDynamicEntries) + " entries");
         const auto tag = static_cast<std::int64_t>(image.u64(r.offset + offset));
         if (tag == kDtNull) return entries;
         entries.emplace_back(tag, image.u64(r.offset + offset + 8));
@@ -257,7 +260,8 @@ std::uint64_t gnu_hash_symbol_count(const Image& image, const AddressMap& map, s
     const std::uint64_t chains_at = buckets_at + std::uint64_t(buckets) * 4;
     if (!fits(0, chains_at, all.size)) throw FormatError("DT_GNU_HASH runs past the end of its loadable segment");
     std::uint32_t last_bucket = 0;
-    for (std::uint32_t b = 0; b < buckets; ++b) last_bucket = std::max(last_bucket, image.u32(all.offset + buckets_at + 4 * std::uint64_t(b)));
+    for (std::uint32_t b = 0; b < buckets; ++b)
+        last_bucket = std::max(last_bucket, image.u32(all.offset + buckets_at + 4 * std::uint64_t(b)));
     if (last_bucket == 0) return symoffset;
     if (last_bucket < symoffset) throw FormatError("DT_GNU_HASH has a bucket below its first hashed symbol");
     for (std::uint64_t index = last_bucket; index < kMaxDynamicSymbols; ++index) {
@@ -286,7 +290,8 @@ std::uint64_t largest_relocated_symbol(const Image& image, const AddressMap& map
         const std::uint64_t bytes = d.count(table.size_tag) ? d.at(table.size_tag) : 0;
         const Region r = map.range(d.at(table.address_tag), bytes, table.name);
         for (std::uint64_t at = 0; fits(at, table.entry_size, r.size); at += table.entry_size) {
-            if (++seen > kMaxRelocations) throw FormatError("more than " + std::to_string(kMaxRelocations) + " relocations");
+            if (++seen > kMaxRelocations)
+                throw FormatError("more than " + std::to_string(kMaxRelocations) + " relocations");
             largest = std::max(largest, image.u64(r.offset + at + 8) >> 32);
         }
     }
@@ -322,7 +327,8 @@ DynamicView read_segment_view(const Image& image, const AddressMap& map, std::ui
 
     std::uint64_t count = 0;
     bool counted = false;
-    if (d.count(kDtGnuHash)) count = std::max(count, gnu_hash_symbol_count(image, map, d.at(kDtGnuHash))), counted = true;
+    if (d.count(kDtGnuHash))
+        count = std::max(count, gnu_hash_symbol_count(image, map, d.at(kDtGnuHash))), counted = true;
     if (d.count(kDtHash)) {
         const Region hash = map.range(d.at(kDtHash), 8, "DT_HASH");
         count = std::max<std::uint64_t>(count, image.u32(hash.offset + 4));
@@ -350,12 +356,18 @@ DynamicView read_segment_view(const Image& image, const AddressMap& map, std::ui
 // How a section is named in messages; its type, since this reader never trusts section names.
 std::string section_kind(std::uint32_t type) {
     switch (type) {
-        case kShtDynsym: return ".dynsym";
-        case kShtDynamic: return ".dynamic";
-        case kShtStrtab: return "a string table";
-        case kShtGnuVersym: return ".gnu.version";
-        case kShtGnuVerneed: return ".gnu.version_r";
-        default: return "type " + hex(type);
+        case kShtDynsym:
+            return ".dynsym";
+        case kShtDynamic:
+            return ".dynamic";
+        case kShtStrtab:
+            return "a string table";
+        case kShtGnuVersym:
+            return ".gnu.version";
+        case kShtGnuVerneed:
+            return ".gnu.version_r";
+        default:
+            return "type " + hex(type);
     }
 }
 
@@ -406,7 +418,8 @@ std::optional<DynamicView> read_section_view(const Image& image, const std::vect
         t.versym = Region{versym->offset, versym->size};
     }
     if (const Section* verneed = only(kShtGnuVerneed, ".gnu.version_r")) {
-        if (verneed->link != dynsym->link) problems.push_back(".gnu.version_r uses a different string table than .dynsym");
+        if (verneed->link != dynsym->link)
+            problems.push_back(".gnu.version_r uses a different string table than .dynsym");
         t.verneed = Region{verneed->offset, verneed->size};
         t.verneed_count = verneed->info;
     }
@@ -425,7 +438,9 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
 
     // ---- ELF header ----
     if (bytes.empty()) return fail("the file is empty");
-    if (bytes.size() < 4 || bytes.substr(0, 4) != std::string_view("\x7f" "ELF", 4))
+    if (bytes.size() < 4 || bytes.substr(0, 4) != std::string_view("\x7f"
+                                                                   "ELF",
+                                                                   4))
         return fail("not an ELF file (no \\x7fELF magic at the start)");
     if (bytes.size() < 16) return fail("the ELF identification runs past the end of the file");
     const unsigned elf_class = image.u8(4), data = image.u8(5), version = image.u8(6);
@@ -452,7 +467,7 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
             if (shentsize != kShdrSize)
                 throw FormatError("section headers are " + std::to_string(shentsize) + " bytes, not 64");
             image.region(shoff, kShdrSize, "the section header table");
-            if (shnum == 0) shnum = image.u64(shoff + 32);         // extended count in section 0's sh_size
+            if (shnum == 0) shnum = image.u64(shoff + 32);  // extended count in section 0's sh_size
             if (shstrndx == kShnXindex) shstrndx = image.u32(shoff + 40);
             if (phnum == kPnXnum) phnum = image.u32(shoff + 44);  // extended program header count
             if (shnum > kMaxSections)
@@ -464,7 +479,7 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
             report.has_section_headers = shnum > 0;
             for (std::uint64_t i = 0; i < shnum; ++i) {
                 const std::uint64_t at = shoff + i * kShdrSize;
-                const Section s{image.u32(at + 4), image.u32(at + 40), image.u32(at + 44),
+                const Section s{image.u32(at + 4),  image.u32(at + 40), image.u32(at + 44),
                                 image.u64(at + 24), image.u64(at + 32), image.u64(at + 56)};
                 if (i > 0 && s.type != kShtNull && s.type != kShtNobits)
                     image.region(s.offset, s.size, "section " + std::to_string(i) + " (" + section_kind(s.type) + ")");
@@ -522,7 +537,8 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
                     throw FormatError("loadable segments " + std::to_string(i) + " and " + std::to_string(j) +
                                       " share a page but map different file bytes to it");
             }
-        if (!dynamic_address) throw FormatError("there is no PT_DYNAMIC program header: the object cannot be loaded dynamically");
+        if (!dynamic_address)
+            throw FormatError("there is no PT_DYNAMIC program header: the object cannot be loaded dynamically");
         const AddressMap map(std::move(loads));
         report.segments = read_segment_view(image, map, *dynamic_address, report.problems);
     } catch (const FormatError& e) {

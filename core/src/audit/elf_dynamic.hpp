@@ -31,10 +31,10 @@ inline constexpr std::uint64_t kMaxSections = 65536;
 inline constexpr std::uint64_t kMaxDynamicEntries = 65536;
 inline constexpr std::uint64_t kMaxDynamicSymbols = 1u << 18;  // honest plugins: hundreds
 inline constexpr std::uint64_t kMaxRelocations = 1u << 24;
-inline constexpr std::uint64_t kMaxNameBytes = 1u << 16;          // one symbol or library name
-inline constexpr std::uint64_t kMaxTotalNameBytes = 64u << 20;    // all names kept from one view
-inline constexpr std::uint64_t kMaxVersionNeeds = 4096;           // DT_VERNEEDNUM, and aux entries per file
-inline constexpr std::uint64_t kPageSize = 4096;                  // x86-64 mapping granularity
+inline constexpr std::uint64_t kMaxNameBytes = 1u << 16;        // one symbol or library name
+inline constexpr std::uint64_t kMaxTotalNameBytes = 64u << 20;  // all names kept from one view
+inline constexpr std::uint64_t kMaxVersionNeeds = 4096;         // DT_VERNEEDNUM, and aux entries per file
+inline constexpr std::uint64_t kPageSize = 4096;                // x86-64 mapping granularity
 
 // A library the loader will load on behalf of the object: DT_NEEDED, and also the filter tags
 // DT_AUXILIARY and DT_FILTER, which glibc loads too.
@@ -62,10 +62,10 @@ struct DynamicView {
 struct ElfDynamicReport {
     // Each an audit failure: "section header table runs past the end of the file (...)".
     std::vector<std::string> problems;
-    bool header_ok = false;                 // the ELF header itself was acceptable
-    std::optional<DynamicView> segments;    // the loader's view; absent if it could not be read
-    std::optional<DynamicView> sections;    // the section headers' view; absent if stripped or unreadable
-    bool has_section_headers = false;       // e_shnum (or the extended count) was non-zero
+    bool header_ok = false;               // the ELF header itself was acceptable
+    std::optional<DynamicView> segments;  // the loader's view; absent if it could not be read
+    std::optional<DynamicView> sections;  // the section headers' view; absent if stripped or unreadable
+    bool has_section_headers = false;     // e_shnum (or the extended count) was non-zero
 };
 
 // Reads image (the whole file). Never throws for bad input (std::bad_alloc aside).

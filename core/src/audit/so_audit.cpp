@@ -146,8 +146,8 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
             result.findings.push_back(format_finding(
                 file, "the dynamic segment imports symbols that .dynsym does not list: " + first_few(hidden)));
         if (!extra.empty())
-            result.findings.push_back(format_finding(
-                file, ".dynsym lists imports that the dynamic segment does not: " + first_few(extra)));
+            result.findings.push_back(
+                format_finding(file, ".dynsym lists imports that the dynamic segment does not: " + first_few(extra)));
     }
     if (!primary && result.findings.empty())
         result.findings.push_back(format_finding(file, "no dynamic section could be read"));
@@ -155,16 +155,17 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
     // Some toolchains link libstdc++ statically into every shared object; its own code then imports
     // syscall (futexes) and the like. The policy still refuses those names (the copy is the student's
     // binary and cannot be told apart from their code), but the message says where they come from.
-    const bool needs_libstdcxx = std::any_of(needed.begin(), needed.end(), [](const elf::NeededLibrary& n) {
-        return n.name.rfind("libstdc++.so", 0) == 0;
-    });
-    const bool carries_libstdcxx = !needs_libstdcxx && std::any_of(exports.begin(), exports.end(), [](const std::string& n) {
-        return n.rfind("_ZGTt", 0) == 0 || n.rfind("_ZNSt", 0) == 0 || n.rfind("__cxa_", 0) == 0;
-    });
+    const bool needs_libstdcxx = std::any_of(
+        needed.begin(), needed.end(), [](const elf::NeededLibrary& n) { return n.name.rfind("libstdc++.so", 0) == 0; });
+    const bool carries_libstdcxx =
+        !needs_libstdcxx && std::any_of(exports.begin(), exports.end(), [](const std::string& n) {
+            return n.rfind("_ZGTt", 0) == 0 || n.rfind("_ZNSt", 0) == 0 || n.rfind("__cxa_", 0) == 0;
+        });
     const std::string static_runtime_note =
-        carries_libstdcxx ? "; the plugin carries a static copy of libstdc++, which may import it itself: link libstdc++ "
-                            "dynamically (the kreg_add_plugin default)"
-                          : "";
+        carries_libstdcxx
+            ? "; the plugin carries a static copy of libstdc++, which may import it itself: link libstdc++ "
+              "dynamically (the kreg_add_plugin default)"
+            : "";
 
     // Policies match the raw names; results and messages carry printable ones.
     for (const elf::NeededLibrary& library : needed) {
@@ -172,11 +173,11 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         result.needed.push_back(name);
         const std::string how = library.tag == "DT_NEEDED" ? "needs " : "loads (" + library.tag + ") ";
         if (library.name.find('/') != std::string::npos)
-            result.findings.push_back({"library", name, "path",
-                                       how + name + " by path (a plugin may only name libraries by soname)"});
+            result.findings.push_back(
+                {"library", name, "path", how + name + " by path (a plugin may only name libraries by soname)"});
         else if (!first_match(policy.allowed_libraries, library.name))
-            result.findings.push_back({"library", name, "not allowed",
-                                       how + name + " (not allowed: no allowed library pattern matches)"});
+            result.findings.push_back(
+                {"library", name, "not allowed", how + name + " (not allowed: no allowed library pattern matches)"});
     }
     for (const auto& [raw, symbol] : imports) {
         const std::string name = printable(raw);
@@ -186,8 +187,9 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         const auto& own_imports = static_libstdcxx_imports();
         const bool from_runtime = std::find(own_imports.begin(), own_imports.end(), raw) != own_imports.end();
         if (const std::string* rule = first_match(policy.denied_symbols, raw))
-            result.findings.push_back({"symbol", name, *rule,
-                                       "imports " + name + " (denied: " + *rule + ")" + (from_runtime ? static_runtime_note : "")});
+            result.findings.push_back(
+                {"symbol", name, *rule,
+                 "imports " + name + " (denied: " + *rule + ")" + (from_runtime ? static_runtime_note : "")});
     }
     // A default-visibility definition is looked up like an import: the loader binds the plugin's own calls
     // to an earlier definition of the same name, such as the runner's cuBLAS.
@@ -195,9 +197,9 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         const std::string name = printable(raw);
         result.exported_symbols.push_back(name);
         if (const std::string* rule = first_match(policy.denied_symbols, raw))
-            result.findings.push_back({"symbol", name, *rule,
-                                       "exports " + name + ", which an already loaded library can interpose (denied: " +
-                                           *rule + ")"});
+            result.findings.push_back(
+                {"symbol", name, *rule,
+                 "exports " + name + ", which an already loaded library can interpose (denied: " + *rule + ")"});
     }
     for (const std::string& path : search_paths) result.search_paths.push_back(printable(path));
     result.passed = result.findings.empty();
@@ -241,8 +243,8 @@ nlohmann::json AuditResult::to_json() const {
         findings_json.push_back({{"kind", f.kind}, {"item", f.item}, {"rule", f.rule}, {"message", f.message}});
     nlohmann::json imports_json = nlohmann::json::array();
     for (const AuditImport& i : imports)
-        imports_json.push_back({{"name", i.name}, {"version", i.version}, {"version_library", i.version_library},
-                                {"weak", i.weak}});
+        imports_json.push_back(
+            {{"name", i.name}, {"version", i.version}, {"version_library", i.version_library}, {"weak", i.weak}});
     return {{"passed", passed},
             {"needed", needed},
             {"imported_symbols", imported_symbols},

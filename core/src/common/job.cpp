@@ -6,12 +6,18 @@ namespace kreg {
 namespace {
 template <class T>
 void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-    if (v) j[key] = *v; else j[key] = nullptr;
+    if (v)
+        j[key] = *v;
+    else
+        j[key] = nullptr;
 }
 template <class T>
 void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
     auto it = j.find(key);
-    if (it == j.end() || it->is_null()) v.reset(); else v = it->get<T>();
+    if (it == j.end() || it->is_null())
+        v.reset();
+    else
+        v = it->get<T>();
 }
 template <class Enum, class Parse>
 Enum get_enum(const nlohmann::json& j, const char* key, Parse parse) {
@@ -80,8 +86,12 @@ void from_json(const nlohmann::json& j, Shape& s) {
 }
 
 void to_json(nlohmann::json& j, const Job& job) {
-    j = {{"id", job.id},       {"kernel", job.kernel},          {"plugin_path", job.plugin_path},
-         {"shape", job.shape}, {"dtype", to_string(job.dtype)}, {"seed", job.seed},
+    j = {{"id", job.id},
+         {"kernel", job.kernel},
+         {"plugin_path", job.plugin_path},
+         {"shape", job.shape},
+         {"dtype", to_string(job.dtype)},
+         {"seed", job.seed},
          {"settings", job.settings}};
     if (job.operation != Operation::gemm) j["operation"] = to_string(job.operation);
 }
@@ -97,7 +107,7 @@ void from_json(const nlohmann::json& j, Job& job) {
 }
 
 void to_json(nlohmann::json& j, const TimingStats& s) {
-    j = {{"count", s.count},   {"median_ms", s.median_ms}, {"min_ms", s.min_ms},
+    j = {{"count", s.count},     {"median_ms", s.median_ms}, {"min_ms", s.min_ms},
          {"mean_ms", s.mean_ms}, {"stddev_ms", s.stddev_ms}, {"cv", s.cv}};
     if (s.median_ci_low_ms) j["median_ci_low_ms"] = *s.median_ci_low_ms;
     if (s.median_ci_high_ms) j["median_ci_high_ms"] = *s.median_ci_high_ms;
@@ -158,7 +168,8 @@ void from_json(const nlohmann::json& j, Record& r) {
     j.at("reason").get_to(r.reason);
     j.at("timer").get_to(r.timer);
     j.at("samples_ms").get_to(r.samples_ms);
-    r.extra = j.contains("extra") ? j["extra"].get<RecordExtras>() : RecordExtras{};  // strict: unknown keys are refused
+    r.extra =
+        j.contains("extra") ? j["extra"].get<RecordExtras>() : RecordExtras{};  // strict: unknown keys are refused
     get_optional(j, "max_rel_err", r.max_rel_err);
     get_optional(j, "tolerance", r.tolerance);
     get_optional(j, "stats", r.stats);

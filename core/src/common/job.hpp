@@ -22,7 +22,7 @@ std::optional<TimerChoice> parse_timer_choice(const std::string& text);  // the 
 
 // How one job is measured and checked. Defaults are the runner's defaults.
 struct RunSettings {
-    int warmup = 2;                       // untimed calls before the first sample
+    int warmup = 2;  // untimed calls before the first sample
     // Timed calls. Without a noise target: this many (fewer if the time budget is spent first, never
     // fewer than min(3, repeats)). With one: the minimum count of the stopping rule (measure/sampler.hpp).
     int repeats = 10;
@@ -32,12 +32,12 @@ struct RunSettings {
     // Sweep configs default it to 0.005; strict runs ignore it (grading calls are counted, not adaptive).
     std::optional<double> noise_target;
     bool verify = true;
-    std::optional<double> tolerance;      // normalised error bound; default per dtype
-    double timeout_s = 300.0;             // wall-clock limit for the job in its worker
-    std::optional<double> call_timeout_s; // limit on each single call, launch to finish (the worker ends)
-    bool warm_cache = false;              // CUDA: skip the L2 flush between timed launches
-    int device = 0;                       // CUDA device ordinal
-    bool profile = false;                 // CUDA: wrap each timed launch in an NVTX range named after the kernel
+    std::optional<double> tolerance;             // normalised error bound; default per dtype
+    double timeout_s = 300.0;                    // wall-clock limit for the job in its worker
+    std::optional<double> call_timeout_s;        // limit on each single call, launch to finish (the worker ends)
+    bool warm_cache = false;                     // CUDA: skip the L2 flush between timed launches
+    int device = 0;                              // CUDA device ordinal
+    bool profile = false;                        // CUDA: wrap each timed launch in an NVTX range named after the kernel
     TimerChoice timer = TimerChoice::automatic;  // CUDA
     // Grading: every call (checked, warm-up, timed) gets fresh inputs in fresh buffers and is verified,
     // inputs are checksummed around each call, and timing also waits for the whole device and is
@@ -50,13 +50,13 @@ struct RunSettings {
 };
 
 struct Job {
-    uint64_t id = 0;           // position in the plan; rows are reported in this order
+    uint64_t id = 0;  // position in the plan; rows are reported in this order
     std::string kernel;
-    std::string plugin_path;   // the .so that provides kernel
+    std::string plugin_path;  // the .so that provides kernel
     Operation operation = Operation::gemm;
     Shape shape;
     DType dtype = DType::fp32;
-    uint64_t seed = 0;         // inputs are drawn from (seed, id); the same job reproduces
+    uint64_t seed = 0;  // inputs are drawn from (seed, id); the same job reproduces
     RunSettings settings;
 };
 
@@ -72,7 +72,7 @@ struct TimingStats {
 struct Record {
     uint64_t job_id = 0;
     std::string kernel;
-    std::string plugin;       // plugin name from its descriptor ("" if it never loaded)
+    std::string plugin;  // plugin name from its descriptor ("" if it never loaded)
     std::string plugin_path;
     Backend backend = Backend::cpu;
     Operation operation = Operation::gemm;  // in the JSON only when not gemm, so GEMM rows are unchanged
@@ -81,20 +81,20 @@ struct Record {
     uint64_t seed = 0;
 
     RowStatus status = RowStatus::failed;
-    std::string reason;       // why, for every status but ok
+    std::string reason;  // why, for every status but ok
 
     std::optional<double> max_rel_err;  // normalised error of the checked call
     std::optional<double> tolerance;
 
-    std::string timer;                  // "host", "cuda_event" or "cupti"
-    std::vector<double> samples_ms;     // raw timed samples
+    std::string timer;               // "host", "cuda_event" or "cupti"
+    std::vector<double> samples_ms;  // raw timed samples
     std::optional<TimingStats> stats;
-    std::optional<double> gflops;       // from the median (operations with FLOPs: GEMM)
-    std::optional<double> gbps;         // bytes moved / median, 1e9 B/s (data-movement operations only;
-                                        // in the JSON only when set, so GEMM rows are unchanged)
+    std::optional<double> gflops;  // from the median (operations with FLOPs: GEMM)
+    std::optional<double> gbps;    // bytes moved / median, 1e9 B/s (data-movement operations only;
+                                   // in the JSON only when set, so GEMM rows are unchanged)
 
-    std::optional<int> exit_code;       // worker exit code, when it exited
-    std::optional<std::string> signal;  // signal name, when it was killed by one
+    std::optional<int> exit_code;         // worker exit code, when it exited
+    std::optional<std::string> signal;    // signal name, when it was killed by one
     EndCause end_cause = EndCause::none;  // why it ended, typed where seen (common/types.hpp); the outcome's source
 
     RecordExtras extra;  // evidence: launch, attributes, roofline, strict-run facts (common/record_extras.hpp)

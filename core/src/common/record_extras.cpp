@@ -24,9 +24,12 @@ void read_value(const json& v, const std::string& path, int& out) {
     out = int(x);
 }
 void read_value(const json& v, const std::string& path, uint64_t& out) {
-    if (v.is_number_unsigned()) out = v.get<uint64_t>();
-    else if (v.is_number_integer() && v.get<int64_t>() >= 0) out = uint64_t(v.get<int64_t>());
-    else fail(path, "must be an integer >= 0, " + got(v));
+    if (v.is_number_unsigned())
+        out = v.get<uint64_t>();
+    else if (v.is_number_integer() && v.get<int64_t>() >= 0)
+        out = uint64_t(v.get<int64_t>());
+    else
+        fail(path, "must be an integer >= 0, " + got(v));
 }
 void read_value(const json& v, const std::string& path, double& out) {
     if (!v.is_number()) fail(path, "must be a number, " + got(v));
@@ -107,8 +110,8 @@ void read_value(const json& j, const std::string& path, LaunchInfo& v) {
 
 void read_value(const json& j, const std::string& path, KernelAttributes& v) {
     const Fields f(j, path,
-                   {"registers", "static_shared_bytes", "max_dynamic_shared_bytes", "local_bytes", "max_threads_per_block",
-                    "ptx_version", "binary_version"});
+                   {"registers", "static_shared_bytes", "max_dynamic_shared_bytes", "local_bytes",
+                    "max_threads_per_block", "ptx_version", "binary_version"});
     f.required("registers", v.registers);
     f.required("static_shared_bytes", v.static_shared_bytes);
     f.required("max_dynamic_shared_bytes", v.max_dynamic_shared_bytes);
@@ -210,7 +213,8 @@ void read_value(const json& j, const std::string& path, ClockSettleFacts& v) {
 }
 
 void read_value(const json& j, const std::string& path, SamplingEvidence& v) {
-    const Fields f(j, path, {"stop", "confidence", "relative_half_width", "noise_target", "time_cap_s", "clock_settle"});
+    const Fields f(j, path,
+                   {"stop", "confidence", "relative_half_width", "noise_target", "time_cap_s", "clock_settle"});
     f.required("stop", v.stop);
     f.required("confidence", v.confidence);
     f.optional("relative_half_width", v.relative_half_width);
@@ -221,10 +225,26 @@ void read_value(const json& j, const std::string& path, SamplingEvidence& v) {
 
 void read_value(const json& j, const std::string& path, RooflineEvidence& v) {
     const Fields f(j, path,
-                   {"ceiling", "unavailable", "flops", "min_dram_bytes", "arithmetic_intensity", "modelled_ai", "achieved_tflops",
-                    "measured_peak_tflops", "fraction_of_measured_peak", "computed_peak_tflops", "fraction_of_computed_peak",
-                    "peak_tflops", "bandwidth_gbps", "ridge_ai", "bound", "floor_ms", "safety_factor", "faster_than_floor",
-                    "achieved_gbps", "fraction_of_copy_bandwidth"});
+                   {"ceiling",
+                    "unavailable",
+                    "flops",
+                    "min_dram_bytes",
+                    "arithmetic_intensity",
+                    "modelled_ai",
+                    "achieved_tflops",
+                    "measured_peak_tflops",
+                    "fraction_of_measured_peak",
+                    "computed_peak_tflops",
+                    "fraction_of_computed_peak",
+                    "peak_tflops",
+                    "bandwidth_gbps",
+                    "ridge_ai",
+                    "bound",
+                    "floor_ms",
+                    "safety_factor",
+                    "faster_than_floor",
+                    "achieved_gbps",
+                    "fraction_of_copy_bandwidth"});
     f.optional("ceiling", v.ceiling);
     f.optional("unavailable", v.unavailable);
     f.optional("flops", v.flops);
@@ -268,7 +288,8 @@ void read_value(const json& j, const std::string& path, TimingClaims& v) {
     const auto allowance = j.find("harness_allowance_ms");
     if ((allowance == j.end() && v.no_bound) || (allowance != j.end() && *allowance == "uncalibrated"))
         v.harness_allowance_ms = std::numeric_limits<double>::infinity();
-    else f.required("harness_allowance_ms", v.harness_allowance_ms);
+    else
+        f.required("harness_allowance_ms", v.harness_allowance_ms);
 }
 
 void read_value(const json& j, const std::string& path, RecordExtras& v) {
@@ -277,7 +298,7 @@ void read_value(const json& j, const std::string& path, RecordExtras& v) {
         {"device",        "device_uuid",    "launch",        "launch_error",   "attributes",    "attributes_error",
          "model_bytes",   "verify_sampled", "warm_cache",    "l2_flush_bytes", "timing_method", "launch_overhead_ms",
          "hold_timeouts", "hold_timeout_s", "kernel_time",   "timer_fallback", "anticheat",     "call_checks",
-         "sampling",      "roofline",       "trusted_check", "timing_claims", "c_fence", "c_fence_fallback"});
+         "sampling",      "roofline",       "trusted_check", "timing_claims",  "c_fence",       "c_fence_fallback"});
     f.optional("device", v.device);
     f.optional("device_uuid", v.device_uuid);
     f.optional("launch", v.launch);
@@ -375,7 +396,9 @@ void to_json(json& j, const CallChecks& v) {
 }
 void from_json(const json& j, CallChecks& v) { read_value(j, "", v); }
 
-void to_json(json& j, const ClockSettleFacts& v) { j = {{"calls", v.calls}, {"seconds", v.seconds}, {"settled", v.settled}}; }
+void to_json(json& j, const ClockSettleFacts& v) {
+    j = {{"calls", v.calls}, {"seconds", v.seconds}, {"settled", v.settled}};
+}
 void from_json(const json& j, ClockSettleFacts& v) { read_value(j, "", v); }
 
 void to_json(json& j, const SamplingEvidence& v) {
@@ -418,7 +441,9 @@ void to_json(json& j, const TrustedCheckEvidence& v) {
 void from_json(const json& j, TrustedCheckEvidence& v) { read_value(j, "", v); }
 
 void to_json(json& j, const TimingClaims& v) {
-    j = {{"claimed_median_ms", v.claimed_median_ms}, {"grader_bound_median_ms", v.grader_bound_median_ms}, {"believed", v.believed}};
+    j = {{"claimed_median_ms", v.claimed_median_ms},
+         {"grader_bound_median_ms", v.grader_bound_median_ms},
+         {"believed", v.believed}};
     if (std::isfinite(v.harness_allowance_ms))
         j["harness_allowance_ms"] = v.harness_allowance_ms;
     else

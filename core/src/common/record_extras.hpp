@@ -31,13 +31,13 @@ struct LaunchInfo {
 
 // extra.attributes: cudaFuncGetAttributes of the launched device function.
 struct KernelAttributes {
-    int registers = 0;                   // per thread
-    uint64_t static_shared_bytes = 0;    // per block
+    int registers = 0;                 // per thread
+    uint64_t static_shared_bytes = 0;  // per block
     int max_dynamic_shared_bytes = 0;
-    uint64_t local_bytes = 0;            // per thread: spills and local arrays
+    uint64_t local_bytes = 0;  // per thread: spills and local arrays
     int max_threads_per_block = 0;
-    int ptx_version = 0;                 // major*10 + minor
-    int binary_version = 0;              // SASS: major*10 + minor
+    int ptx_version = 0;     // major*10 + minor
+    int binary_version = 0;  // SASS: major*10 + minor
 };
 
 // The timing cross-check of a strict CUDA run (measure/anticheat.hpp's TimingCrossCheck): event time
@@ -51,12 +51,12 @@ struct TimingCrossCheckFacts {
 // extra.anticheat: what a strict run (grading) did and saw (measure/anticheat.hpp's StrictEvidence).
 struct AnticheatEvidence {
     bool strict = true;
-    int calls = 0;                 // calls made (checked + warm-up + timed)
-    int calls_verified = 0;        // outputs checked against the reference in the worker
-    int calls_exported = 0;        // outputs handed to the checker outside the worker
+    int calls = 0;                    // calls made (checked + warm-up + timed)
+    int calls_verified = 0;           // outputs checked against the reference in the worker
+    int calls_exported = 0;           // outputs handed to the checker outside the worker
     bool every_call_checked = false;  // calls_verified + calls_exported == calls > 0
     bool fresh_inputs = true, fresh_buffers = true, input_checksums = true;
-    int buffer_sets = 0;           // input/output buffer sets rotated through
+    int buffer_sets = 0;                          // input/output buffer sets rotated through
     std::optional<std::string> failed_at;         // the call a violation was found at ("timed call 4")
     std::optional<bool> device_wide_sync;         // CUDA: the timer's stop waited for the whole device
     std::optional<bool> threads_left_running;     // CPU: some call returned with more threads than it began
@@ -92,7 +92,7 @@ struct CallChecks {
     std::vector<std::string> verified;  // calls verified in full ("first call", "last timed call")
     int scanned_calls = 0;              // warm-up and timed calls scanned for poison/NaN and sampled
     int sampled_elements_per_call = 0;
-    double sampled_max_rel_err = 0;     // worst normalised error of the sampled elements
+    double sampled_max_rel_err = 0;  // worst normalised error of the sampled elements
 };
 
 // extra.sampling.clock_settle: the calls made before the first timed sample so the clocks settle.
@@ -104,9 +104,9 @@ struct ClockSettleFacts {
 
 // extra.sampling: why sampling stopped (measure/sampler.hpp).
 struct SamplingEvidence {
-    std::string stop;                          // "repeats", "noise_target", "time_budget", ...
-    double confidence = 0.95;                  // of the median's interval
-    std::optional<double> relative_half_width; // of the median's interval, when it exists
+    std::string stop;                           // "repeats", "noise_target", "time_budget", ...
+    double confidence = 0.95;                   // of the median's interval
+    std::optional<double> relative_half_width;  // of the median's interval, when it exists
     std::optional<double> noise_target;
     std::optional<double> time_cap_s;
     std::optional<ClockSettleFacts> clock_settle;
@@ -117,14 +117,15 @@ struct SamplingEvidence {
 // (written as absent; older reports wrote null, which reads as unset). unavailable: the check was not
 // made, and why.
 struct RooflineEvidence {
-    std::optional<std::string> ceiling;      // "host_fp32" for the CPU form; unset for CUDA
+    std::optional<std::string> ceiling;  // "host_fp32" for the CPU form; unset for CUDA
     std::optional<std::string> unavailable;
     std::optional<double> flops, min_dram_bytes, arithmetic_intensity, modelled_ai, achieved_tflops;
-    std::optional<double> measured_peak_tflops, fraction_of_measured_peak, computed_peak_tflops, fraction_of_computed_peak;
+    std::optional<double> measured_peak_tflops, fraction_of_measured_peak, computed_peak_tflops,
+        fraction_of_computed_peak;
     std::optional<double> peak_tflops, bandwidth_gbps, ridge_ai;
-    std::optional<std::string> bound;        // "memory" or "compute"
+    std::optional<std::string> bound;  // "memory" or "compute"
     std::optional<double> floor_ms, safety_factor;
-    std::optional<bool> faster_than_floor;   // faster than the hardware allows: suspicious
+    std::optional<bool> faster_than_floor;  // faster than the hardware allows: suspicious
     // Data-movement operations (transposes): bytes moved / median, and that as a fraction of the
     // measured device-to-device copy bandwidth (ceilings.dram_copy_gbps). Unset for GEMM.
     std::optional<double> achieved_gbps, fraction_of_copy_bandwidth;
@@ -150,29 +151,29 @@ struct TimingClaims {
 
 // A record's "extra" object. Unset members are absent from the JSON.
 struct RecordExtras {
-    std::optional<int> device;                     // CUDA device ordinal
-    std::optional<std::string> device_uuid;        // runner --devices: the GPU this row ran on (added by the parent)
+    std::optional<int> device;               // CUDA device ordinal
+    std::optional<std::string> device_uuid;  // runner --devices: the GPU this row ran on (added by the parent)
     std::optional<LaunchInfo> launch;
-    std::optional<std::string> launch_error;       // describe_launch failed (other than unsupported)
+    std::optional<std::string> launch_error;  // describe_launch failed (other than unsupported)
     std::optional<KernelAttributes> attributes;
-    std::optional<std::string> attributes_error;   // cudaFuncGetAttributes failed
-    std::optional<double> model_bytes;             // the kernel's own global-memory traffic model, bytes
-    std::optional<bool> verify_sampled;            // a full verification compared sampled elements only
-    std::optional<bool> warm_cache;                // CUDA: no L2 flush between timed calls
-    std::optional<uint64_t> l2_flush_bytes;        // CUDA: bytes written to flush L2 before each call
+    std::optional<std::string> attributes_error;  // cudaFuncGetAttributes failed
+    std::optional<double> model_bytes;            // the kernel's own global-memory traffic model, bytes
+    std::optional<bool> verify_sampled;           // a full verification compared sampled elements only
+    std::optional<bool> warm_cache;               // CUDA: no L2 flush between timed calls
+    std::optional<uint64_t> l2_flush_bytes;       // CUDA: bytes written to flush L2 before each call
     // CUDA: "cupti", "held_stream", "held_stream_until_timeout" or (strict runs timed by events) "cuda_event"
     std::optional<std::string> timing_method;
-    std::optional<double> launch_overhead_ms;      // CUDA: median host cost of a launch, not in samples
-    std::optional<int> hold_timeouts;              // CUDA: timed calls whose stream hold timed out
+    std::optional<double> launch_overhead_ms;  // CUDA: median host cost of a launch, not in samples
+    std::optional<int> hold_timeouts;          // CUDA: timed calls whose stream hold timed out
     std::optional<double> hold_timeout_s;
     std::optional<KernelTimeEvidence> kernel_time;  // CUDA timed by CUPTI
     std::optional<std::string> timer_fallback;      // CUDA timed by events where CUPTI was wanted: why
-    std::optional<std::string> c_fence;             // CUDA: "unmapped_pages" (C in a mapping of its own) or "guard_band"
-    std::optional<std::string> c_fence_fallback;    // CUDA, with c_fence guard_band: why the VMM mapping could not be had
+    std::optional<std::string> c_fence;           // CUDA: "unmapped_pages" (C in a mapping of its own) or "guard_band"
+    std::optional<std::string> c_fence_fallback;  // CUDA, with c_fence guard_band: why the VMM mapping could not be had
     std::optional<AnticheatEvidence> anticheat;
     std::optional<CallChecks> call_checks;
     std::optional<SamplingEvidence> sampling;
-    std::optional<RooflineEvidence> roofline;          // added by the parent
+    std::optional<RooflineEvidence> roofline;           // added by the parent
     std::optional<TrustedCheckEvidence> trusted_check;  // added by the grader
     std::optional<TimingClaims> timing_claims;          // added by the grader
 

@@ -13,7 +13,8 @@ size_t utf8_sequence(std::string_view text, size_t i) {
     if (b0 < 0x80) return 1;
     size_t length;
     unsigned char low = 0x80, high = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) length = 2;
+    if (b0 >= 0xC2 && b0 <= 0xDF)
+        length = 2;
     else if (b0 >= 0xE0 && b0 <= 0xEF) {
         length = 3;
         if (b0 == 0xE0) low = 0xA0;

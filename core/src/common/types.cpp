@@ -20,7 +20,8 @@ std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>&
 
 constexpr std::array<std::pair<DType, std::string_view>, 4> kDTypes{
     {{DType::fp32, "fp32"}, {DType::tf32, "tf32"}, {DType::bf16, "bf16"}, {DType::fp16, "fp16"}}};
-constexpr std::array<std::pair<Backend, std::string_view>, 2> kBackends{{{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
+constexpr std::array<std::pair<Backend, std::string_view>, 2> kBackends{
+    {{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
 constexpr std::array<std::pair<RowStatus, std::string_view>, 6> kStatuses{{{RowStatus::ok, "ok"},
                                                                            {RowStatus::wrong_result, "wrong_result"},
                                                                            {RowStatus::skipped, "skipped"},
@@ -45,7 +46,8 @@ constexpr std::array<std::pair<EndCause, std::string_view>, 12> kEndCauses{
 std::string_view to_string(EndCause c) { return name_of(kEndCauses, c); }
 std::optional<EndCause> parse_end_cause(std::string_view s) { return lookup(kEndCauses, s); }
 bool worker_may_claim(EndCause c) {
-    return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error || c == EndCause::memory_refused;
+    return c == EndCause::none || c == EndCause::kernel_failed || c == EndCause::cuda_error ||
+           c == EndCause::memory_refused;
 }
 
 std::string_view to_string(DType d) { return name_of(kDTypes, d); }
@@ -75,9 +77,12 @@ std::string to_string(const Shape& s) {
 
 std::string_view to_string(Operation o) {
     switch (o) {
-        case Operation::gemm: return "gemm";
-        case Operation::transpose: return "transpose";
-        case Operation::block_transpose: return "block_transpose";
+        case Operation::gemm:
+            return "gemm";
+        case Operation::transpose:
+            return "transpose";
+        case Operation::block_transpose:
+            return "block_transpose";
     }
     return "unknown";
 }

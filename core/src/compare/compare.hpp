@@ -54,8 +54,8 @@ std::string_view to_string(RowStatistic s);  // "min", "median"
 struct CompareOptions {
     std::optional<double> threshold;  // minimum relative change of the median that counts; none: the defaults above
     RowStatistic statistic = RowStatistic::fastest;
-    double alpha = 0.01;              // significance level of the rank test
-    bool fail_on_missing = false;     // an ok row of A missing from B is a regression too
+    double alpha = 0.01;           // significance level of the rank test
+    bool fail_on_missing = false;  // an ok row of A missing from B is a regression too
     // Kernel names or globs whose rows are the controls; empty: every row whose plugin is unchanged.
     std::vector<std::string> controls;
 };
@@ -118,9 +118,9 @@ double median_interval_half_width(std::vector<double> samples);
 
 struct RowComparison {
     RowKey key;
-    const ReportRow* a = nullptr;  // null when missing in A
-    const ReportRow* b = nullptr;  // null when missing in B
-    SampleVerdict samples;         // meaningful when both rows are ok
+    const ReportRow* a = nullptr;     // null when missing in A
+    const ReportRow* b = nullptr;     // null when missing in B
+    SampleVerdict samples;            // meaningful when both rows are ok
     Verdict verdict = Verdict::same;  // the model's verdict, also for unchanged plugins
     // The plugin binary's sha256 and the kreg version are the same in both reports (and known): whatever the
     // model says, the code did not change, so a `slower` here is the machine's and is no regression.
@@ -134,7 +134,7 @@ struct Comparison {
     CompareOptions options;
     NoiseModel model;
     std::size_t runs_a = 1, runs_b = 1;  // reports per side
-    std::vector<RowComparison> rows;  // A's order, then the rows only B has in B's order
+    std::vector<RowComparison> rows;     // A's order, then the rows only B has in B's order
     std::size_t count(Verdict v) const;
     std::size_t regressions() const;
 };

@@ -53,7 +53,7 @@ std::string params_of(const json& record, const std::string& file, const std::st
     }
     if (const auto extra = record.find("extra"); extra != record.end() && extra->is_object())
         if (const auto warm = extra->find("warm_cache"); warm != extra->end() && *warm == json(true))
-            params["warm_cache"] = true;         // only when on: the default (cold) is no parameter, as on CPU rows
+            params["warm_cache"] = true;  // only when on: the default (cold) is no parameter, as on CPU rows
     // A kernel time (CUPTI) is not an event time: the launch gap is in one and not the other, so a row timed
     // one way never meets a row timed the other (it would read as a speed-up of up to a third at small shapes).
     if (const auto timer = record.find("timer"); timer != record.end() && *timer == json("cupti"))

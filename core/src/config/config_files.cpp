@@ -50,8 +50,12 @@ public:
     bool on_event(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
         using E = nlohmann::json::parse_event_t;
         switch (event) {
-            case E::object_start: frames_.push_back({false, 0, {}, {}}); break;
-            case E::array_start: frames_.push_back({true, 0, {}, {}}); break;
+            case E::object_start:
+                frames_.push_back({false, 0, {}, {}});
+                break;
+            case E::array_start:
+                frames_.push_back({true, 0, {}, {}});
+                break;
             case E::key: {
                 Frame& top = frames_.back();
                 top.key = parsed.get<std::string>();
@@ -63,7 +67,9 @@ public:
                 frames_.pop_back();
                 element_done();
                 break;
-            case E::value: element_done(); break;
+            case E::value:
+                element_done();
+                break;
         }
         return true;
     }
@@ -102,7 +108,8 @@ nlohmann::json read_json_document(const fs::path& path, const std::string& kind)
             return duplicates.on_event(event, parsed);
         });
     } catch (const nlohmann::json::parse_error& e) {
-        throw ConfigError(file, "", "invalid JSON at " + line_and_column(text, e.byte) + ": " + syntax_detail(e.what()));
+        throw ConfigError(file, "",
+                          "invalid JSON at " + line_and_column(text, e.byte) + ": " + syntax_detail(e.what()));
     } catch (const nlohmann::json::out_of_range& e) {
         // 406: a number beyond a double's range (1e999, -1e999, 400 digits). nlohmann gives no position
         // here, but the parser's events say which value it was reading.

@@ -35,24 +35,35 @@ std::string why_not_file_stem(std::string_view name) {
 
 std::string type_name(const nlohmann::json& value) {
     switch (value.type()) {
-        case nlohmann::json::value_t::object: return "object";
-        case nlohmann::json::value_t::array: return "array";
-        case nlohmann::json::value_t::string: return "string";
-        case nlohmann::json::value_t::boolean: return "boolean";
+        case nlohmann::json::value_t::object:
+            return "object";
+        case nlohmann::json::value_t::array:
+            return "array";
+        case nlohmann::json::value_t::string:
+            return "string";
+        case nlohmann::json::value_t::boolean:
+            return "boolean";
         case nlohmann::json::value_t::number_integer:
-        case nlohmann::json::value_t::number_unsigned: return "integer";
-        case nlohmann::json::value_t::number_float: return is_integral(value) ? "integer" : "number";
-        case nlohmann::json::value_t::null: return "null";
-        default: return "invalid value";
+        case nlohmann::json::value_t::number_unsigned:
+            return "integer";
+        case nlohmann::json::value_t::number_float:
+            return is_integral(value) ? "integer" : "number";
+        case nlohmann::json::value_t::null:
+            return "null";
+        default:
+            return "invalid value";
     }
 }
 
 std::string escape_pointer_token(std::string_view token) {
     std::string out;
     for (char c : token) {
-        if (c == '~') out += "~0";
-        else if (c == '/') out += "~1";
-        else out += c;
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
     }
     return out;
 }
@@ -71,7 +82,9 @@ std::optional<Node> Node::find(std::string_view key) const {
     return Node(*it, file(), path_ + "/" + escape_pointer_token(key));
 }
 
-Node Node::element(std::size_t index) const { return Node(value().at(index), file(), path_ + "/" + std::to_string(index)); }
+Node Node::element(std::size_t index) const {
+    return Node(value().at(index), file(), path_ + "/" + std::to_string(index));
+}
 
 void Node::expect_object_with_keys(const std::vector<std::string>& allowed) const {
     if (!value().is_object()) fail_type("object");
@@ -93,9 +106,12 @@ int64_t Node::as_int(std::string_view what, int64_t min, int64_t max) const {
     if (!is_integral(value())) fail_type("integer");
     // Compare as long double so that values outside int64 are reported rather than wrapped.
     long double v;
-    if (value().is_number_unsigned()) v = static_cast<long double>(value().get<uint64_t>());
-    else if (value().is_number_integer()) v = static_cast<long double>(value().get<int64_t>());
-    else v = static_cast<long double>(value().get<double>());
+    if (value().is_number_unsigned())
+        v = static_cast<long double>(value().get<uint64_t>());
+    else if (value().is_number_integer())
+        v = static_cast<long double>(value().get<int64_t>());
+    else
+        v = static_cast<long double>(value().get<double>());
     if (v < static_cast<long double>(min))
         fail(std::string(what) + " must be >= " + std::to_string(min) + ", got " + value().dump());
     if (v > static_cast<long double>(max))

@@ -57,7 +57,7 @@ public:
     uint64_t as_uint64(std::string_view what) const;
     double as_positive_number(std::string_view what) const;
     bool as_bool() const;
-    std::string as_string() const;           // any string
+    std::string as_string() const;            // any string
     std::string as_non_empty_string() const;  // fails on ""
     // A name that becomes part of a file name in an output folder: non-empty, at most 128 characters, no
     // '/', '\\' or control characters, not starting with '.' (so also never "." or "..").

@@ -81,8 +81,7 @@ bool glob_match(std::string_view pattern, std::string_view name) {
 }
 
 std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>& patterns,
-                                                 const std::vector<std::string>& available,
-                                                 const std::string& source,
+                                                 const std::vector<std::string>& available, const std::string& source,
                                                  std::vector<std::string>* unmatched_globs) {
     const bool from_command_line = source == kCommandLineSource;
     std::vector<bool> selected(available.size(), false);
@@ -97,12 +96,15 @@ std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>&
             continue;
         }
 
-        std::string message = is_glob(pattern) ? "no kernel matches '" + pattern + "'"
-                                               : "unknown kernel '" + pattern + "'";
+        std::string message =
+            is_glob(pattern) ? "no kernel matches '" + pattern + "'" : "unknown kernel '" + pattern + "'";
         const std::string hint = did_you_mean(pattern, available);
-        if (!hint.empty()) message += hint;
-        else if (available.empty()) message += " (no kernels are loaded)";
-        else message += " (available: " + list_names(available) + ")";
+        if (!hint.empty())
+            message += hint;
+        else if (available.empty())
+            message += " (no kernels are loaded)";
+        else
+            message += " (available: " + list_names(available) + ")";
         throw ConfigError(source, from_command_line ? "--kernels" : "/kernels/" + std::to_string(i), message);
     }
     std::vector<std::string> names;

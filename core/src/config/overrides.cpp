@@ -25,8 +25,8 @@ std::string_view trim(std::string_view s) {
 int64_t parse_size(std::string_view token, const std::string& context, const char* example) {
     const std::string_view t = trim(token);
     const auto bad = [&](const std::string& why) {
-        return std::invalid_argument("invalid size '" + std::string(t) + "' in '" + context + "': " + why +
-                                     " (e.g. " + example + ")");
+        return std::invalid_argument("invalid size '" + std::string(t) + "' in '" + context + "': " + why + " (e.g. " +
+                                     example + ")");
     };
     if (t.empty()) throw bad("empty size");
     int64_t value = 0;
@@ -76,8 +76,8 @@ std::vector<int64_t> parse_blocks_option(const std::string& text) {
         const auto comma = rest.find(',');
         const int64_t block = parse_size(rest.substr(0, comma), text, "1,2,16");
         if (block > kMaxBlockEdge)
-            throw std::invalid_argument("invalid block '" + std::to_string(block) + "' in '" + text + "': block must be <= " +
-                                        std::to_string(kMaxBlockEdge) + " (e.g. 1,2,16)");
+            throw std::invalid_argument("invalid block '" + std::to_string(block) + "' in '" + text +
+                                        "': block must be <= " + std::to_string(kMaxBlockEdge) + " (e.g. 1,2,16)");
         blocks.push_back(block);
         if (comma == std::string_view::npos) break;
         rest.remove_prefix(comma + 1);
@@ -122,7 +122,8 @@ Baseline parse_baseline_option(const std::string& text) {
         const std::string name(trim(item.substr(eq + 1)));
         const auto dtype = parse_dtype(key);
         if (!dtype)
-            throw cli_error("--baseline", "unknown dtype '" + key + "' in '" + text + "'" + did_you_mean(key, dtype_names) +
+            throw cli_error("--baseline", "unknown dtype '" + key + "' in '" + text + "'" +
+                                              did_you_mean(key, dtype_names) +
                                               "; expected one of fp32, tf32, bf16, fp16");
         if (name.empty()) throw cli_error("--baseline", "empty kernel name for " + key + " in '" + text + "'");
         if (!kernels.emplace(*dtype, name).second)
@@ -156,8 +157,9 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
                 throw cli_error("--shape", e.what());
             }
             if (op == Operation::gemm && dims.size() == 2)
-                throw cli_error("--shape", "'" + text + "' is MxN, but a gemm shape is MxNxK (e.g. 1000x3000x257); "
-                                           "for a transpose give --operation transpose");
+                throw cli_error("--shape", "'" + text +
+                                               "' is MxN, but a gemm shape is MxNxK (e.g. 1000x3000x257); "
+                                               "for a transpose give --operation transpose");
             if (op != Operation::gemm && dims.size() == 3)
                 throw cli_error("--shape", "'" + text + "' is a GEMM shape MxNxK, but a " + op_name +
                                                " shape is MxN (e.g. 17x33): transposes have no K");
@@ -189,14 +191,17 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
         // Every (M, N) with every block; what is not given comes from a block_transpose config.
         const bool from_config = config.operation == Operation::block_transpose;
         std::vector<int64_t> blocks;
-        if (o.blocks) blocks = *o.blocks;
+        if (o.blocks)
+            blocks = *o.blocks;
         else if (from_config)
             for (const auto& s : config.shapes)
                 if (std::find(blocks.begin(), blocks.end(), s.block) == blocks.end()) blocks.push_back(s.block);
         if (blocks.empty())
-            throw cli_error("--block", "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
+            throw cli_error("--block",
+                            "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
         std::vector<Shape> planes;
-        if (given) planes = *given;
+        if (given)
+            planes = *given;
         else {  // each (M, N) of the config once: its blocks are replaced, not repeated
             std::set<std::pair<int64_t, int64_t>> seen;
             for (const auto& s : config.shapes)

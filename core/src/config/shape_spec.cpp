@@ -83,7 +83,8 @@ DimValues expand_dim(const Node& dim) {
         dim.expect_non_empty_array("sizes");
         if (v.size() > kMaxSweepShapes) fail_too_many(dim, v.size(), "list");
         DimValues out;
-        for (std::size_t i = 0; i < v.size(); ++i) out.values.push_back(dim.element(i).as_int("size", 1, kMaxDimension));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out.values.push_back(dim.element(i).as_int("size", 1, kMaxDimension));
         return out;
     }
     if (v.is_object()) return {expand_range(dim), true};
@@ -167,15 +168,19 @@ std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
     if (!spec.value().is_object()) spec.fail_type("shape spec object ({\"m\", \"n\", \"k\"} or {\"square\"})");
     spec.expect_object_with_keys(kShapeKeys);
     if (op == Operation::gemm) {
-        if (const auto block = spec.find("block")) block->fail("'block' is a dimension of block_transpose shapes, not of gemm");
+        if (const auto block = spec.find("block"))
+            block->fail("'block' is a dimension of block_transpose shapes, not of gemm");
         return expand_gemm_spec(spec);
     }
     const std::string opname(to_string(op));
-    if (const auto k = spec.find("k")) k->fail("a " + opname + " shape has no 'k' (give 'm' and 'n'" +
-                                                (op == Operation::block_transpose ? std::string(" and 'block'") : "") + ")");
+    if (const auto k = spec.find("k"))
+        k->fail("a " + opname + " shape has no 'k' (give 'm' and 'n'" +
+                (op == Operation::block_transpose ? std::string(" and 'block'") : "") + ")");
     const auto block = spec.find("block");
-    if (op == Operation::transpose && block) block->fail("'block' is a dimension of block_transpose shapes, not of transpose");
-    if (op == Operation::block_transpose && !block) spec.fail("missing key 'block' (a block_transpose shape needs 'm', 'n' and 'block', or 'square' and 'block')");
+    if (op == Operation::transpose && block)
+        block->fail("'block' is a dimension of block_transpose shapes, not of transpose");
+    if (op == Operation::block_transpose && !block)
+        spec.fail("missing key 'block' (a block_transpose shape needs 'm', 'n' and 'block', or 'square' and 'block')");
     // M and N (or the square's edge for both) and the third dimension: the block, or none (0) for transpose.
     const auto square = spec.find("square");
     DimValues m, n;
@@ -186,7 +191,8 @@ std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
     } else {
         for (const char* key : {"m", "n"})
             if (!spec.find(key))
-                spec.fail(std::string("missing key '") + key + "' (a " + opname + " shape needs 'm' and 'n', or 'square')");
+                spec.fail(std::string("missing key '") + key + "' (a " + opname +
+                          " shape needs 'm' and 'n', or 'square')");
         m = expand_dim(*spec.find("m"));
         n = expand_dim(*spec.find("n"));
     }
@@ -196,8 +202,8 @@ std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
     static const char* const kSquareNames[3] = {"square", "square", "block"};
     static const char* const kPlaneNames[3] = {"m", "n", "block"};
     const DimValues* dims[3] = {&m, &n, &third};
-    std::vector<Shape> shapes = combine == "cartesian" ? cartesian(spec, m, n, third)
-                                                       : zip(spec, dims, square ? kSquareNames : kPlaneNames);
+    std::vector<Shape> shapes =
+        combine == "cartesian" ? cartesian(spec, m, n, third) : zip(spec, dims, square ? kSquareNames : kPlaneNames);
     for (Shape& s : shapes) {
         s.block = s.k;
         s.k = 0;
@@ -210,7 +216,8 @@ std::vector<Shape> expand_gemm_spec(const Node& spec) {
     if (const auto square = spec.find("square")) {
         for (const auto& [key, value] : spec.value().items())
             if (key != "square")
-                spec.find(key)->fail("'" + key + "' cannot be used with 'square' (give either 'square' or 'm', 'n' and 'k')");
+                spec.find(key)->fail("'" + key +
+                                     "' cannot be used with 'square' (give either 'square' or 'm', 'n' and 'k')");
         std::vector<Shape> shapes;
         for (int64_t v : expand_dim(*square).values) shapes.push_back({v, v, v});
         return shapes;
@@ -220,7 +227,8 @@ std::vector<Shape> expand_gemm_spec(const Node& spec) {
     for (int d = 0; d < 3; ++d) {
         nodes[d] = spec.find(kNames[d]);
         if (!nodes[d])
-            spec.fail(std::string("missing key '") + kNames[d] + "' (a shape spec needs 'm', 'n' and 'k', or 'square')");
+            spec.fail(std::string("missing key '") + kNames[d] +
+                      "' (a shape spec needs 'm', 'n' and 'k', or 'square')");
     }
     const std::string combine = parse_combine(spec);
     const DimValues m = expand_dim(*nodes[0]), n = expand_dim(*nodes[1]), k = expand_dim(*nodes[2]);
@@ -269,13 +277,14 @@ std::vector<std::string> UniqueShapes::notes(const std::string& file) const {
     std::vector<std::string> out;
     for (const auto& r : repeats_) {
         const std::string shape = to_string(r.shape);
-        out.push_back(file + ": " + r.again + ": " +
-                      (r.first == r.again ? "gives " + shape + " more than once"
-                                          : shape + " is already given at " + r.first) +
-                      "; it is measured once");
+        out.push_back(
+            file + ": " + r.again + ": " +
+            (r.first == r.again ? "gives " + shape + " more than once" : shape + " is already given at " + r.first) +
+            "; it is measured once");
     }
     if (repeat_count_ > repeats_.size())
-        out.push_back(file + ": " + std::to_string(repeat_count_ - repeats_.size()) + " more repeated shape(s) not listed; each is measured once");
+        out.push_back(file + ": " + std::to_string(repeat_count_ - repeats_.size()) +
+                      " more repeated shape(s) not listed; each is measured once");
     return out;
 }
 

@@ -64,8 +64,8 @@ struct SweepConfig {
     std::string name = "default";               // "name" key; default: the file's stem
     std::string description;
     Operation operation = Operation::gemm;  // "operation" key: what every kernel of the sweep computes
-    std::vector<std::string> kernels;  // names or globs as written (checked by resolve_kernel_patterns)
-    std::vector<Shape> shapes;         // expanded, de-duplicated, in order of first occurrence
+    std::vector<std::string> kernels;       // names or globs as written (checked by resolve_kernel_patterns)
+    std::vector<Shape> shapes;              // expanded, de-duplicated, in order of first occurrence
     std::vector<DType> dtypes{DType::fp32};
     uint64_t seed = 42;
     RunSettings settings = default_sweep_settings();
@@ -107,8 +107,7 @@ bool glob_match(std::string_view pattern, std::string_view name);
 // glob (not a plain name) that matches nothing is appended there instead — so that one config can name
 // "cuda_*" and still run where no CUDA plugin was built — unless nothing at all is selected.
 std::vector<std::string> resolve_kernel_patterns(const std::vector<std::string>& patterns,
-                                                 const std::vector<std::string>& available,
-                                                 const std::string& source,
+                                                 const std::vector<std::string>& available, const std::string& source,
                                                  std::vector<std::string>* unmatched_globs = nullptr);
 
 // Values given on the command line; each one set replaces the config's value.
@@ -119,7 +118,7 @@ struct CliOverrides {
     // the operation, which a config may only name after the command line is parsed. Before `shapes`.
     std::optional<std::vector<int64_t>> sizes;
     std::optional<std::vector<std::string>> shape_texts;
-    std::optional<std::vector<Shape>> shapes;   // shapes built in code, taken as they are (after sizes/shape_texts)
+    std::optional<std::vector<Shape>> shapes;    // shapes built in code, taken as they are (after sizes/shape_texts)
     std::optional<std::vector<int64_t>> blocks;  // --block: block_transpose tile edges, crossed with the shapes
     std::optional<std::vector<DType>> dtypes;
     std::optional<int> warmup, repeats;

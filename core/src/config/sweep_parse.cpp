@@ -69,14 +69,15 @@ Baseline parse_baseline(const Node& node) {
     if (node.value().is_string()) return Baseline::same_for_all(node.as_non_empty_string());
     if (!node.value().is_object())
         node.fail_type("a kernel name or an object of kernel names per dtype ({\"bf16\": \"cublas_bf16\", ...})");
-    if (node.value().empty()) node.fail("the baseline object names no dtype; give at least one (e.g. {\"fp32\": \"cublas_sgemm\"})");
+    if (node.value().empty())
+        node.fail("the baseline object names no dtype; give at least one (e.g. {\"fp32\": \"cublas_sgemm\"})");
     std::map<DType, std::string> kernels;
     for (const auto& item : node.value().items()) {
         const Node entry = *node.find(item.key());
         const auto dtype = parse_dtype(item.key());
         if (!dtype)
-            entry.fail("unknown dtype '" + item.key() + "' as a baseline key" + did_you_mean(item.key(), dtype_names()) +
-                       "; expected one of fp32, tf32, bf16, fp16");
+            entry.fail("unknown dtype '" + item.key() + "' as a baseline key" +
+                       did_you_mean(item.key(), dtype_names()) + "; expected one of fp32, tf32, bf16, fp16");
         kernels[*dtype] = entry.as_non_empty_string();
     }
     return Baseline::per_dtype(std::move(kernels));

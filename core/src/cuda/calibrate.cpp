@@ -16,7 +16,7 @@ namespace {
 
 constexpr int kWarmup = 2;
 constexpr int kRepeats = 10;
-constexpr int64_t kGemmSize = 8192;          // cuBLAS reaches its plateau here (GPU.md's table)
+constexpr int64_t kGemmSize = 8192;  // cuBLAS reaches its plateau here (GPU.md's table)
 constexpr size_t kCopyBytes = size_t(1) << 30;
 constexpr uint64_t kCalibrationSeed = 0x6b726567;  // "kreg"
 
@@ -70,18 +70,23 @@ void call_kernel(const CeilingKernel& kernel, DType dtype, int64_t n, const void
     const kreg_status status = kernel.info->run_gemm(kernel.instance, &args, error, sizeof error);
     error[sizeof error - 1] = '\0';
     if (status != KREG_STATUS_OK)
-        throw std::runtime_error(std::string("calibrating with ") + kernel.info->name + " at " + std::to_string(n) +
-                                 "^3: " + (error[0] ? error : "run_gemm returned status " + std::to_string(int(status))));
+        throw std::runtime_error(
+            std::string("calibrating with ") + kernel.info->name + " at " + std::to_string(n) +
+            "^3: " + (error[0] ? error : "run_gemm returned status " + std::to_string(int(status))));
 }
 
 }  // namespace
 
 const char* ceiling_key(DType dtype) {
     switch (dtype) {
-        case DType::fp32: return "sgemm_tflops";
-        case DType::tf32: return "tf32_tflops";
-        case DType::bf16: return "bf16_tflops";
-        case DType::fp16: return "";
+        case DType::fp32:
+            return "sgemm_tflops";
+        case DType::tf32:
+            return "tf32_tflops";
+        case DType::bf16:
+            return "bf16_tflops";
+        case DType::fp16:
+            return "";
     }
     return "";
 }
@@ -108,10 +113,12 @@ nlohmann::json calibrate_ceilings(int device, const CeilingKernels& gemm) {
         if (kernel == gemm.kernels.end() || kernel->second.info == nullptr) {
             out[key] = nullptr;
             const auto why = gemm.unavailable.find(dtype);
-            unavailable[key] = why != gemm.unavailable.end() ? why->second : "no kernel for " + std::string(to_string(dtype));
+            unavailable[key] =
+                why != gemm.unavailable.end() ? why->second : "no kernel for " + std::string(to_string(dtype));
             return;
         }
-        const double ms = median_ms(stream.get(), [&] { call_kernel(kernel->second, dtype, n, da, db, c.as<float>(), stream.get()); });
+        const double ms = median_ms(
+            stream.get(), [&] { call_kernel(kernel->second, dtype, n, da, db, c.as<float>(), stream.get()); });
         out[key] = flops / (ms * 1e-3) / 1e12;
     };
     {

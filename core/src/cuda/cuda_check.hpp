@@ -3,7 +3,8 @@
 //
 // KREG_RUNNER_CUDA_CHECK(call) throws kreg::CudaError, whose what() starts with the error's name and
 // names the call's text and file:line, e.g.
-//   "cudaErrorIllegalAddress: an illegal memory access was encountered; from cudaStreamSynchronize(s) at cuda_backend.cpp:120"
+//   "cudaErrorIllegalAddress: an illegal memory access was encountered; from cudaStreamSynchronize(s) at
+//   cuda_backend.cpp:120"
 // Before throwing it calls cudaGetLastError(), so a non-sticky error does not resurface from the next,
 // unrelated call (the nvbench habit). A sticky error cannot be cleared: is_sticky() tells the job runner
 // that the context is unusable and the worker must end (WorkerFatal).

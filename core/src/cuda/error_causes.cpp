@@ -11,9 +11,11 @@ std::string plain_cuda_cause(std::string_view error_name) {
         {"cudaErrorInsufficientDriver", "no NVIDIA driver, or one too old for this CUDA runtime"},
         {"cudaErrorNoDevice", "no NVIDIA GPU is visible (none present, or CUDA_VISIBLE_DEVICES hides them)"},
         {"cudaErrorInvalidDevice", "no NVIDIA GPU is visible (none present, or CUDA_VISIBLE_DEVICES hides them)"},
-        {"cudaErrorSystemDriverMismatch", "the NVIDIA driver library and its kernel module differ in version "
-                                          "(reload the driver or reboot)"},
-        {"cudaErrorCompatNotSupportedOnDevice", "this GPU does not support the CUDA forward-compatibility driver in use"},
+        {"cudaErrorSystemDriverMismatch",
+         "the NVIDIA driver library and its kernel module differ in version "
+         "(reload the driver or reboot)"},
+        {"cudaErrorCompatNotSupportedOnDevice",
+         "this GPU does not support the CUDA forward-compatibility driver in use"},
         {"cudaErrorDevicesUnavailable", "every GPU is busy or set to exclusive use by another process"},
         {"cudaErrorInitializationError", "the NVIDIA driver failed to initialise"},
         {"cudaErrorSystemNotReady", "the GPU system is not ready (is nvidia-fabricmanager running?)"},

@@ -35,7 +35,8 @@ public:
         KREG_RUNNER_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
         if (wait_ == Wait::device) {
             KREG_RUNNER_CUDA_CHECK(cudaDeviceSynchronize());
-            last_wall_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start_).count();
+            last_wall_ms_ =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start_).count();
         }
         float ms = 0;
         KREG_RUNNER_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));

@@ -20,7 +20,7 @@ struct Entry {
 //   datasheet.) Consumer parts (sm_86/89) run fp32-accumulate tensor math at a SKU-dependent rate,
 //   so they get no tensor entry.
 constexpr Entry kTable[] = {
-    {7, 0, 64, 0, 0},  {7, 5, 64, 0, 0},       {8, 0, 64, 1024, 2048}, {8, 6, 128, 0, 0},  {8, 7, 128, 0, 0},
+    {7, 0, 64, 0, 0},  {7, 5, 64, 0, 0},        {8, 0, 64, 1024, 2048}, {8, 6, 128, 0, 0},  {8, 7, 128, 0, 0},
     {8, 9, 128, 0, 0}, {9, 0, 128, 2048, 4096}, {10, 0, 128, 0, 0},     {12, 0, 128, 0, 0},
 };
 

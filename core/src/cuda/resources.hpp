@@ -22,7 +22,8 @@ public:
     ~DeviceBuffer() {
         if (ptr_ != nullptr) (void)cudaFree(ptr_);
     }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         if (this != &o) {
             if (ptr_ != nullptr) (void)cudaFree(ptr_);
@@ -36,7 +37,9 @@ public:
 
     void* get() const { return ptr_; }
     template <class T>
-    T* as() const { return static_cast<T*>(ptr_); }
+    T* as() const {
+        return static_cast<T*>(ptr_);
+    }
     size_t bytes() const { return bytes_; }
 
 private:

@@ -37,10 +37,10 @@ struct StudentResult {
     double score = 0, max_score = 0;
     std::string summary;
     std::vector<CheckResult> checks;
-    nlohmann::json sandbox;  // limits and how the worker ended
-    nlohmann::json meta;     // rubric, grader version, times...
-    std::string graded_at;   // when grading finished, UTC ISO 8601; "" in results of an older kreg
-    double wall_s = 0;       // how long grading took, build included
+    nlohmann::json sandbox;           // limits and how the worker ended
+    nlohmann::json meta;              // rubric, grader version, times...
+    std::string graded_at;            // when grading finished, UTC ISO 8601; "" in results of an older kreg
+    double wall_s = 0;                // how long grading took, build included
     std::optional<double> peak_mb;    // the most memory a worker running the submission held (MiB); unknown: none
     bool submission_removed = false;  // its submission is gone since it was graded: the result is not a current one
 
@@ -53,8 +53,8 @@ struct StudentResult {
 
 // Every way the grading of one submission can end, in the order totals are listed: "graded" (every
 // correctness run passed), then the run outcomes of grade/outcome.hpp (wrong_result, failed, timeout,
-// crashed, aborted, exited, cuda_error, sandbox_violation, protocol_violation, memory_limit), then the stages that stop grading early
-// (rejected_audit, build_failed, load_failed) and "error".
+// crashed, aborted, exited, cuda_error, sandbox_violation, protocol_violation, memory_limit), then the stages that stop
+// grading early (rejected_audit, build_failed, load_failed) and "error".
 const std::vector<std::string>& student_statuses();
 
 // Whether id can name a student's file: non-empty, at most 200 characters of [A-Za-z0-9_.-], and not
@@ -80,8 +80,9 @@ public:
     bool has(const std::string& student) const;
 
     // Writes students/<student>.json atomically, every string in it made printable first (valid UTF-8, no
-    // control characters but line ends in summaries and evidence, lengths capped), then rewrites gradebook.csv atomically from every
-    // student file. std::invalid_argument for an invalid student id; std::runtime_error when a write fails.
+    // control characters but line ends in summaries and evidence, lengths capped), then rewrites gradebook.csv
+    // atomically from every student file. std::invalid_argument for an invalid student id; std::runtime_error when a
+    // write fails.
     void record(const StudentResult& result);
 
     // Every student file, sorted by student. A file that cannot be read or parsed, or that names another

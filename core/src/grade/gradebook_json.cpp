@@ -70,9 +70,9 @@ const std::vector<std::string>& student_statuses() {
     // "graded": every correctness run passed. Otherwise the most serious way a run ended (see
     // grade/outcome.hpp), or the stage that stopped grading before any run.
     static const std::vector<std::string> statuses{
-        "graded",   "wrong_result", "failed",       "timeout",        "crashed",      "aborted",     "exited",
-        "cuda_error", "sandbox_violation", "protocol_violation", "memory_limit", "rejected_audit", "build_failed",
-        "load_failed", "error"};
+        "graded",       "wrong_result",   "failed",       "timeout",           "crashed",
+        "aborted",      "exited",         "cuda_error",   "sandbox_violation", "protocol_violation",
+        "memory_limit", "rejected_audit", "build_failed", "load_failed",       "error"};
     return statuses;
 }
 

@@ -15,8 +15,8 @@
 
 namespace kreg {
 namespace {
-constexpr std::size_t kSummaryWidth = 60;        // the console summary's column
-constexpr std::size_t kCheckSummaryWidth = 100;  // format_checks' column
+constexpr std::size_t kSummaryWidth = 60;         // the console summary's column
+constexpr std::size_t kCheckSummaryWidth = 100;   // format_checks' column
 constexpr std::size_t kWholeSummaryBytes = 4000;  // what record() keeps of a summary anyway
 
 // Whether text can stand in a table's column as it is: one printable line of at most width bytes. A
@@ -52,8 +52,10 @@ std::vector<GradebookColumn> gradebook_columns(const Rubric& rubric) {
     auto section = [&](const std::string& kind, const std::vector<std::string>& names) {
         GradebookColumn hidden{"hidden:" + kind, kind, {}};
         for (const auto& name : names) {
-            if (is_hidden(CheckResult{kind, name, 0, 0, false, "", nullptr}, rubric)) hidden.names.push_back(name);
-            else columns.push_back({kind + ":" + name, kind, {name}});
+            if (is_hidden(CheckResult{kind, name, 0, 0, false, "", nullptr}, rubric))
+                hidden.names.push_back(name);
+            else
+                columns.push_back({kind + ":" + name, kind, {name}});
         }
         if (!hidden.names.empty()) columns.push_back(std::move(hidden));
     };
@@ -110,7 +112,8 @@ std::string format_checks(const StudentResult& result) {
     for (std::size_t r = 0; r < rows.size(); ++r) {
         const auto& row = rows[r];
         std::string line = " ";
-        for (std::size_t i = 0; i < row.size(); ++i) line += " " + pad_right(row[i], i + 1 < row.size() ? widths[i] + 1 : 0);
+        for (std::size_t i = 0; i < row.size(); ++i)
+            line += " " + pad_right(row[i], i + 1 < row.size() ? widths[i] + 1 : 0);
         line.erase(line.find_last_not_of(' ') + 1);
         out += line + "\n" + below[r];
     }

@@ -76,12 +76,15 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
     const int minimum = std::min(3, std::max(1, job.settings.repeats));
     std::vector<CallOutput> outputs;
     for (const CheckedCall& c : calls) outputs.push_back({c.call, c.seed, c.output.data(), c.output.count()});
-    const TrustedCheck trusted = int(r.samples_ms.size()) < minimum
-                                     ? TrustedCheck{false, 0, 0, "the worker reported " + std::to_string(r.samples_ms.size()) +
-                                                                     " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
-                                     : check_call_outputs(job, outputs, int(calls.size()));
+    const TrustedCheck trusted =
+        int(r.samples_ms.size()) < minimum
+            ? TrustedCheck{false, 0, 0,
+                           "the worker reported " + std::to_string(r.samples_ms.size()) +
+                               " timed calls, fewer than the " + std::to_string(minimum) + " it must make"}
+            : check_call_outputs(job, outputs, int(calls.size()));
     TrustedCheckEvidence evidence{trusted.calls_checked, trusted.passed, {}};
-    for (const CheckedCall& c : calls) evidence.call_seeds.push_back(c.seed);  // to reproduce any call: fill_call_inputs(job, seed)
+    for (const CheckedCall& c : calls)
+        evidence.call_seeds.push_back(c.seed);  // to reproduce any call: fill_call_inputs(job, seed)
     r.extra.trusted_check = std::move(evidence);
     r.extra.timing_claims = timing.evidence();
     r.max_rel_err = trusted.max_rel_err;
@@ -97,8 +100,10 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
         // Faster than the grader's own clock allows: what counts is the clock.
         r.stats->median_ms = timing.bound_median_ms;
         r.stats->min_ms = std::max(r.stats->min_ms, timing.bound_median_ms);
-        if (op.flops(job.shape) > 0) r.gflops = op.flops(job.shape) / (timing.bound_median_ms * 1e6);
-        else if (timing.bound_median_ms > 0) r.gbps = op.bytes_moved(job.shape, job.dtype) / (timing.bound_median_ms * 1e6);
+        if (op.flops(job.shape) > 0)
+            r.gflops = op.flops(job.shape) / (timing.bound_median_ms * 1e6);
+        else if (timing.bound_median_ms > 0)
+            r.gbps = op.bytes_moved(job.shape, job.dtype) / (timing.bound_median_ms * 1e6);
     }
     return r;
 }
@@ -136,7 +141,8 @@ uint64_t largest_output_bytes(const Rubric& rubric) {
     uint64_t largest = 0;
     for (const auto& c : rubric.correctness)
         for (const Shape& shape : c.shapes) largest = std::max(largest, uint64_t(shape.m * shape.n) * sizeof(float));
-    for (const auto& tier : rubric.performance) largest = std::max(largest, uint64_t(tier.shape.m * tier.shape.n) * sizeof(float));
+    for (const auto& tier : rubric.performance)
+        largest = std::max(largest, uint64_t(tier.shape.m * tier.shape.n) * sizeof(float));
     return largest;
 }
 
@@ -190,7 +196,9 @@ std::string confinement_steps(const nlohmann::json& sandbox) {
 }  // namespace
 
 Grader::Grader(GradeOptions options)
-    : options_(std::move(options)), gradebook_(options_.out_dir, options_.rubric), rubric_hash_(rubric_sha256(options_.rubric)) {
+    : options_(std::move(options)),
+      gradebook_(options_.out_dir, options_.rubric),
+      rubric_hash_(rubric_sha256(options_.rubric)) {
     options_.sandbox.max_file_bytes = std::max(options_.sandbox.max_file_bytes, largest_output_bytes(options_.rubric));
     ExecutorOptions trusted;
     trusted.runner_exe = options_.runner_exe;
@@ -232,7 +240,8 @@ Record Grader::measure_reference_round(const std::string& kernel, const Shape& s
     job.settings.strict = false;
     const auto plugin = reference_path_.find(kernel);
     if (plugin == reference_path_.end())
-        return record_for(job, RowStatus::failed, "reference kernel '" + kernel + "' is not provided by any trusted plugin");
+        return record_for(job, RowStatus::failed,
+                          "reference kernel '" + kernel + "' is not provided by any trusted plugin");
     job.plugin_path = plugin->second;
     return reference_worker(plugin->second).run_job(job);
 }
@@ -266,7 +275,8 @@ HarnessAllowance Grader::harness_allowance(const Shape& shape, Backend backend) 
     for (const auto& tier : options_.rubric.performance)
         if (!tier.against_copy_ceiling()) candidates.push_back(tier.reference);
     for (const auto& [name, meta] : reference_meta_)
-        if (meta.operation == to_string(options_.rubric.operation) && meta.backend == backend && meta.unavailable_reason.empty())
+        if (meta.operation == to_string(options_.rubric.operation) && meta.backend == backend &&
+            meta.unavailable_reason.empty())
             candidates.push_back(name);
     std::string tried;
     HarnessAllowance allowance;
@@ -281,7 +291,8 @@ HarnessAllowance Grader::harness_allowance(const Shape& shape, Backend backend) 
         job.seed = kReferenceSeed;
         job.settings.warmup = options_.rubric.warmup;
         job.settings.repeats = std::max(options_.rubric.repeats, kCalibrationCalls);  // enough gaps for a quantile
-        job.settings.timeout_s = std::max(options_.rubric.limits.call_s, 60.0) * (2 + job.settings.warmup + job.settings.repeats);
+        job.settings.timeout_s =
+            std::max(options_.rubric.limits.call_s, 60.0) * (2 + job.settings.warmup + job.settings.repeats);
         job.settings.device = options_.device;
         job.settings.strict = true;
         job.settings.checked_outside = true;
@@ -361,9 +372,10 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             ceiling["dram_copy_gbps"] = ceilings["dram_copy_gbps"];
             if (ceilings.contains("plugin")) ceiling["plugin"] = ceilings["plugin"];
         } else {
-            ceiling["unavailable"] = gpu.contains("error")                ? gpu["error"]
-                                     : gpu.contains("ceilings_unavailable") ? gpu["ceilings_unavailable"]
-                                                                            : nlohmann::json("no measured device-to-device copy bandwidth");
+            ceiling["unavailable"] = gpu.contains("error") ? gpu["error"]
+                                     : gpu.contains("ceilings_unavailable")
+                                         ? gpu["ceilings_unavailable"]
+                                         : nlohmann::json("no measured device-to-device copy bandwidth");
         }
         result.meta["copy_ceiling"] = ceiling;
     }
@@ -377,7 +389,11 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                                                options_.kreg_prefix, limits.build_s, build_policy, options_.runner_exe);
         // The first compiler error's line goes into the summary, so that the console and the gradebook show it.
         const std::string first_error = b.first_error.empty() ? "" : "; first error: " + error_line_of(b.first_error);
-        result.checks.push_back({"build", "build against the kreg SDK", 0, 0, b.ok,
+        result.checks.push_back({"build",
+                                 "build against the kreg SDK",
+                                 0,
+                                 0,
+                                 b.ok,
                                  b.ok ? "built " + b.plugin.string() : b.reason + first_error,
                                  {{"seconds", b.seconds}, {"log_tail", b.log_tail}, {"first_error", b.first_error}}});
         if (!b.ok) return finish("build_failed", "build failed: " + b.reason + first_error);
@@ -388,7 +404,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     AuditPolicy policy = default_grading_policy();
     if (options_.tolerate_static_libstdcxx) policy.tolerated_with_static_libstdcxx = static_libstdcxx_imports();
     const AuditResult audit = audit_shared_object(plugin, policy);
-    result.checks.push_back({"audit", "static audit of the shared object", 0, 0, audit.passed, audit.summary(), audit.to_json()});
+    result.checks.push_back(
+        {"audit", "static audit of the shared object", 0, 0, audit.passed, audit.summary(), audit.to_json()});
     if (!audit.passed) return finish("rejected_audit", "rejected by the static audit: " + audit.summary());
 
     // 3. Load it in a hardened worker and pick the kernel to grade.
@@ -415,7 +432,13 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         for (const auto& k : info.kernels)
             if (k.name == *rubric.kernel) kernel = k.name;
         if (kernel.empty()) {
-            result.checks.push_back({"load", "kernel " + *rubric.kernel, 0, 0, false, "the plugin has no kernel '" + *rubric.kernel + "'", {}});
+            result.checks.push_back({"load",
+                                     "kernel " + *rubric.kernel,
+                                     0,
+                                     0,
+                                     false,
+                                     "the plugin has no kernel '" + *rubric.kernel + "'",
+                                     {}});
             return finish("load_failed", "the plugin has no kernel '" + *rubric.kernel + "'");
         }
     } else if (info.kernels.size() != 1) {
@@ -438,9 +461,10 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     // The worker's word for the operation is a claim: named back only when it is one this runner knows.
     if (const auto claimed = parse_operation(meta->operation); !claimed || *claimed != rubric.operation) {
         const std::string file = rubric.sources.empty() ? "the rubric" : rubric.sources.front();
-        const std::string what = claimed ? "a " + meta->operation + " kernel" : "a kernel of an operation this runner does not know";
-        const std::string why = "kernel '" + kernel + "' is " + what + "; the rubric (" + file + ": /operation) grades " +
-                                std::string(to_string(rubric.operation)) + " kernels";
+        const std::string what =
+            claimed ? "a " + meta->operation + " kernel" : "a kernel of an operation this runner does not know";
+        const std::string why = "kernel '" + kernel + "' is " + what + "; the rubric (" + file +
+                                ": /operation) grades " + std::string(to_string(rubric.operation)) + " kernels";
         result.checks.push_back({"load", "operation", 0, 0, false, why, {}});
         return finish("load_failed", why);
     }
@@ -448,7 +472,12 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
         result.checks.push_back({"load", "can run here", 0, 0, false, meta->unavailable_reason, {}});
         return finish("error", "cannot be run on this machine: " + meta->unavailable_reason);
     }
-    result.checks.push_back({"load", "load in a hardened worker", 0, 0, true, "kernel '" + kernel + "' from " + info.name + " " + info.version,
+    result.checks.push_back({"load",
+                             "load in a hardened worker",
+                             0,
+                             0,
+                             true,
+                             "kernel '" + kernel + "' from " + info.name + " " + info.version,
                              {{"plugin", info}}});
 
     auto make_job = [&](const Shape& shape, uint64_t seed) {
@@ -485,7 +514,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 job.settings.timeout_s = limits.call_s * (1 + job.settings.repeats) + 5;
                 job.settings.tolerance = c.tolerance;
                 if (out_of_time())
-                    r = record_for(job, RowStatus::timeout, "total time limit of " + format_points(limits.total_s) + " s exceeded");
+                    r = record_for(job, RowStatus::timeout,
+                                   "total time limit of " + format_points(limits.total_s) + " s exceeded");
                 else if (timed_out)
                     r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
                 else
@@ -493,9 +523,11 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 timed_out = timed_out || r.status == RowStatus::timeout;
                 const std::string outcome = classify_outcome(r);
                 outcomes.push_back(outcome);
-                if (r.status == RowStatus::ok) ++passed;
+                if (r.status == RowStatus::ok)
+                    ++passed;
                 else if (first_failure.empty())
-                    first_failure = outcome + " at " + to_string(shape) + " seed " + std::to_string(seed) + ": " + r.reason;
+                    first_failure =
+                        outcome + " at " + to_string(shape) + " seed " + std::to_string(seed) + ": " + r.reason;
                 evidence.push_back(row_evidence(r, seed));
             }
         }
@@ -526,8 +558,9 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
             if (!tier_done[t] && rubric.performance[t].shape == shape) group.push_back(t), tier_done[t] = true;
         auto not_measured = [&](const std::string& why) {
             for (size_t t : group)
-                tier_checks[t] = CheckResult{"performance", rubric.performance[t].name, 0, rubric.performance[t].points, false, why,
-                                             nlohmann::json::object()};
+                tier_checks[t] =
+                    CheckResult{"performance", rubric.performance[t].name, 0, rubric.performance[t].points, false,
+                                why,           nlohmann::json::object()};
         };
         if (rubric.requires_correctness && !all_correct) {
             not_measured("not measured: correctness cases failed");
@@ -543,7 +576,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 break;
             }
             Job job = make_job(shape, mix_secret_seed(kPerformanceSeed, options_.secret));
-            job.settings.warmup = round == 0 ? rubric.warmup : std::min(rubric.warmup, 1);  // the worker is warm after round 0
+            job.settings.warmup =
+                round == 0 ? rubric.warmup : std::min(rubric.warmup, 1);  // the worker is warm after round 0
             job.settings.repeats = rubric.repeats;
             job.settings.time_budget_s = rubric.time_budget_s;
             job.settings.timeout_s = limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
@@ -558,9 +592,11 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 if (!gpu.contains("error")) {
                     annotate_roofline(mine, gpu["facts"], gpu["ceilings"]);
                     // Why there is no measured ceiling, where the device query says.
-                    if (mine.extra.roofline && mine.extra.roofline->unavailable && gpu.contains("ceilings_unavailable")) {
+                    if (mine.extra.roofline && mine.extra.roofline->unavailable &&
+                        gpu.contains("ceilings_unavailable")) {
                         const nlohmann::json& why = gpu["ceilings_unavailable"];
-                        *mine.extra.roofline->unavailable += ": " + (why.is_string() ? why.get<std::string>() : why.dump());
+                        *mine.extra.roofline->unavailable +=
+                            ": " + (why.is_string() ? why.get<std::string>() : why.dump());
                     }
                 } else {  // the evidence says it was not checked
                     const nlohmann::json& error = gpu["error"];
@@ -572,7 +608,8 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
                 // is not measured: no floor, and the evidence says so.
                 mine.extra.roofline = RooflineEvidence{};
                 mine.extra.roofline->ceiling = "host_fp32";
-                mine.extra.roofline->unavailable = "no roofline floor for a cpu " + std::string(to_string(rubric.operation)) +
+                mine.extra.roofline->unavailable = "no roofline floor for a cpu " +
+                                                   std::string(to_string(rubric.operation)) +
                                                    ": the host's copy bandwidth is not measured";
             } else if (mine.status == RowStatus::ok) {
                 if (!host_flops_) host_flops_ = measure_host_fp32_flops();
@@ -626,7 +663,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
 
     std::string status = worst_outcome(outcomes);
     if (status == "ok") status = "graded";
-    if (status == "skipped") status = "failed";  // a declared shape constraint the rubric's cases need
+    if (status == "skipped") status = "failed";               // a declared shape constraint the rubric's cases need
     return finish(status, summarize_result(result, rubric));  // names no hidden case
 }
 
@@ -659,7 +696,8 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
             // is retried, never kept as a grade.
             if (changed.empty() && previous_status(s.student) == "error") changed = "its last grading ended in error";
             if (changed.empty()) {
-                progress(counter + s.student + ": already graded, and nothing it was graded from changed (use --force to grade again)");
+                progress(counter + s.student +
+                         ": already graded, and nothing it was graded from changed (use --force to grade again)");
                 ++run.already_graded;
                 continue;
             }
@@ -700,7 +738,10 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
         // What may be handed to the student: <out>/student-view/<id>.json (grade/student_view.hpp).
         try {
             write_file_atomically(options_.out_dir / "student-view" / (r.student + ".json"),
-                                  student_view(r, options_.rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+                                  student_view(r, options_.rubric)
+                                          .to_json()
+                                          .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                      "\n");
             write_student_feedback(options_.out_dir, r, options_.rubric);  // and as .md, .html (grade/feedback.hpp)
         } catch (const std::exception& e) {
             progress(counter + s.student + ": warning: the student view could not be written: " + e.what());
@@ -712,7 +753,8 @@ GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
                  format_points(r.max_score) + (r.status == "graded" ? "" : " — " + summary));
         // Under a build failure, the first compiler error's context and excerpt (grade/compiler_error.hpp).
         for (const CheckResult& check : r.checks)
-            if (check.kind == "build" && !check.passed && check.evidence.is_object() && check.evidence.contains("first_error"))
+            if (check.kind == "build" && !check.passed && check.evidence.is_object() &&
+                check.evidence.contains("first_error"))
                 for (const std::string& line : error_excerpt_lines(check.evidence.value("first_error", "")))
                     progress("    " + line);
         if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {

@@ -27,14 +27,14 @@ struct Record;
 struct GradeOptions {
     Rubric rubric;
     std::filesystem::path out_dir = "grades";
-    bool force = false;                          // re-grade students who already have a result
-    uint64_t secret = 0;                         // mixed into every case seed; 0: none
-    std::string runner_exe;                      // for the workers
+    bool force = false;                                    // re-grade students who already have a result
+    uint64_t secret = 0;                                   // mixed into every case seed; 0: none
+    std::string runner_exe;                                // for the workers
     std::vector<std::filesystem::path> reference_plugins;  // trusted plugins providing the reference kernels
-    std::filesystem::path kreg_prefix;           // the kreg package submissions are built against
+    std::filesystem::path kreg_prefix;                     // the kreg package submissions are built against
     int device = 0;
-    SandboxPolicy sandbox;                       // for every worker that touches a submission
-    bool tolerate_static_libstdcxx = false;      // see AuditPolicy::tolerated_with_static_libstdcxx
+    SandboxPolicy sandbox;                   // for every worker that touches a submission
+    bool tolerate_static_libstdcxx = false;  // see AuditPolicy::tolerated_with_static_libstdcxx
     bool verbose = false;
     // A lock file several graders share (runner grade --jobs): each holds it (flock) while it times tiers, so
     // that one's timed runs never share the machine with another's. Empty: no lock.
@@ -109,13 +109,13 @@ private:
     GradeOptions options_;
     Gradebook gradebook_;
     std::string rubric_hash_;                            // of the merged rubric (grade/provenance.hpp)
-    std::unique_ptr<Executor> trusted_;                 // reference kernels: ordinary workers
+    std::unique_ptr<Executor> trusted_;                  // reference kernels: ordinary workers
     std::map<std::string, std::string> reference_path_;  // reference kernel -> plugin file
     std::map<std::string, KernelMeta> reference_meta_;   // reference kernel -> what its plugin said of it
     std::map<std::string, std::unique_ptr<Executor>> reference_workers_;  // plugin file -> its trusted worker
-    std::optional<nlohmann::json> gpu_;                  // facts and measured ceilings, once per run
-    std::optional<double> host_flops_;                   // the host's measured fp32 peak, once per run
-    std::map<std::string, HarnessAllowance> allowance_cache_;  // "MxNxK/backend" -> harness_allowance (CUDA)
+    std::optional<nlohmann::json> gpu_;                                   // facts and measured ceilings, once per run
+    std::optional<double> host_flops_;                                    // the host's measured fp32 peak, once per run
+    std::map<std::string, HarnessAllowance> allowance_cache_;             // "MxNxK/backend" -> harness_allowance (CUDA)
 };
 
 }  // namespace kreg

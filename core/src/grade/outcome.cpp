@@ -32,10 +32,14 @@ std::string classify_outcome(const Record& r) {
             break;
     }
     switch (r.status) {
-        case RowStatus::ok: return "ok";
-        case RowStatus::wrong_result: return "wrong_result";
-        case RowStatus::skipped: return "skipped";
-        case RowStatus::timeout: return "timeout";
+        case RowStatus::ok:
+            return "ok";
+        case RowStatus::wrong_result:
+            return "wrong_result";
+        case RowStatus::skipped:
+            return "skipped";
+        case RowStatus::timeout:
+            return "timeout";
         case RowStatus::failed:
             return "failed";
         case RowStatus::crashed:
@@ -46,9 +50,18 @@ std::string classify_outcome(const Record& r) {
 
 std::string worst_outcome(const std::vector<std::string>& outcomes) {
     // Most serious first: what a grader must look at before anything else.
-    static const std::array<const char*, 12> order{"protocol_violation", "sandbox_violation", "memory_limit", "cuda_error",
-                                                   "crashed", "aborted", "exited", "timeout", "failed", "wrong_result",
-                                                   "skipped", "ok"};
+    static const std::array<const char*, 12> order{"protocol_violation",
+                                                   "sandbox_violation",
+                                                   "memory_limit",
+                                                   "cuda_error",
+                                                   "crashed",
+                                                   "aborted",
+                                                   "exited",
+                                                   "timeout",
+                                                   "failed",
+                                                   "wrong_result",
+                                                   "skipped",
+                                                   "ok"};
     for (const char* o : order)
         if (std::find(outcomes.begin(), outcomes.end(), o) != outcomes.end()) return o;
     return "ok";

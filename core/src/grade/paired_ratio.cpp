@@ -22,10 +22,15 @@ double student_t_quantile(double confidence, int degrees) {
                                             2.831,  2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750};
     const std::array<double, 30>* table = nullptr;
     double z = 0;
-    if (std::abs(confidence - 0.90) < 1e-9) table = &t90, z = 1.6448536;
-    else if (std::abs(confidence - 0.95) < 1e-9) table = &t95, z = 1.9599640;
-    else if (std::abs(confidence - 0.99) < 1e-9) table = &t99, z = 2.5758293;
-    else throw std::invalid_argument("student_t_quantile: confidence must be 0.90, 0.95 or 0.99, got " + std::to_string(confidence));
+    if (std::abs(confidence - 0.90) < 1e-9)
+        table = &t90, z = 1.6448536;
+    else if (std::abs(confidence - 0.95) < 1e-9)
+        table = &t95, z = 1.9599640;
+    else if (std::abs(confidence - 0.99) < 1e-9)
+        table = &t99, z = 2.5758293;
+    else
+        throw std::invalid_argument("student_t_quantile: confidence must be 0.90, 0.95 or 0.99, got " +
+                                    std::to_string(confidence));
     if (degrees <= 30) return (*table)[size_t(degrees - 1)];
     const double d = degrees, z3 = z * z * z, z5 = z3 * z * z;
     return z + (z3 + z) / (4 * d) + (5 * z5 + 16 * z3 + 3 * z) / (96 * d * d);
@@ -37,8 +42,10 @@ RatioInterval paired_ratio(const std::vector<double>& reference_ms, const std::v
         throw std::invalid_argument("paired_ratio: needs as many reference as submission rounds, at least one");
     std::vector<double> ratios;
     for (size_t i = 0; i < reference_ms.size(); ++i) {
-        if (!(reference_ms[i] > 0) || !(submission_ms[i] > 0) || !std::isfinite(reference_ms[i]) || !std::isfinite(submission_ms[i]))
-            throw std::invalid_argument("paired_ratio: round " + std::to_string(i) + " has a time that is not a positive finite number");
+        if (!(reference_ms[i] > 0) || !(submission_ms[i] > 0) || !std::isfinite(reference_ms[i]) ||
+            !std::isfinite(submission_ms[i]))
+            throw std::invalid_argument("paired_ratio: round " + std::to_string(i) +
+                                        " has a time that is not a positive finite number");
         ratios.push_back(reference_ms[i] / submission_ms[i]);
     }
     return ratio_interval(ratios, confidence);
@@ -49,7 +56,8 @@ RatioInterval ratio_interval(const std::vector<double>& ratios, double confidenc
     std::vector<double> logs;
     for (size_t i = 0; i < ratios.size(); ++i) {
         if (!(ratios[i] > 0) || !std::isfinite(ratios[i]))
-            throw std::invalid_argument("ratio_interval: round " + std::to_string(i) + " has a ratio that is not a positive finite number");
+            throw std::invalid_argument("ratio_interval: round " + std::to_string(i) +
+                                        " has a ratio that is not a positive finite number");
         logs.push_back(std::log(ratios[i]));
     }
     const double n = double(logs.size());

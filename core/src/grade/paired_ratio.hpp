@@ -9,7 +9,7 @@
 namespace kreg {
 
 struct RatioInterval {
-    double ratio = 0;  // geometric mean of the per-round ratios
+    double ratio = 0;          // geometric mean of the per-round ratios
     double low = 0, high = 0;  // its two-sided confidence interval (low == high == ratio for one round: unknown spread)
     int rounds = 0;
 };

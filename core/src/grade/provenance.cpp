@@ -39,8 +39,10 @@ std::string rubric_sha256(const Rubric& rubric) {
 }
 
 nlohmann::json provenance(const std::string& submission_hash, const std::string& rubric_hash, uint64_t secret) {
-    nlohmann::json p = {{"submission_sha256", submission_hash}, {"rubric_sha256", rubric_hash}, {"kreg_version", KREG_VERSION}};
-    p["secret_sha256"] = secret ? nlohmann::json(sha256_hex("kreg secret seed " + std::to_string(secret))) : nlohmann::json(nullptr);
+    nlohmann::json p = {
+        {"submission_sha256", submission_hash}, {"rubric_sha256", rubric_hash}, {"kreg_version", KREG_VERSION}};
+    p["secret_sha256"] =
+        secret ? nlohmann::json(sha256_hex("kreg secret seed " + std::to_string(secret))) : nlohmann::json(nullptr);
     return p;
 }
 

@@ -15,9 +15,12 @@ namespace {
 // A shape in the keys of its operation's specs (config/shape_spec.hpp), so that to_json parses back.
 nlohmann::json shape_json(const Shape& s, Operation op) {
     switch (op) {
-        case Operation::gemm: break;
-        case Operation::transpose: return {{"m", s.m}, {"n", s.n}};
-        case Operation::block_transpose: return {{"m", s.m}, {"n", s.n}, {"block", s.block}};
+        case Operation::gemm:
+            break;
+        case Operation::transpose:
+            return {{"m", s.m}, {"n", s.n}};
+        case Operation::block_transpose:
+            return {{"m", s.m}, {"n", s.n}, {"block", s.block}};
     }
     return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
 }
@@ -116,7 +119,8 @@ nlohmann::json Rubric::to_json() const {
     }
     nlohmann::json tiers = nlohmann::json::array();
     for (const auto& t : performance) {
-        nlohmann::json j = {{"name", t.name}, {"points", t.points}, {"shape", shape_json(t.shape, operation)}, {"source", t.source}};
+        nlohmann::json j = {
+            {"name", t.name}, {"points", t.points}, {"shape", shape_json(t.shape, operation)}, {"source", t.source}};
         if (t.against_copy_ceiling()) {
             j["min_fraction_of_copy"] = *t.min_fraction_of_copy;
         } else {
@@ -126,18 +130,19 @@ nlohmann::json Rubric::to_json() const {
         tiers.push_back(std::move(j));
     }
 
-    nlohmann::json j = {{"sources", sources},
-                        {"name", name},
-                        {"description", description},
-                        {"limits",
-                         {{"load_s", limits.load_s},
-                          {"call_s", limits.call_s},
-                          {"total_s", limits.total_s},
-                          {"build_s", limits.build_s},
-                          {"memory_mb", limits.memory_mb}}},
-                        {"correctness", cases},
-                        {"measure", {{"warmup", warmup}, {"repeats", repeats}, {"rounds", rounds}, {"max_rounds", max_rounds}}},
-                        {"requires_correctness", requires_correctness}};
+    nlohmann::json j = {
+        {"sources", sources},
+        {"name", name},
+        {"description", description},
+        {"limits",
+         {{"load_s", limits.load_s},
+          {"call_s", limits.call_s},
+          {"total_s", limits.total_s},
+          {"build_s", limits.build_s},
+          {"memory_mb", limits.memory_mb}}},
+        {"correctness", cases},
+        {"measure", {{"warmup", warmup}, {"repeats", repeats}, {"rounds", rounds}, {"max_rounds", max_rounds}}},
+        {"requires_correctness", requires_correctness}};
     // Unset optionals are left out rather than written as null, so the result parses back; an empty
     // "performance" would not (a present list must be non-empty).
     // A GEMM rubric's canonical form (and so its sha256, grade/provenance.hpp) is what it was before
@@ -163,12 +168,14 @@ Rubric merge_rubrics(const std::vector<Rubric>& rubrics) {
         const Rubric& later = rubrics[r];
         if (later.operation != merged.operation) {
             const std::string file = later.sources.empty() ? "<rubric>" : later.sources.front();
-            const bool says_so = std::find(later.explicitly_set.begin(), later.explicitly_set.end(), "/operation") != later.explicitly_set.end();
+            const bool says_so = std::find(later.explicitly_set.begin(), later.explicitly_set.end(), "/operation") !=
+                                 later.explicitly_set.end();
             throw ConfigError(file, says_so ? "/operation" : "",
                               "this file grades " + std::string(to_string(later.operation)) +
                                   (says_so ? "" : " (the default: it has no \"operation\" key)") + ", but " +
-                                  (merged.sources.empty() ? std::string("the first rubric") : merged.sources.front()) + " grades " +
-                                  std::string(to_string(merged.operation)) + "; every rubric file of one grading run grades one operation");
+                                  (merged.sources.empty() ? std::string("the first rubric") : merged.sources.front()) +
+                                  " grades " + std::string(to_string(merged.operation)) +
+                                  "; every rubric file of one grading run grades one operation");
         }
         add_names(used, later.correctness, "correctness");
         add_names(used, later.performance, "performance");
@@ -211,10 +218,10 @@ void check_tier_references(const Rubric& rubric, const std::map<std::string, Ope
         std::string listed;
         for (std::size_t i = 0; i < known.size() && i < 12; ++i) listed += (i ? ", " : "") + known[i];
         if (known.size() > 12) listed += ", ...";
-        throw ConfigError(t.source, "/performance/" + std::to_string(index) + "/reference",
-                          "no trusted plugin provides the reference kernel '" + t.reference + "'" +
-                              did_you_mean(t.reference, known) + "; known reference kernels: " +
-                              (listed.empty() ? "(none: no trusted plugin was found)" : listed));
+        throw ConfigError(
+            t.source, "/performance/" + std::to_string(index) + "/reference",
+            "no trusted plugin provides the reference kernel '" + t.reference + "'" + did_you_mean(t.reference, known) +
+                "; known reference kernels: " + (listed.empty() ? "(none: no trusted plugin was found)" : listed));
     }
 }
 

@@ -39,10 +39,10 @@ struct CorrectnessCase {
 //   min_ratio 0 then.
 struct PerformanceTier {
     std::string name;
-    double points = 0;      // > 0
-    Shape shape;            // the tier's shape spec must expand to exactly one shape
-    std::string reference;  // kernel name; empty for a copy-ceiling tier
-    double min_ratio = 0;   // > 0 for a reference tier
+    double points = 0;                           // > 0
+    Shape shape;                                 // the tier's shape spec must expand to exactly one shape
+    std::string reference;                       // kernel name; empty for a copy-ceiling tier
+    double min_ratio = 0;                        // > 0 for a reference tier
     std::optional<double> min_fraction_of_copy;  // set: a copy-ceiling tier, in (0, 1]
     std::string source;
 
@@ -65,7 +65,7 @@ struct LeaderboardSettings {
 };
 
 struct Rubric {
-    std::string name, description;      // name: "name" key, default the file's stem
+    std::string name, description;  // name: "name" key, default the file's stem
     // "operation" (default gemm): what the graded kernel and every reference compute; it decides the
     // shape keys (the sweep parser's, config/shape_spec.hpp). Every file of one grading run names the same.
     Operation operation = Operation::gemm;
@@ -74,7 +74,7 @@ struct Rubric {
     GradeLimits limits;
     std::vector<CorrectnessCase> correctness;
     std::vector<PerformanceTier> performance;
-    int warmup = 2, repeats = 10;         // "measure": for performance tiers
+    int warmup = 2, repeats = 10;  // "measure": for performance tiers
     // "measure": each tier is measured in paired rounds (submission, reference, submission, ...): at
     // least `rounds`, more while the ratio's 95 % interval straddles the tier's threshold, at most
     // `max_rounds` (the merged rubric uses the larger of the two).

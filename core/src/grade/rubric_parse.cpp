@@ -92,27 +92,34 @@ bool has_copy_ceiling(Operation op) { return op == Operation::transpose || op ==
 
 // A tier against the copy ceiling: min_fraction_of_copy alone, in (0, 1], of an operation that has the
 // ceiling, in a rubric that may grade CUDA kernels (the ceiling is the GPU's).
-double parse_copy_fraction(const Node& node, const Node& fraction, Operation op, const std::optional<Backend>& backend) {
+double parse_copy_fraction(const Node& node, const Node& fraction, Operation op,
+                           const std::optional<Backend>& backend) {
     for (const char* other : {"reference", "min_ratio"})
         if (const auto n = node.find(other))
-            n->fail(std::string("a tier compares with either a reference kernel ('reference' and 'min_ratio') or the copy "
-                                "ceiling ('min_fraction_of_copy'), not both; '") + other + "' cannot be used with 'min_fraction_of_copy'");
+            n->fail(
+                std::string("a tier compares with either a reference kernel ('reference' and 'min_ratio') or the copy "
+                            "ceiling ('min_fraction_of_copy'), not both; '") +
+                other + "' cannot be used with 'min_fraction_of_copy'");
     if (!has_copy_ceiling(op))
-        fraction.fail("min_fraction_of_copy is a criterion of transpose and block_transpose rubrics (their ceiling is the "
-                      "device-to-device copy bandwidth); this rubric grades " + std::string(to_string(op)) +
-                      ", whose tiers compare with a 'reference' kernel and 'min_ratio'");
+        fraction.fail(
+            "min_fraction_of_copy is a criterion of transpose and block_transpose rubrics (their ceiling is the "
+            "device-to-device copy bandwidth); this rubric grades " +
+            std::string(to_string(op)) + ", whose tiers compare with a 'reference' kernel and 'min_ratio'");
     if (backend && *backend == Backend::cpu)
-        fraction.fail("the copy ceiling is the GPU's measured device-to-device copy bandwidth; this rubric grades cpu kernels "
-                      "('backend'), which can never earn it");
+        fraction.fail(
+            "the copy ceiling is the GPU's measured device-to-device copy bandwidth; this rubric grades cpu kernels "
+            "('backend'), which can never earn it");
     const double value = fraction.as_positive_number("min_fraction_of_copy");
     if (value > 1)
-        fraction.fail("min_fraction_of_copy must be <= 1 (a fraction of the copy bandwidth; a transpose moves the bytes of a "
-                      "copy and more slowly), got " + fraction.value().dump());
+        fraction.fail(
+            "min_fraction_of_copy must be <= 1 (a fraction of the copy bandwidth; a transpose moves the bytes of a "
+            "copy and more slowly), got " +
+            fraction.value().dump());
     return value;
 }
 
-PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::optional<std::string>& kernel, Operation op,
-                           const std::optional<Backend>& backend) {
+PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::optional<std::string>& kernel,
+                           Operation op, const std::optional<Backend>& backend) {
     node.expect_object_with_keys(kTierKeys);
     PerformanceTier t;
     t.source = node.file();
@@ -134,8 +141,9 @@ PerformanceTier parse_tier(const Node& node, NameRegistry& names, const std::opt
     }
     const auto reference_node = node.find("reference");
     if (!reference_node)
-        node.fail(std::string("missing required key 'reference' (a tier compares with a 'reference' kernel and 'min_ratio'") +
-                  (has_copy_ceiling(op) ? ", or with the copy ceiling: 'min_fraction_of_copy')" : ")"));
+        node.fail(
+            std::string("missing required key 'reference' (a tier compares with a 'reference' kernel and 'min_ratio'") +
+            (has_copy_ceiling(op) ? ", or with the copy ceiling: 'min_fraction_of_copy')" : ")"));
     const Node reference = *reference_node;
     t.reference = reference.as_kernel_name("reference kernel");
     if (kernel && *kernel == t.reference)
@@ -176,7 +184,8 @@ LeaderboardSettings parse_leaderboard(const Node& node) {
             const Node entry = opt_out->element(i);
             const std::string id = entry.as_non_empty_string();
             if (!is_valid_student_id(id))
-                entry.fail("'" + id + "' is not a student id (at most 200 of A-Z a-z 0-9 _ . -, not starting with "
+                entry.fail("'" + id +
+                           "' is not a student id (at most 200 of A-Z a-z 0-9 _ . -, not starting with "
                            "'.': the submission's file or folder name as the gradebook has it)");
             const auto [it, inserted] = first_use.emplace(id, entry.path());
             if (!inserted) entry.fail("student '" + id + "' is listed twice (also at " + it->second + ")");
@@ -202,8 +211,8 @@ Backend parse_backend_node(const Node& node) {
 
 const std::vector<std::string>& rubric_keys() {
     static const std::vector<std::string> keys{
-        "$schema", "name",        "description", "operation", "kernel",
-        "backend", "limits",      "correctness", "performance", "measure", "requires_correctness", "leaderboard"};
+        "$schema",     "name",    "description",          "operation",  "kernel", "backend", "limits", "correctness",
+        "performance", "measure", "requires_correctness", "leaderboard"};
     return keys;
 }
 
@@ -237,7 +246,8 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         if (const auto n = setting(*limits, "total_s")) r.limits.total_s = n->as_positive_number("total_s");
         if (const auto n = setting(*limits, "build_s")) r.limits.build_s = n->as_positive_number("build_s");
         // 64 MiB: below that not even a CUDA context fits; 1 TiB: a typo, not a limit.
-        if (const auto n = setting(*limits, "memory_mb")) r.limits.memory_mb = n->as_int("memory_mb", 64, int64_t(1) << 20);
+        if (const auto n = setting(*limits, "memory_mb"))
+            r.limits.memory_mb = n->as_int("memory_mb", 64, int64_t(1) << 20);
     }
 
     NameRegistry names;
@@ -270,7 +280,8 @@ Rubric parse_rubric(const nlohmann::json& doc, const std::string& source) {
         if (const auto n = setting(*measure, "max_rounds")) {
             r.max_rounds = int(n->as_int("max_rounds", 1, kMaxRounds));
             if (r.max_rounds < r.rounds)
-                n->fail("max_rounds (" + std::to_string(r.max_rounds) + ") must be at least rounds (" + std::to_string(r.rounds) + ")");
+                n->fail("max_rounds (" + std::to_string(r.max_rounds) + ") must be at least rounds (" +
+                        std::to_string(r.rounds) + ")");
         }
     }
     if (const auto n = setting(root, "requires_correctness")) r.requires_correctness = n->as_bool();

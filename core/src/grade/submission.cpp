@@ -31,7 +31,8 @@ std::vector<Submission> find_submissions(const std::vector<fs::path>& files, con
     std::vector<Submission> out;
     for (const auto& f : files) out.push_back({student_id_from_path(f), f, fs::is_directory(f)});
     if (directory) {
-        if (!fs::is_directory(*directory)) throw std::runtime_error(directory->string() + ": not a folder of submissions");
+        if (!fs::is_directory(*directory))
+            throw std::runtime_error(directory->string() + ": not a folder of submissions");
         for (const auto& entry : fs::directory_iterator(*directory)) {
             const fs::path p = entry.path();
             if (entry.is_directory() && fs::exists(p / "CMakeLists.txt"))
@@ -45,8 +46,8 @@ std::vector<Submission> find_submissions(const std::vector<fs::path>& files, con
     std::sort(out.begin(), out.end(), [](const Submission& a, const Submission& b) { return a.student < b.student; });
     for (size_t i = 1; i < out.size(); ++i)
         if (out[i].student == out[i - 1].student)
-            throw std::runtime_error("two submissions for student '" + out[i].student + "': " + out[i - 1].path.string() +
-                                     " and " + out[i].path.string());
+            throw std::runtime_error("two submissions for student '" + out[i].student +
+                                     "': " + out[i - 1].path.string() + " and " + out[i].path.string());
     return out;
 }
 
@@ -62,7 +63,8 @@ struct BuildSandbox {
 // its own namespaces and identity, an allow-listed environment) and hardened by the runner re-executed as
 // `__sandboxed_exec` (Landlock: writes only in the build's scratch folder; rlimits; seccomp stage 1) before
 // it becomes cmake. stdout and stderr go to log. "" on exit 0, else why.
-std::string run_build_step(const BuildSandbox& box, const std::vector<std::string>& command, const fs::path& log, double timeout_s) {
+std::string run_build_step(const BuildSandbox& box, const std::vector<std::string>& command, const fs::path& log,
+                           double timeout_s) {
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) return "cannot write " + log.string() + ": " + std::strerror(errno);
     const int high = ::fcntl(log_fd, F_DUPFD_CLOEXEC, 10);
@@ -157,7 +159,8 @@ void hand_over_tree(const fs::path& path) {
     if (::geteuid() != 0) return;
     std::error_code ec;
     ::lchown(path.c_str(), kSandboxUid, kSandboxGid);
-    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
         ::lchown(it->path().c_str(), kSandboxUid, kSandboxGid);
 }
 
@@ -207,7 +210,8 @@ BuildResult build_submission(const fs::path& source_dir, const fs::path& build_d
     box.runner_exe = runner_exe;
     try {
         box.scratch = make_scratch_dir();
-        fs::copy(source_dir, fs::path(box.scratch) / "src", fs::copy_options::recursive | fs::copy_options::skip_symlinks);
+        fs::copy(source_dir, fs::path(box.scratch) / "src",
+                 fs::copy_options::recursive | fs::copy_options::skip_symlinks);
         hand_over_tree(box.scratch);
     } catch (const std::exception& e) {
         remove_scratch_dir(box.scratch);
@@ -221,28 +225,33 @@ BuildResult build_submission(const fs::path& source_dir, const fs::path& build_d
     for (const std::string& path : box.policy.readable_paths)
         if (const std::string why = unreadable_by_others(path); !why.empty()) {
             remove_scratch_dir(box.scratch);
-            result.reason = "the build runs as uid " + std::to_string(kSandboxUid) + ", which cannot read the kreg SDK: " + why +
+            result.reason = "the build runs as uid " + std::to_string(kSandboxUid) +
+                            ", which cannot read the kreg SDK: " + why +
                             " (install kreg where any user can read it, e.g. under /usr or /opt)";
             return result;
         }
     box.policy.max_processes = std::max<uint64_t>(policy.max_processes, 512);  // make -j and the compilers
     const std::string src = box.scratch + "/src", out = box.scratch + "/build";
 
-    std::string why = run_build_step(box, {"cmake", "-S", src, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
-                                           "-DCMAKE_PREFIX_PATH=" + fs::absolute(kreg_prefix).string()},
+    std::string why = run_build_step(box,
+                                     {"cmake", "-S", src, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
+                                      "-DCMAKE_PREFIX_PATH=" + fs::absolute(kreg_prefix).string()},
                                      log, timeout_s);
-    if (why.empty()) why = run_build_step(box, {"cmake", "--build", out, "-j2"}, log, std::max(1.0, timeout_s - elapsed()));
+    if (why.empty())
+        why = run_build_step(box, {"cmake", "--build", out, "-j2"}, log, std::max(1.0, timeout_s - elapsed()));
     result.seconds = elapsed();
     result.log_tail = tail_of(log, 2000);
     result.first_error = first_error_of(log, src + "/");
     std::vector<fs::path> plugins;
     if (why.empty()) {
         for (const auto& entry : fs::recursive_directory_iterator(out, ec))
-            if (entry.is_regular_file() && !entry.is_symlink() && entry.path().extension() == ".so" && exports_entry_point(entry.path()))
+            if (entry.is_regular_file() && !entry.is_symlink() && entry.path().extension() == ".so" &&
+                exports_entry_point(entry.path()))
                 plugins.push_back(entry.path());
         if (plugins.size() != 1)
-            why = plugins.empty() ? "the build produced no kreg plugin (.so with " KREG_ENTRY_POINT_NAME ")"
-                                  : "the build produced " + std::to_string(plugins.size()) + " kreg plugins; submit one";
+            why = plugins.empty()
+                      ? "the build produced no kreg plugin (.so with " KREG_ENTRY_POINT_NAME ")"
+                      : "the build produced " + std::to_string(plugins.size()) + " kreg plugins; submit one";
     }
     if (why.empty()) {
         result.plugin = build_dir / plugins.front().filename();

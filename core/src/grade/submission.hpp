@@ -13,8 +13,8 @@
 namespace kreg {
 
 struct Submission {
-    std::string student;                           // from the file stem or folder name
-    std::filesystem::path path;                    // the .so, or the source folder
+    std::string student;         // from the file stem or folder name
+    std::filesystem::path path;  // the .so, or the source folder
     bool needs_build = false;
 };
 

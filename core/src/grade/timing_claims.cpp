@@ -74,8 +74,9 @@ TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::ve
     const size_t untimed = 1 + size_t(std::max(0, job.settings.warmup));
     const size_t expected = untimed + r.samples_ms.size();
     if (calls.size() != expected) {
-        v.violation = "its row reports " + std::to_string(r.samples_ms.size()) + " timed calls after " + std::to_string(untimed) +
-                      " untimed ones, but it handed over " + std::to_string(calls.size()) + " outputs";
+        v.violation = "its row reports " + std::to_string(r.samples_ms.size()) + " timed calls after " +
+                      std::to_string(untimed) + " untimed ones, but it handed over " + std::to_string(calls.size()) +
+                      " outputs";
         return v;
     }
     std::vector<double> claimed, bounds;
@@ -99,8 +100,8 @@ TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::ve
             return v;
         }
         if (sample > c.window_ms * 1.02 + 0.05) {
-            v.violation = "claimed " + ms(sample) + " for call " + std::to_string(i) + ", which the grader saw start and end within " +
-                          ms(c.window_ms);
+            v.violation = "claimed " + ms(sample) + " for call " + std::to_string(i) +
+                          ", which the grader saw start and end within " + ms(c.window_ms);
             return v;
         }
         claimed.push_back(sample);

@@ -49,12 +49,12 @@ HarnessAllowance harness_allowance(const std::vector<CheckedCall>& trusted_calls
 HarnessAllowance no_bound(std::string why);
 
 struct TimingVerdict {
-    std::string violation;      // the claims contradict what the grader saw: the row is a protocol violation
+    std::string violation;  // the claims contradict what the grader saw: the row is a protocol violation
     double claimed_median_ms = 0;
-    double bound_median_ms = 0;  // the smallest (window - allowance) over the timed calls; >= 0 (the field
-                                 // keeps its name, grader_bound_median_ms: it bounds the median from below)
-    bool believed = true;        // claimed_median_ms >= bound_median_ms
-    HarnessAllowance allowance;  // infinite: no lower bound (allowance.no_bound says why)
+    double bound_median_ms = 0;     // the smallest (window - allowance) over the timed calls; >= 0 (the field
+                                    // keeps its name, grader_bound_median_ms: it bounds the median from below)
+    bool believed = true;           // claimed_median_ms >= bound_median_ms
+    HarnessAllowance allowance;     // infinite: no lower bound (allowance.no_bound says why)
     TimingClaims evidence() const;  // the row's extra.timing_claims
 };
 

@@ -12,9 +12,14 @@ namespace kreg {
 constexpr double kTierConfidence = 0.95;
 
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
-    nlohmann::json e = {{"kernel", r.kernel},       {"m", r.shape.m},         {"n", r.shape.n},
-                        {"k", r.shape.k},           {"seed", public_seed},    {"status", to_string(r.status)},
-                        {"outcome", classify_outcome(r)}, {"reason", r.reason}};
+    nlohmann::json e = {{"kernel", r.kernel},
+                        {"m", r.shape.m},
+                        {"n", r.shape.n},
+                        {"k", r.shape.k},
+                        {"seed", public_seed},
+                        {"status", to_string(r.status)},
+                        {"outcome", classify_outcome(r)},
+                        {"reason", r.reason}};
     if (r.operation != Operation::gemm) e["operation"] = std::string(to_string(r.operation));
     if (r.operation == Operation::block_transpose) e["block"] = r.shape.block;
     if (r.max_rel_err) e["max_rel_err"] = *r.max_rel_err;
@@ -56,7 +61,8 @@ std::string format3(double v) {
 
 }  // namespace
 
-CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& rounds, uint64_t mine_seed, uint64_t ref_seed) {
+CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& rounds, uint64_t mine_seed,
+                              uint64_t ref_seed) {
     CheckResult check{"performance", tier.name, 0, tier.points, false, "", nlohmann::json::object()};
     if (rounds.submission.empty()) {
         check.summary = "not measured";
@@ -75,7 +81,8 @@ CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& r
         check.evidence["reference"] = row_evidence(*bad_ref, ref_seed);
         check.summary = "reference " + tier.reference + " could not be measured: " + bad_ref->reason;
     } else if (rounds.reference.size() != rounds.submission.size()) {
-        check.summary = "reference " + tier.reference + " could not be measured: " + std::to_string(rounds.reference.size()) +
+        check.summary = "reference " + tier.reference +
+                        " could not be measured: " + std::to_string(rounds.reference.size()) +
                         " reference rounds for " + std::to_string(rounds.submission.size()) + " submission rounds";
     } else if (flagged) {
         check.evidence["submission"] = row_evidence(*flagged, mine_seed);
@@ -89,26 +96,32 @@ CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& r
         for (size_t i = 0; i < rounds.submission.size(); ++i) {
             ref_ms.push_back(rounds.reference[i].stats->median_ms);
             mine_ms.push_back(rounds.submission[i].stats->median_ms);
-            pairs.push_back({{"submission_ms", mine_ms.back()}, {"reference_ms", ref_ms.back()}, {"ratio", ref_ms.back() / mine_ms.back()}});
+            pairs.push_back({{"submission_ms", mine_ms.back()},
+                             {"reference_ms", ref_ms.back()},
+                             {"ratio", ref_ms.back() / mine_ms.back()}});
             // Each round's own bound: the submission's time above is the bound where the claim was not believed.
             if (rounds.submission[i].extra.timing_claims)
                 pairs.back()["timing_claims"] = *rounds.submission[i].extra.timing_claims;
         }
         const RatioInterval interval = paired_ratio(ref_ms, mine_ms, kTierConfidence);
         const TierDecision decision = decide_tier(interval, tier.min_ratio);
-        check.passed = decision == TierDecision::above || (decision == TierDecision::undecided && interval.ratio >= tier.min_ratio);
+        check.passed = decision == TierDecision::above ||
+                       (decision == TierDecision::undecided && interval.ratio >= tier.min_ratio);
         check.points = check.passed ? tier.points : 0;
         check.evidence["ratio"] = interval.ratio;
-        check.evidence["ratio_interval"] = {{"low", interval.low}, {"high", interval.high}, {"confidence", kTierConfidence}};
+        check.evidence["ratio_interval"] = {
+            {"low", interval.low}, {"high", interval.high}, {"confidence", kTierConfidence}};
         check.evidence["rounds"] = pairs;
-        const char* how = decision == TierDecision::above   ? "interval above the threshold"
-                          : decision == TierDecision::below ? "interval below the threshold"
-                                                            : "interval straddles the threshold at the round limit: the point estimate decides";
+        const char* how = decision == TierDecision::above ? "interval above the threshold"
+                          : decision == TierDecision::below
+                              ? "interval below the threshold"
+                              : "interval straddles the threshold at the round limit: the point estimate decides";
         check.evidence["decision"] = how;
-        check.summary = "ratio " + format3(interval.ratio) + " [" + format3(interval.low) + ", " + format3(interval.high) + "] to " +
-                        tier.reference + " (needs " + format3(tier.min_ratio) + "), " + std::to_string(interval.rounds) +
-                        (interval.rounds == 1 ? " round: " : " rounds: ") + format3(median_of(mine_ms)) + " ms vs " +
-                        format3(median_of(ref_ms)) + " ms" + (decision == TierDecision::undecided ? "; undecided at the limit" : "");
+        check.summary = "ratio " + format3(interval.ratio) + " [" + format3(interval.low) + ", " +
+                        format3(interval.high) + "] to " + tier.reference + " (needs " + format3(tier.min_ratio) +
+                        "), " + std::to_string(interval.rounds) + (interval.rounds == 1 ? " round: " : " rounds: ") +
+                        format3(median_of(mine_ms)) + " ms vs " + format3(median_of(ref_ms)) + " ms" +
+                        (decision == TierDecision::undecided ? "; undecided at the limit" : "");
     }
     return check;
 }
@@ -118,7 +131,8 @@ namespace {
 std::string why_no_copy_fraction(const Record& r) {
     if (r.extra.roofline && r.extra.roofline->fraction_of_copy_bandwidth) return "";
     if (r.backend == Backend::cpu)
-        return "the graded kernel ran on the CPU; the copy ceiling is the GPU's measured device-to-device copy bandwidth "
+        return "the graded kernel ran on the CPU; the copy ceiling is the GPU's measured device-to-device copy "
+               "bandwidth "
                "(meta.gpu.ceilings.dram_copy_gbps)";
     if (r.extra.roofline && r.extra.roofline->unavailable) return *r.extra.roofline->unavailable;
     return "the row has no roofline evidence";
@@ -164,21 +178,25 @@ CheckResult judge_copy_fraction(const PerformanceTier& tier, const std::vector<R
         }
         const RatioInterval interval = ratio_interval(fractions, kTierConfidence);
         const TierDecision decision = decide_tier(interval, needed);
-        check.passed = decision == TierDecision::above || (decision == TierDecision::undecided && interval.ratio >= needed);
+        check.passed =
+            decision == TierDecision::above || (decision == TierDecision::undecided && interval.ratio >= needed);
         check.points = check.passed ? tier.points : 0;
         const double ceiling = rounds.back().extra.roofline->bandwidth_gbps.value_or(0.0);
         check.evidence["fraction_of_copy"] = interval.ratio;
-        check.evidence["fraction_interval"] = {{"low", interval.low}, {"high", interval.high}, {"confidence", kTierConfidence}};
+        check.evidence["fraction_interval"] = {
+            {"low", interval.low}, {"high", interval.high}, {"confidence", kTierConfidence}};
         check.evidence["ceiling_gbps"] = ceiling;
         check.evidence["rounds"] = per_round;
-        const char* how = decision == TierDecision::above   ? "interval above the threshold"
-                          : decision == TierDecision::below ? "interval below the threshold"
-                                                            : "interval straddles the threshold at the round limit: the point estimate decides";
+        const char* how = decision == TierDecision::above ? "interval above the threshold"
+                          : decision == TierDecision::below
+                              ? "interval below the threshold"
+                              : "interval straddles the threshold at the round limit: the point estimate decides";
         check.evidence["decision"] = how;
-        check.summary = "fraction of the copy bandwidth " + format3(interval.ratio) + " [" + format3(interval.low) + ", " +
-                        format3(interval.high) + "] (needs " + format3(needed) + ") of the " + std::to_string(std::llround(ceiling)) +
-                        " GB/s the grader measured, " + std::to_string(interval.rounds) +
-                        (interval.rounds == 1 ? " round: " : " rounds: ") + format3(median_of(mine_ms)) + " ms" +
+        check.summary = "fraction of the copy bandwidth " + format3(interval.ratio) + " [" + format3(interval.low) +
+                        ", " + format3(interval.high) + "] (needs " + format3(needed) + ") of the " +
+                        std::to_string(std::llround(ceiling)) + " GB/s the grader measured, " +
+                        std::to_string(interval.rounds) + (interval.rounds == 1 ? " round: " : " rounds: ") +
+                        format3(median_of(mine_ms)) + " ms" +
                         (decision == TierDecision::undecided ? "; undecided at the limit" : "");
     }
     return check;
@@ -192,7 +210,8 @@ bool copy_tier_needs_more_rounds(const PerformanceTier& tier, const std::vector<
         if (faster_than_floor(r) || !why_no_copy_fraction(r).empty()) return false;
         fractions.push_back(*r.extra.roofline->fraction_of_copy_bandwidth);
     }
-    return decide_tier(ratio_interval(fractions, kTierConfidence), tier.min_fraction_of_copy.value_or(1.0)) == TierDecision::undecided;
+    return decide_tier(ratio_interval(fractions, kTierConfidence), tier.min_fraction_of_copy.value_or(1.0)) ==
+           TierDecision::undecided;
 }
 
 bool tier_needs_more_rounds(const PerformanceTier& tier, const PairedRounds& rounds) {

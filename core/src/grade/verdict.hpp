@@ -42,7 +42,8 @@ struct PairedRounds {
 // evidence: {"submission": row_evidence(last round), "reference": row_evidence(last round), "ratio"?,
 // "ratio_interval"? {"low","high","confidence"}, "rounds"? [{"submission_ms","reference_ms","ratio"}],
 // "decision"?, "flag"?}.
-CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& rounds, uint64_t mine_seed, uint64_t ref_seed);
+CheckResult judge_performance(const PerformanceTier& tier, const PairedRounds& rounds, uint64_t mine_seed,
+                              uint64_t ref_seed);
 
 // Whether another round would change the verdict: every round so far measured and believed, and the
 // interval straddles the threshold (or fewer than two rounds exist).
@@ -60,7 +61,8 @@ bool tier_needs_more_rounds(const PerformanceTier& tier, const PairedRounds& rou
 //   - otherwise the fractions' geometric mean and 95 % interval decide as a ratio tier's do.
 // evidence: {"submission", "fraction_of_copy"?, "fraction_interval"?, "ceiling_gbps"?, "rounds"?
 // [{"submission_ms", "gbps", "fraction_of_copy"}], "decision"?, "flag"?, "ceiling_unavailable"?}.
-CheckResult judge_copy_fraction(const PerformanceTier& tier, const std::vector<Record>& submission_rounds, uint64_t mine_seed);
+CheckResult judge_copy_fraction(const PerformanceTier& tier, const std::vector<Record>& submission_rounds,
+                                uint64_t mine_seed);
 
 // tier_needs_more_rounds for a tier against the copy ceiling.
 bool copy_tier_needs_more_rounds(const PerformanceTier& tier, const std::vector<Record>& submission_rounds);

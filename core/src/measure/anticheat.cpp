@@ -63,8 +63,9 @@ std::string describe_input_change(const char* name, const void* expected, const 
     }
     const int64_t c = std::max<int64_t>(1, cols);
     return std::string("kernel modified its input ") + name + ": element (" + std::to_string(int64_t(first) / c) +
-           ", " + std::to_string(int64_t(first) % c) + ") was " + element_text(want + first * element_bytes, element_bytes) +
-           ", now " + element_text(have + first * element_bytes, element_bytes) + " (" + std::to_string(changed) + " of " +
+           ", " + std::to_string(int64_t(first) % c) + ") was " +
+           element_text(want + first * element_bytes, element_bytes) + ", now " +
+           element_text(have + first * element_bytes, element_bytes) + " (" + std::to_string(changed) + " of " +
            std::to_string(count) + " elements changed)";
 }
 

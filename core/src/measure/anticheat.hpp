@@ -113,12 +113,12 @@ private:
 
 // What a strict run did and saw; becomes extra.anticheat (facts()), so a grade's evidence can cite it.
 struct StrictEvidence {
-    int calls = 0;           // calls made (checked + warm-up + timed)
-    int calls_verified = 0;  // outputs checked against the reference (including a failing one)
-    int calls_exported = 0;  // outputs handed to the checker outside this process (CallChannel)
-    size_t guard_band_elements = 0;  // at least this many guard words before C (and after, on CUDA); 0: none
-    size_t guard_page_bytes = 0;     // CPU: inaccessible bytes on each side of C (guard_pages.hpp); 0: none
-    std::string failed_at;   // the call a violation was found at ("timed call 4"), "" if none
+    int calls = 0;                             // calls made (checked + warm-up + timed)
+    int calls_verified = 0;                    // outputs checked against the reference (including a failing one)
+    int calls_exported = 0;                    // outputs handed to the checker outside this process (CallChannel)
+    size_t guard_band_elements = 0;            // at least this many guard words before C (and after, on CUDA); 0: none
+    size_t guard_page_bytes = 0;               // CPU: inaccessible bytes on each side of C (guard_pages.hpp); 0: none
+    std::string failed_at;                     // the call a violation was found at ("timed call 4"), "" if none
     std::optional<bool> device_wide_sync;      // CUDA: the timer's stop waited for the whole device
     std::optional<bool> threads_left_running;  // CPU: some call returned with more threads than it began with
     int max_threads_left = 0;                  // CPU: the most threads one call left behind

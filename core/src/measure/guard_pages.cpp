@@ -182,7 +182,7 @@ GuardPageWatch::GuardPageWatch(const std::vector<const GuardedFloats*>& buffers)
     alt.ss_sp = g_alt_stack;
     alt.ss_size = sizeof g_alt_stack;
     sigaltstack(&alt, &g_previous_stack);
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_sigaction = on_fault;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);

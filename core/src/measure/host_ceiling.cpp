@@ -103,7 +103,8 @@ std::vector<Variant> variants() {
     std::vector<Variant> v;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) v.push_back({"avx512f", chunk_avx512, 16 * 16 * 2});
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back({"avx2+fma", chunk_avx2, 12 * 8 * 2});
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        v.push_back({"avx2+fma", chunk_avx2, 12 * 8 * 2});
     if (v.empty()) v.push_back({"sse", chunk_sse, 12 * 4 * 2});
     return v;
 }
@@ -157,7 +158,6 @@ double measure_variant(const Variant& variant, Clock::duration warm, Clock::dura
     return *std::max_element(best_rates.begin(), best_rates.end()) * double(threads);
 }
 
-
 }  // namespace
 
 double measure_host_fp32_flops() {
@@ -166,7 +166,8 @@ double measure_host_fp32_flops() {
     // ~150 ms in all, shared by the variants.
     const auto window = std::chrono::milliseconds(130 / int(candidates.size()));
     double best = 0;
-    for (const Variant& v : candidates) best = std::max(best, measure_variant(v, std::chrono::milliseconds(10), window));
+    for (const Variant& v : candidates)
+        best = std::max(best, measure_variant(v, std::chrono::milliseconds(10), window));
     return best;
 }
 

@@ -23,20 +23,28 @@ std::optional<double> larger(std::optional<double> a, std::optional<double> b) {
 
 const char* measured_key(DType d) {
     switch (d) {
-        case DType::fp32: return "sgemm_tflops";
-        case DType::tf32: return "tf32_tflops";
-        case DType::bf16: return "bf16_tflops";
-        case DType::fp16: return nullptr;
+        case DType::fp32:
+            return "sgemm_tflops";
+        case DType::tf32:
+            return "tf32_tflops";
+        case DType::bf16:
+            return "bf16_tflops";
+        case DType::fp16:
+            return nullptr;
     }
     return nullptr;
 }
 
 const char* computed_key(DType d) {
     switch (d) {
-        case DType::fp32: return "fp32_tflops";
-        case DType::tf32: return "tf32_tensor_tflops";
-        case DType::bf16: return "bf16_tensor_tflops";
-        case DType::fp16: return nullptr;
+        case DType::fp32:
+            return "fp32_tflops";
+        case DType::tf32:
+            return "tf32_tensor_tflops";
+        case DType::bf16:
+            return "bf16_tensor_tflops";
+        case DType::fp16:
+            return nullptr;
     }
     return nullptr;
 }
@@ -82,7 +90,8 @@ void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nloh
     const double achieved_tflops = flops / (median_ms * 1e-3) / 1e12;
 
     static const nlohmann::json kNone = nlohmann::json::object();
-    const nlohmann::json& peaks = device_facts.is_object() && device_facts.contains("peaks") ? device_facts["peaks"] : kNone;
+    const nlohmann::json& peaks =
+        device_facts.is_object() && device_facts.contains("peaks") ? device_facts["peaks"] : kNone;
     const char* mkey = measured_key(r.dtype);
     const char* ckey = computed_key(r.dtype);
     const std::optional<double> measured_peak = mkey ? positive_number(ceilings, mkey) : std::nullopt;

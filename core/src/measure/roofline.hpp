@@ -31,7 +31,8 @@ namespace kreg {
 // achieved_gbps, bandwidth_gbps = ceilings.dram_copy_gbps (measured; not the datasheet), its
 // fraction_of_copy_bandwidth, floor_ms and faster_than_floor; without a measured copy bandwidth,
 // "unavailable" says so.
-// A value whose inputs are missing is unset (absent from the JSON). Rows that are not ok, or have no timing, are left untouched.
+// A value whose inputs are missing is unset (absent from the JSON). Rows that are not ok, or have no timing, are left
+// untouched.
 void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nlohmann::json& ceilings);
 
 }  // namespace kreg

@@ -24,9 +24,12 @@ double median_of(std::vector<double> v) {
 
 std::string CallSite::label() const {
     switch (role) {
-        case Role::checked: return index == 0 ? "first call" : "checked call " + std::to_string(index + 1);
-        case Role::warmup: return "warm-up call " + std::to_string(index + 1);
-        case Role::timed: return "timed call " + std::to_string(index + 1);
+        case Role::checked:
+            return index == 0 ? "first call" : "checked call " + std::to_string(index + 1);
+        case Role::warmup:
+            return "warm-up call " + std::to_string(index + 1);
+        case Role::timed:
+            return "timed call " + std::to_string(index + 1);
     }
     return "call";
 }

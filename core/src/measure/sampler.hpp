@@ -71,8 +71,8 @@ inline constexpr int kMaxSamples = 1000;
 struct StoppingRule {
     int min_samples = 10;
     int max_samples = 10;
-    double noise_target = 0;            // relative half-width of the median's interval; 0: fixed count
-    std::optional<double> time_cap_s;   // none: no cap
+    double noise_target = 0;           // relative half-width of the median's interval; 0: fixed count
+    std::optional<double> time_cap_s;  // none: no cap
 
     // From settings: min = repeats; a noise target (not in strict runs, whose calls are counted, nor in
     // --profile runs, which run a fixed number of calls for the profiler) makes
@@ -93,12 +93,12 @@ struct ClockSettle {
 
 // What sample() did besides the samples, for the record.
 struct SamplingOutcome {
-    std::string stop;             // "repeats", "noise_target", "time_cap", "max_samples"
-    MedianInterval interval;      // of the samples it stopped with
+    std::string stop;         // "repeats", "noise_target", "time_cap", "max_samples"
+    MedianInterval interval;  // of the samples it stopped with
     double relative_half_width = 0;
-    int settle_calls = 0;         // ClockSettle calls made (0 when disabled)
+    int settle_calls = 0;  // ClockSettle calls made (0 when disabled)
     double settle_s = 0;
-    bool settled = false;         // the windows agreed (false: max_s ran out, or disabled)
+    bool settled = false;  // the windows agreed (false: max_s ran out, or disabled)
 };
 
 // Runs settings.warmup untimed calls, then (settle.enabled) the settling calls, then timed calls until

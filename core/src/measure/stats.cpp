@@ -10,7 +10,8 @@ namespace {
 
 // P(Bin(n, 1/2) = r), in log space so that n in the thousands does not underflow 2^-n.
 double binomial_half_pmf(int n, int r) {
-    return std::exp(std::lgamma(n + 1.0) - std::lgamma(r + 1.0) - std::lgamma(double(n - r) + 1.0) + double(n) * std::log(0.5));
+    return std::exp(std::lgamma(n + 1.0) - std::lgamma(r + 1.0) - std::lgamma(double(n - r) + 1.0) +
+                    double(n) * std::log(0.5));
 }
 
 }  // namespace
@@ -25,7 +26,7 @@ MedianInterval median_interval(std::vector<double> samples, double confidence) {
     const double tail = (1.0 - confidence) / 2.0;
     int j = 1;
     double below = binomial_half_pmf(n, 0);  // P(B <= j - 1)
-    if (below > tail) {  // even the whole range does not reach the confidence
+    if (below > tail) {                      // even the whole range does not reach the confidence
         ci.low = samples.front();
         ci.high = samples.back();
         ci.coverage = 1.0 - 2.0 * below;

@@ -32,7 +32,8 @@ std::vector<std::string> strings(const nlohmann::json& j, const char* key) {
     if (!v.is_array()) throw std::invalid_argument(std::string("/") + key + ": expected an array of strings");
     std::vector<std::string> out;
     for (size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) throw std::invalid_argument(std::string("/") + key + "/" + std::to_string(i) + ": expected a string");
+        if (!v[i].is_string())
+            throw std::invalid_argument(std::string("/") + key + "/" + std::to_string(i) + ": expected a string");
         out.push_back(v[i].get<std::string>());
     }
     return out;
@@ -66,7 +67,8 @@ std::map<std::string, fs::path> json_files(const fs::path& dir) {
     if (!fs::is_directory(dir, ec)) return out;
     for (const auto& e : fs::directory_iterator(dir)) {
         const std::string name = e.path().filename().string();
-        if (!name.empty() && name.front() != '.' && e.path().extension() == ".json") out[e.path().stem().string()] = e.path();
+        if (!name.empty() && name.front() != '.' && e.path().extension() == ".json")
+            out[e.path().stem().string()] = e.path();
     }
     return out;
 }
@@ -91,8 +93,10 @@ nlohmann::json to_json(const GradebookShard& s) {
 
 GradebookShard gradebook_shard_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw std::invalid_argument("/: not an object");
-    if (j.value("schema", "") != "kreg-gradebook-shard") throw std::invalid_argument("/schema: not \"kreg-gradebook-shard\"");
-    if (j.value("schema_version", 0) != 1) throw std::invalid_argument("/schema_version: expected 1, found " + member(j, "schema_version").dump());
+    if (j.value("schema", "") != "kreg-gradebook-shard")
+        throw std::invalid_argument("/schema: not \"kreg-gradebook-shard\"");
+    if (j.value("schema_version", 0) != 1)
+        throw std::invalid_argument("/schema_version: expected 1, found " + member(j, "schema_version").dump());
     GradebookShard s;
     s.index = whole(j, "index");
     s.count = whole(j, "count");
@@ -102,7 +106,8 @@ GradebookShard gradebook_shard_from_json(const nlohmann::json& j) {
     s.rubric_sha256 = text(j, "rubric_sha256");
     s.rubric_files = strings(j, "rubric_files");
     s.secret_sha256 = member(j, "secret_sha256");
-    if (!s.secret_sha256.is_null() && !s.secret_sha256.is_string()) throw std::invalid_argument("/secret_sha256: expected a string or null");
+    if (!s.secret_sha256.is_null() && !s.secret_sha256.is_string())
+        throw std::invalid_argument("/secret_sha256: expected a string or null");
     s.kreg_version = text(j, "kreg_version");
     s.git_sha = text(j, "git_sha");
     s.argv = strings(j, "argv");
@@ -147,15 +152,16 @@ GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& d
             mismatch(manifest, e.what());
         }
     }
-    std::stable_sort(shards.begin(), shards.end(), [](const Read& a, const Read& b) { return a.shard.index < b.shard.index; });
+    std::stable_sort(shards.begin(), shards.end(),
+                     [](const Read& a, const Read& b) { return a.shard.index < b.shard.index; });
     const Read* reference = nullptr;
     std::map<int, const Read*> by_index;
     std::map<std::string, const Read*> student_owner;
     for (const Read& r : shards) {
         const GradebookShard& s = r.shard;
         if (s.count != expect) {
-            mismatch(r.dir, "is grading shard " + std::to_string(s.index) + " of " + std::to_string(s.count) + ", not of --expect " +
-                                std::to_string(expect));
+            mismatch(r.dir, "is grading shard " + std::to_string(s.index) + " of " + std::to_string(s.count) +
+                                ", not of --expect " + std::to_string(expect));
             continue;
         }
         if (!reference) {
@@ -163,14 +169,17 @@ GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& d
         } else {
             const GradebookShard& ref = reference->shard;
             std::string why;
-            if (s.rubric_sha256 != ref.rubric_sha256) why = "was graded with another rubric than " + reference->dir.string();
-            else if (s.secret_sha256 != ref.secret_sha256) why = "was graded with another secret seed than " + reference->dir.string();
+            if (s.rubric_sha256 != ref.rubric_sha256)
+                why = "was graded with another rubric than " + reference->dir.string();
+            else if (s.secret_sha256 != ref.secret_sha256)
+                why = "was graded with another secret seed than " + reference->dir.string();
             else if (s.kreg_version != ref.kreg_version || s.git_sha != ref.git_sha)
-                why = "was graded by another kreg than " + reference->dir.string() + " (" + s.kreg_version + " " + s.git_sha + " here, " +
-                      ref.kreg_version + " " + ref.git_sha + " there)";
+                why = "was graded by another kreg than " + reference->dir.string() + " (" + s.kreg_version + " " +
+                      s.git_sha + " here, " + ref.kreg_version + " " + ref.git_sha + " there)";
             else if (s.all_students != ref.all_students)
-                why = "graded another set of submissions than " + reference->dir.string() + " (" + std::to_string(s.all_students.size()) +
-                      " students here, " + std::to_string(ref.all_students.size()) + " there)";
+                why = "graded another set of submissions than " + reference->dir.string() + " (" +
+                      std::to_string(s.all_students.size()) + " students here, " +
+                      std::to_string(ref.all_students.size()) + " there)";
             if (!why.empty()) {
                 mismatch(r.dir, why);
                 continue;
@@ -178,12 +187,13 @@ GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& d
         }
         const auto [at, fresh] = by_index.emplace(s.index, &r);
         if (!fresh) {
-            mismatch(r.dir, "is grading shard " + std::to_string(s.index) + "/" + std::to_string(expect) + " again (so is " +
-                                at->second->dir.string() + "); give each shard once");
+            mismatch(r.dir, "is grading shard " + std::to_string(s.index) + "/" + std::to_string(expect) +
+                                " again (so is " + at->second->dir.string() + "); give each shard once");
             continue;
         }
         if (s.students != students_of_shard(s.all_students, s.index, s.count)) {
-            mismatch(r.dir, "its students are not slice " + std::to_string(s.index) + "/" + std::to_string(s.count) + " of the submissions");
+            mismatch(r.dir, "its students are not slice " + std::to_string(s.index) + "/" + std::to_string(s.count) +
+                                " of the submissions");
             continue;
         }
         // Every student of the slice graded (a result file that reads back as that student), and nobody else.
@@ -202,18 +212,20 @@ GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& d
             if (!owned.count(student)) mismatch(path, "student " + student + " is not in this shard's slice");
         if (graded < s.students.size())
             problems.push_back({MergeProblem::Kind::incomplete,
-                                r.dir.string() + ": grading shard " + std::to_string(s.index) + "/" + std::to_string(expect) +
-                                    " is incomplete (" + std::to_string(graded) + " of " + std::to_string(s.students.size()) +
-                                    " students graded)",
+                                r.dir.string() + ": grading shard " + std::to_string(s.index) + "/" +
+                                    std::to_string(expect) + " is incomplete (" + std::to_string(graded) + " of " +
+                                    std::to_string(s.students.size()) + " students graded)",
                                 shell_command(s.cwd, s.argv)});
         out.view_dirs.push_back(r.dir / "student-view");
     }
     if (reference) {
         for (int i = 1; i <= expect; ++i)
             if (!by_index.count(i))
-                problems.push_back({MergeProblem::Kind::incomplete,
-                                    "grading shard " + std::to_string(i) + "/" + std::to_string(expect) + " is missing (no folder given for it)",
-                                    shell_command(reference->shard.cwd, argv_with_shard(reference->shard.argv, i, expect))});
+                problems.push_back(
+                    {MergeProblem::Kind::incomplete,
+                     "grading shard " + std::to_string(i) + "/" + std::to_string(expect) +
+                         " is missing (no folder given for it)",
+                     shell_command(reference->shard.cwd, argv_with_shard(reference->shard.argv, i, expect))});
         out.rubric_files = reference->shard.rubric_files;
         out.rubric_cwd = reference->shard.cwd;
         out.rubric_sha256 = reference->shard.rubric_sha256;
@@ -223,7 +235,9 @@ GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& d
     if (!problems.empty()) return out;
     nlohmann::json from = nlohmann::json::array();
     for (const auto& [index, r] : by_index)
-        from.push_back({{"index", index}, {"dir", fs::absolute(r->dir).lexically_normal().string()}, {"argv", r->shard.argv},
+        from.push_back({{"index", index},
+                        {"dir", fs::absolute(r->dir).lexically_normal().string()},
+                        {"argv", r->shard.argv},
                         {"students", r->shard.students.size()}});
     out.manifest = {{"schema", "kreg-gradebook-merge"},
                     {"schema_version", 1},
@@ -254,18 +268,22 @@ void write_gradebook_merge(const GradebookMerge& merge, const fs::path& out, boo
     }
     const Rubric rubric = merge_rubrics(parts);
     if (rubric_sha256(rubric) != merge.rubric_sha256)
-        throw std::invalid_argument((fs::path(merge.rubric_cwd) / merge.rubric_files.front()).string() + ": the rubric files changed since the shards were graded (sha256 " +
-                                    rubric_sha256(rubric).substr(0, 12) + "... now, " + merge.rubric_sha256.substr(0, 12) + "... then)");
+        throw std::invalid_argument((fs::path(merge.rubric_cwd) / merge.rubric_files.front()).string() +
+                                    ": the rubric files changed since the shards were graded (sha256 " +
+                                    rubric_sha256(rubric).substr(0, 12) + "... now, " +
+                                    merge.rubric_sha256.substr(0, 12) + "... then)");
     Gradebook book(out_dir, rubric);
     std::error_code ec;
     const auto old_students = json_files(out_dir / "students");
     const auto old_views = json_files(out_dir / "student-view");
     if (!force) {
-        if (fs::exists(book.csv_file(), ec)) throw std::runtime_error(book.csv_file().string() + " exists (--force overwrites it)");
+        if (fs::exists(book.csv_file(), ec))
+            throw std::runtime_error(book.csv_file().string() + " exists (--force overwrites it)");
         if (!old_students.empty())
             throw std::runtime_error(old_students.begin()->second.string() + " exists: " + out_dir.string() +
                                      " holds a gradebook already (--force replaces it)");
-        if (!old_views.empty()) throw std::runtime_error(old_views.begin()->second.string() + " exists (--force replaces it)");
+        if (!old_views.empty())
+            throw std::runtime_error(old_views.begin()->second.string() + " exists (--force replaces it)");
     } else {
         // Stale results would otherwise stay in the folder and in the CSV made from it.
         for (const auto& [student, path] : old_students) fs::remove(path, ec);
@@ -286,7 +304,9 @@ void write_gradebook_merge(const GradebookMerge& merge, const fs::path& out, boo
             write_file_atomically(view, read_text(it->second));
         } else {
             const StudentResult r = StudentResult::from_json(nlohmann::json::parse(staff));
-            write_file_atomically(view, student_view(r, rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+            write_file_atomically(
+                view,
+                student_view(r, rubric).to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
         }
         write_student_feedback(out_dir, StudentResult::from_json(nlohmann::json::parse(staff)), rubric);
     }

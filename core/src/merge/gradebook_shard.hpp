@@ -27,9 +27,9 @@ struct GradebookShard {
     // In --rubric order, as the grader loaded them (relative to cwd where they were given so): what merge reads
     // the columns from. Loaded by the same names from the same folder, since the rubric's sha256 holds them.
     std::vector<std::string> rubric_files;
-    nlohmann::json secret_sha256;           // null without a secret seed
+    nlohmann::json secret_sha256;  // null without a secret seed
     std::string kreg_version, git_sha;
-    std::vector<std::string> argv;          // the grade command that made it (re-run it to finish the shard)
+    std::vector<std::string> argv;  // the grade command that made it (re-run it to finish the shard)
     std::string cwd;
 };
 nlohmann::json to_json(const GradebookShard& s);
@@ -49,7 +49,7 @@ void write_gradebook_shard(const std::filesystem::path& dir, const GradebookShar
 bool is_gradebook_shard_dir(const std::filesystem::path& path);
 
 struct GradebookMerge {
-    std::vector<MergeProblem> problems;  // empty: the merge may be written
+    std::vector<MergeProblem> problems;                // empty: the merge may be written
     std::vector<std::filesystem::path> student_files;  // every student's staff result, from its shard
     std::vector<std::filesystem::path> view_dirs;      // each shard's student-view folder
     std::vector<std::string> rubric_files;

@@ -23,20 +23,22 @@ SweepShardMeta sweep_shard_meta_from_json(const nlohmann::json& j) {
     auto whole = [&](const char* key, long long min) {
         const nlohmann::json& v = field(key);
         if (!v.is_number_integer() || v.get<long long>() < min)
-            throw std::invalid_argument(std::string("/meta/shard/") + key + ": expected an integer >= " + std::to_string(min) +
-                                        ", found " + v.dump());
+            throw std::invalid_argument(std::string("/meta/shard/") + key +
+                                        ": expected an integer >= " + std::to_string(min) + ", found " + v.dump());
         return v.get<long long>();
     };
     auto text = [&](const char* key) {
         const nlohmann::json& v = field(key);
-        if (!v.is_string()) throw std::invalid_argument(std::string("/meta/shard/") + key + ": expected a string, found " + v.dump());
+        if (!v.is_string())
+            throw std::invalid_argument(std::string("/meta/shard/") + key + ": expected a string, found " + v.dump());
         return v.get<std::string>();
     };
     SweepShardMeta m;
     m.index = int(whole("index", 1));
     m.count = int(whole("count", 1));
     if (m.index > m.count)
-        throw std::invalid_argument("/meta/shard/index: " + std::to_string(m.index) + " is more than count " + std::to_string(m.count));
+        throw std::invalid_argument("/meta/shard/index: " + std::to_string(m.index) + " is more than count " +
+                                    std::to_string(m.count));
     m.plan_size = uint64_t(whole("plan_size", 0));
     m.plan_sha256 = text("plan_sha256");
     m.config_sha256 = text("config_sha256");
@@ -49,11 +51,14 @@ uint64_t jobs_in_shard(uint64_t plan_size, int index, int count) {
     return plan_size > first ? (plan_size - first + uint64_t(count) - 1) / uint64_t(count) : 0;
 }
 
-std::string shard_tag(int index, int count) { return "shard-" + std::to_string(index) + "-of-" + std::to_string(count); }
+std::string shard_tag(int index, int count) {
+    return "shard-" + std::to_string(index) + "-of-" + std::to_string(count);
+}
 
 std::string with_shard_tag(std::string path_template, const std::string& tag) {
     static const std::string placeholder = "{shard}";
-    for (size_t at = path_template.find(placeholder); at != std::string::npos; at = path_template.find(placeholder, at + tag.size()))
+    for (size_t at = path_template.find(placeholder); at != std::string::npos;
+         at = path_template.find(placeholder, at + tag.size()))
         path_template.replace(at, placeholder.size(), tag);
     return path_template;
 }
@@ -85,8 +90,9 @@ std::vector<std::string> argv_with_shard(const std::vector<std::string>& argv, i
 namespace {
 // One word for a POSIX shell, quoted only where it must be.
 std::string quoted(const std::string& word) {
-    const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                                               "_-./=:,+@%") == std::string::npos;
+    const bool plain = !word.empty() && word.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                            "_-./=:,+@%") == std::string::npos;
     if (plain) return word;
     std::string out = "'";
     for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -48,7 +48,8 @@ std::optional<ShardRead> read_shard(const fs::path& given, std::vector<MergeProb
     s.journal = is_journal_path(absolute) ? absolute : journal_path_for(absolute);
     if (!fs::exists(absolute, ec)) return refuse("no such file");
     if (!fs::is_regular_file(s.journal, ec))
-        return refuse("no journal " + s.journal.string() + " next to it (not a report of this kreg, or its journal was removed)");
+        return refuse("no journal " + s.journal.string() +
+                      " next to it (not a report of this kreg, or its journal was removed)");
     JournalContents contents;
     try {
         contents = read_journal(s.journal);
@@ -58,7 +59,8 @@ std::optional<ShardRead> read_shard(const fs::path& given, std::vector<MergeProb
     s.header = std::move(contents.header);
     s.records = std::move(contents.records);
     for (const char* key : {"argv", "cwd", "planned", "plan_sha256", "meta"})
-        if (!s.header.contains(key)) return refuse(s.journal.string() + ":1: no \"" + std::string(key) + "\" in the journal's header");
+        if (!s.header.contains(key))
+            return refuse(s.journal.string() + ":1: no \"" + std::string(key) + "\" in the journal's header");
     if (!s.header["argv"].is_array() || !s.header["cwd"].is_string() || !s.header["planned"].is_number_unsigned() ||
         !s.header["meta"].is_object())
         return refuse(s.journal.string() + ":1: malformed journal header");
@@ -87,20 +89,23 @@ std::string disagreement(const ShardRead& a, const ShardRead& b) {
     const nlohmann::json& ma = a.header["meta"];
     const nlohmann::json& mb = b.header["meta"];
     if (a.shard.plan_sha256 != b.shard.plan_sha256 || a.shard.plan_size != b.shard.plan_size)
-        return "comes from another plan than " + b.given.string() + " (" + std::to_string(a.shard.plan_size) + " jobs, sha256 " +
-               short_sha(a.shard.plan_sha256) + " here; " + std::to_string(b.shard.plan_size) + " jobs, sha256 " +
-               short_sha(b.shard.plan_sha256) + " there)";
+        return "comes from another plan than " + b.given.string() + " (" + std::to_string(a.shard.plan_size) +
+               " jobs, sha256 " + short_sha(a.shard.plan_sha256) + " here; " + std::to_string(b.shard.plan_size) +
+               " jobs, sha256 " + short_sha(b.shard.plan_sha256) + " there)";
     if (a.shard.config_sha256 != b.shard.config_sha256)
-        return "comes from another config than " + b.given.string() + " (config sha256 " + short_sha(a.shard.config_sha256) +
-               " here, " + short_sha(b.shard.config_sha256) + " there)";
+        return "comes from another config than " + b.given.string() + " (config sha256 " +
+               short_sha(a.shard.config_sha256) + " here, " + short_sha(b.shard.config_sha256) + " there)";
     for (const char* key : {"kreg_version", "git_sha"})
         if (ma.value(key, "") != mb.value(key, ""))
-            return std::string("was made by another kreg than ") + b.given.string() + " (" + key + " " + ma.value(key, "?") +
-                   " here, " + mb.value(key, "?") + " there)";
+            return std::string("was made by another kreg than ") + b.given.string() + " (" + key + " " +
+                   ma.value(key, "?") + " here, " + mb.value(key, "?") + " there)";
     std::set<std::pair<std::string, std::string>> pa, pb;
-    for (const auto& p : ma.value("plugins", nlohmann::json::array())) pa.insert({p.value("path", ""), p.value("sha256", "")});
-    for (const auto& p : mb.value("plugins", nlohmann::json::array())) pb.insert({p.value("path", ""), p.value("sha256", "")});
-    if (pa != pb) return "loaded other plugin builds than " + b.given.string() + " (the plugins' paths or sha256 differ)";
+    for (const auto& p : ma.value("plugins", nlohmann::json::array()))
+        pa.insert({p.value("path", ""), p.value("sha256", "")});
+    for (const auto& p : mb.value("plugins", nlohmann::json::array()))
+        pb.insert({p.value("path", ""), p.value("sha256", "")});
+    if (pa != pb)
+        return "loaded other plugin builds than " + b.given.string() + " (the plugins' paths or sha256 differ)";
     if (a.baseline != b.baseline) return "has another baseline than " + b.given.string();
     return "";
 }
@@ -110,12 +115,14 @@ std::string disagreement(const ShardRead& a, const ShardRead& b) {
 Baseline baseline_from_json(const nlohmann::json& j) {
     if (j.is_null()) return Baseline();
     if (j.is_string()) return Baseline::same_for_all(j.get<std::string>());
-    if (!j.is_object()) throw std::invalid_argument("/baseline: expected null, a kernel name or {dtype: kernel}, found " + j.dump());
+    if (!j.is_object())
+        throw std::invalid_argument("/baseline: expected null, a kernel name or {dtype: kernel}, found " + j.dump());
     std::map<DType, std::string> kernels;
     for (const auto& [key, value] : j.items()) {
         const auto dtype = parse_dtype(key);
         if (!dtype) throw std::invalid_argument("/baseline/" + key + ": not a dtype");
-        if (!value.is_string()) throw std::invalid_argument("/baseline/" + key + ": expected a kernel name, found " + value.dump());
+        if (!value.is_string())
+            throw std::invalid_argument("/baseline/" + key + ": expected a kernel name, found " + value.dump());
         kernels[*dtype] = value.get<std::string>();
     }
     return Baseline::per_dtype(std::move(kernels));
@@ -130,7 +137,8 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
     std::vector<ShardRead> shards;
     for (const auto& r : reports)
         if (auto s = read_shard(r, problems)) shards.push_back(std::move(*s));
-    std::stable_sort(shards.begin(), shards.end(), [](const ShardRead& a, const ShardRead& b) { return a.shard.index < b.shard.index; });
+    std::stable_sort(shards.begin(), shards.end(),
+                     [](const ShardRead& a, const ShardRead& b) { return a.shard.index < b.shard.index; });
 
     std::map<int, const ShardRead*> by_index;
     const ShardRead* reference = nullptr;
@@ -150,8 +158,8 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
         }
         const auto [at, fresh] = by_index.emplace(s.shard.index, &s);
         if (!fresh) {
-            mismatch(s.given, "is shard " + std::to_string(s.shard.index) + "/" + std::to_string(expect) + " again (so is " +
-                                  at->second->given.string() + "); give each shard once");
+            mismatch(s.given, "is shard " + std::to_string(s.shard.index) + "/" + std::to_string(expect) +
+                                  " again (so is " + at->second->given.string() + "); give each shard once");
             continue;
         }
         // Every row must be a job of this shard's slice, and the journal must say the slice's size.
@@ -163,8 +171,9 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
         std::set<uint64_t> ids;
         for (const Record& r : s.records) {
             if (r.job_id >= s.shard.plan_size || r.job_id % uint64_t(s.shard.count) != uint64_t(s.shard.index - 1)) {
-                mismatch(s.given, "holds job " + std::to_string(r.job_id) + ", which is not in shard " + std::to_string(s.shard.index) +
-                                      "/" + std::to_string(s.shard.count) + " of a " + std::to_string(s.shard.plan_size) + "-job plan");
+                mismatch(s.given, "holds job " + std::to_string(r.job_id) + ", which is not in shard " +
+                                      std::to_string(s.shard.index) + "/" + std::to_string(s.shard.count) + " of a " +
+                                      std::to_string(s.shard.plan_size) + "-job plan");
                 break;
             }
             ids.insert(r.job_id);
@@ -172,8 +181,9 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
         if (ids.size() < owned) {
             const std::string runner = s.header["argv"].empty() ? "runner" : s.header["argv"][0].get<std::string>();
             problems.push_back({MergeProblem::Kind::incomplete,
-                                s.given.string() + ": shard " + std::to_string(s.shard.index) + "/" + std::to_string(expect) +
-                                    " is incomplete (" + std::to_string(ids.size()) + " of " + std::to_string(owned) + " rows)",
+                                s.given.string() + ": shard " + std::to_string(s.shard.index) + "/" +
+                                    std::to_string(expect) + " is incomplete (" + std::to_string(ids.size()) + " of " +
+                                    std::to_string(owned) + " rows)",
                                 shell_command(s.shard.cwd, {runner, "--resume", fs::absolute(s.given).string()})});
         }
     }
@@ -182,7 +192,8 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
         for (int i = 1; i <= expect; ++i)
             if (!by_index.count(i))
                 problems.push_back({MergeProblem::Kind::incomplete,
-                                    "shard " + std::to_string(i) + "/" + std::to_string(expect) + " is missing (no report given for it)",
+                                    "shard " + std::to_string(i) + "/" + std::to_string(expect) +
+                                        " is missing (no report given for it)",
                                     shell_command(reference->shard.cwd, argv_with_shard(argv, i, expect))});
     } else if (problems.empty()) {
         problems.push_back({MergeProblem::Kind::mismatch, "no shard reports given", ""});
@@ -195,14 +206,16 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
         for (const Record& r : s->records) {
             const auto [at, fresh] = owner.emplace(r.job_id, s);
             if (!fresh && at->second != s)
-                mismatch(s->given, "job " + std::to_string(r.job_id) + " also has a row in " + at->second->given.string());
+                mismatch(s->given,
+                         "job " + std::to_string(r.job_id) + " also has a row in " + at->second->given.string());
             else if (fresh)
                 out.records.push_back(r);
         }
     for (uint64_t id = 0; id < reference->shard.plan_size; ++id)
         if (!owner.count(id)) mismatch(reference->given, "job " + std::to_string(id) + " of the plan is in no shard");
     if (!problems.empty()) return out;
-    std::sort(out.records.begin(), out.records.end(), [](const Record& a, const Record& b) { return a.job_id < b.job_id; });
+    std::sort(out.records.begin(), out.records.end(),
+              [](const Record& a, const Record& b) { return a.job_id < b.job_id; });
 
     // The merged meta: the first shard's, as the unsharded command would have written it, plus where it came from.
     nlohmann::json meta = reference->header["meta"];
@@ -211,8 +224,10 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
     std::vector<std::string> argv;
     const auto recorded = reference->header["argv"].get<std::vector<std::string>>();
     for (size_t i = 0; i < recorded.size(); ++i) {
-        if (recorded[i] == "--shard") ++i;
-        else if (recorded[i].rfind("--shard=", 0) != 0) argv.push_back(recorded[i]);
+        if (recorded[i] == "--shard")
+            ++i;
+        else if (recorded[i].rfind("--shard=", 0) != 0)
+            argv.push_back(recorded[i]);
     }
     meta["argv"] = argv;
     nlohmann::json from = nlohmann::json::array();

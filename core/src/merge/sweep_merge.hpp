@@ -42,7 +42,8 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<std::filesystem::pat
 // Writes the merged report: its journal next to json (journal_path_for), then the JSON and the CSV,
 // rendered as a single run renders them. Overwrites only with force; throws std::runtime_error naming
 // the file otherwise, and when a write fails.
-void write_sweep_merge(const SweepMerge& merge, const std::filesystem::path& json, const std::filesystem::path& csv, bool force);
+void write_sweep_merge(const SweepMerge& merge, const std::filesystem::path& json, const std::filesystem::path& csv,
+                       bool force);
 
 // A report's "baseline" (null, a kernel name, or {dtype: kernel}) back as a Baseline; throws
 // std::invalid_argument saying what is wrong.

@@ -82,9 +82,9 @@ std::string GemmOperation::call(const kreg_kernel_info& info, void* instance, co
     return kernel_failure(status, error);
 }
 
-kreg_status GemmOperation::describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                           const CallOperands& operands, kreg_launch_info& launch, char* error,
-                                           size_t error_size) const {
+kreg_status GemmOperation::describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape,
+                                           DType dtype, const CallOperands& operands, kreg_launch_info& launch,
+                                           char* error, size_t error_size) const {
     if (info.describe_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
     const kreg_gemm_args args = args_for(shape, dtype, operands);
     return info.describe_launch(instance, &args, &launch, error, error_size);

@@ -10,21 +10,30 @@ const OperationDef& operation_def(Operation op) {
     static const TransposeOperation transpose;
     static const BlockTransposeOperation block_transpose;
     switch (op) {
-        case Operation::gemm: return gemm;
-        case Operation::transpose: return transpose;
-        case Operation::block_transpose: return block_transpose;
+        case Operation::gemm:
+            return gemm;
+        case Operation::transpose:
+            return transpose;
+        case Operation::block_transpose:
+            return block_transpose;
     }
     return gemm;
 }
 
 const char* kreg_status_name(kreg_status status) {
     switch (status) {
-        case KREG_STATUS_OK: return "OK";
-        case KREG_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-        case KREG_STATUS_UNSUPPORTED: return "UNSUPPORTED";
-        case KREG_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-        case KREG_STATUS_RUNTIME_ERROR: return "RUNTIME_ERROR";
-        case KREG_STATUS_INTERNAL_ERROR: return "INTERNAL_ERROR";
+        case KREG_STATUS_OK:
+            return "OK";
+        case KREG_STATUS_INVALID_ARGUMENT:
+            return "INVALID_ARGUMENT";
+        case KREG_STATUS_UNSUPPORTED:
+            return "UNSUPPORTED";
+        case KREG_STATUS_OUT_OF_MEMORY:
+            return "OUT_OF_MEMORY";
+        case KREG_STATUS_RUNTIME_ERROR:
+            return "RUNTIME_ERROR";
+        case KREG_STATUS_INTERNAL_ERROR:
+            return "INTERNAL_ERROR";
     }
     return "UNKNOWN_STATUS";
 }

@@ -55,13 +55,15 @@ public:
                                 uint64_t seed) const = 0;
     // The expected value of C's element at flat index (for the sampled check after every call), and the
     // magnitude its error is normalised by (1 for exact operations).
-    virtual double expected(const float* a, const float* b, const Shape& shape, size_t index, double& magnitude) const = 0;
+    virtual double expected(const float* a, const float* b, const Shape& shape, size_t index,
+                            double& magnitude) const = 0;
     // Exact operations: the flat index into A of the value C's element at `index` must equal bit for bit
     // (the sampled check compares bits, never values, so a NaN payload counts). Others never call it.
     virtual size_t exact_source(const Shape& /*shape*/, size_t index) const { return index; }
     // Called on A's host values after they are drawn (on strict runs checked outside the worker, by
-    // fill_call_inputs, so the checker draws the same): exact operations plant values a kernel doing arithmetic would change (NaN payloads, a
-    // signalling NaN, -0, Inf, a subnormal), so "bit for bit" is tested, not only "finite values equal".
+    // fill_call_inputs, so the checker draws the same): exact operations plant values a kernel doing arithmetic would
+    // change (NaN payloads, a signalling NaN, -0, Inf, a subnormal), so "bit for bit" is tested, not only "finite
+    // values equal".
     virtual void plant_special_values(std::vector<float>& /*a*/, uint64_t /*seed*/) const {}
     // Work of one call: floating-point operations (0 for data movement) and the bytes that must move
     // at least (each input read once, each output written once).

@@ -98,7 +98,8 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
         }
 
     // Exact operations are compared bit for bit: their tolerance is 0 (as in pipeline/pipeline.cpp).
-    const double tolerance = op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype, job.shape.k));
+    const double tolerance =
+        op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype, job.shape.k));
     std::vector<float> a(geometry.a_count), b(geometry.b_count);
     std::random_device entropy;  // the sampled check's rows: unknowable to the worker
     bool first_call_finite = false;

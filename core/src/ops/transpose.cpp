@@ -19,8 +19,9 @@ uint32_t bits_of(float v) {
 
 std::string describe_mismatch(float got, float want, int64_t i, int64_t j) {
     char text[200];
-    std::snprintf(text, sizeof text, "element (%lld, %lld) is %.9g (bits 0x%08x) but the exact result is %.9g (bits 0x%08x)",
-                  static_cast<long long>(i), static_cast<long long>(j), double(got), bits_of(got), double(want), bits_of(want));
+    std::snprintf(
+        text, sizeof text, "element (%lld, %lld) is %.9g (bits 0x%08x) but the exact result is %.9g (bits 0x%08x)",
+        static_cast<long long>(i), static_cast<long long>(j), double(got), bits_of(got), double(want), bits_of(want));
     return text;
 }
 
@@ -77,7 +78,8 @@ size_t TransposeOperation::source_of(const Shape& s, size_t index) const {
     return i * size_t(s.n) + j;
 }
 
-double TransposeOperation::expected(const float* a, const float*, const Shape& s, size_t index, double& magnitude) const {
+double TransposeOperation::expected(const float* a, const float*, const Shape& s, size_t index,
+                                    double& magnitude) const {
     magnitude = 1;
     return double(a[source_of(s, index)]);
 }
@@ -129,7 +131,8 @@ void TransposeOperation::plant_special_values(std::vector<float>& a, uint64_t se
     const uint64_t state = (seed ^ 0x5bd1e9955bd1e995ull) * 6364136223846793005ull + 1442695040888963407ull;
     const size_t start = size_t((state >> 17) % a.size());
     const size_t step = std::max<size_t>(1, a.size() / special.size());
-    for (size_t i = 0; i < special.size(); ++i) std::memcpy(&a[(start + i * step) % a.size()], &special[i], sizeof(uint32_t));
+    for (size_t i = 0; i < special.size(); ++i)
+        std::memcpy(&a[(start + i * step) % a.size()], &special[i], sizeof(uint32_t));
 }
 
 double TransposeOperation::bytes_moved(const Shape& s, DType) const { return 2.0 * 4.0 * double(s.m) * double(s.n); }

@@ -29,12 +29,12 @@ struct KernelFailed {
 
 // What a cheap look at a call's C found (MeasureBackend::scan_output).
 struct OutputScan {
-    size_t unwritten = 0;         // elements that still hold what C was filled with (still_holds_fill)
-    size_t first_unwritten = 0;   // the lowest such index, when unwritten > 0
-    size_t non_finite = 0;        // other NaN or Inf elements
-    size_t first_non_finite = 0;  // the lowest such index, when non_finite > 0
+    size_t unwritten = 0;              // elements that still hold what C was filled with (still_holds_fill)
+    size_t first_unwritten = 0;        // the lowest such index, when unwritten > 0
+    size_t non_finite = 0;             // other NaN or Inf elements
+    size_t first_non_finite = 0;       // the lowest such index, when non_finite > 0
     float first_non_finite_value = 0;  // its value, bits and all (verify_gemm.hpp's describe_non_finite)
-    std::vector<float> samples;   // C at the indices asked for, in that order
+    std::vector<float> samples;        // C at the indices asked for, in that order
 };
 
 class MeasureBackend {

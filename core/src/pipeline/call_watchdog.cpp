@@ -22,7 +22,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         start_locked();
         deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                             std::chrono::duration<double>(seconds));
+                                                           std::chrono::duration<double>(seconds));
         seconds_ = seconds;
         what_ = what;
         changed_.notify_all();

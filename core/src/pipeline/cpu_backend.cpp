@@ -69,14 +69,17 @@ public:
     OutputFill poison_output(int set, const OutputFill& fill) override {
         Set& s = sets_[size_t(set)];
         s.c->fill_band();  // checked after every checked call
-        if (geometry_.in_place) std::memcpy(c_of(s), s.a.data(), c_count() * sizeof(float));
+        if (geometry_.in_place)
+            std::memcpy(c_of(s), s.a.data(), c_count() * sizeof(float));
         else
             write_output_fill(fill, c_of(s), c_count());
         return fill;
     }
     void flush_caches() override {}
     void synchronize(const std::string&, bool) override {}
-    void copy_output(int set, float* c) override { std::memcpy(c, c_of(sets_[size_t(set)]), c_count() * sizeof(float)); }
+    void copy_output(int set, float* c) override {
+        std::memcpy(c, c_of(sets_[size_t(set)]), c_count() * sizeof(float));
+    }
     std::string inputs_changed(int set) override {
         const Set& s = sets_[size_t(set)];
         const struct {

@@ -106,8 +106,9 @@ void describe_launch(const kreg_kernel_info& info, void* instance, const Operati
         extra.attributes_error = cuda_error_text(e);
         return;
     }
-    extra.attributes = KernelAttributes{attr.numRegs, attr.sharedSizeBytes, attr.maxDynamicSharedSizeBytes, attr.localSizeBytes,
-                                        attr.maxThreadsPerBlock, attr.ptxVersion, attr.binaryVersion};
+    extra.attributes = KernelAttributes{attr.numRegs,        attr.sharedSizeBytes,    attr.maxDynamicSharedSizeBytes,
+                                        attr.localSizeBytes, attr.maxThreadsPerBlock, attr.ptxVersion,
+                                        attr.binaryVersion};
 }
 
 // Pinned host memory mapped into the device: the flag the hold kernel spins on, and its verdict.
@@ -275,8 +276,10 @@ public:
         to_device_bytes(a, dtype_, a_bytes_);
         to_device_bytes(b, dtype_, b_bytes_);
         Set& s = sets_[size_t(set)];
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(s.b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(s.a.get(), a_bytes_.data(), a_bytes_.size(), cudaMemcpyHostToDevice, stream_));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(s.b.get(), b_bytes_.data(), b_bytes_.size(), cudaMemcpyHostToDevice, stream_));
         // A pristine device copy of each, for inputs_changed's comparison on the device.
         if (s.pristine_a.bytes() != a_bytes_.size()) s.pristine_a = DeviceBuffer(a_bytes_.size());
         if (s.pristine_b.bytes() != b_bytes_.size()) s.pristine_b = DeviceBuffer(b_bytes_.size());
@@ -291,7 +294,8 @@ public:
     OutputFill poison_output(int set, const OutputFill& fill) override {
         const Set& s = sets_[size_t(set)];
         if (geometry_.in_place) {  // C starts as A (fp32: the only dtype of the in-place operations)
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(c_of(s), s.a.get(), c_count_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+            KREG_RUNNER_CUDA_CHECK(
+                cudaMemcpyAsync(c_of(s), s.a.get(), c_count_ * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
             return fill;
         }
         OutputFill written = fill;
@@ -305,7 +309,8 @@ public:
     void flush_caches() override {
         // After the poison, so C's freshly written lines are evicted too. A changing value keeps the
         // memset from being a no-op a clever driver could skip.
-        if (flush_.bytes() > 0) KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++, flush_.bytes(), stream_));
+        if (flush_.bytes() > 0)
+            KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(flush_.get(), flush_value_++, flush_.bytes(), stream_));
     }
     void synchronize(const std::string& when, bool device_wide) override {
         // CUPTI's window takes every record of the device: it must be idle before the call starts, so that
@@ -348,8 +353,10 @@ public:
             return "";
         a_back_.resize(s.a.bytes());
         b_back_.resize(s.b.bytes());
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(a_back_.data(), s.a.get(), s.a.bytes(), cudaMemcpyDeviceToHost, stream_));
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(b_back_.data(), s.b.get(), s.b.bytes(), cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(a_back_.data(), s.a.get(), s.a.bytes(), cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(b_back_.data(), s.b.get(), s.b.bytes(), cudaMemcpyDeviceToHost, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
         const struct {
             const char* name;
@@ -379,8 +386,9 @@ public:
     OutputScan scan_output(int set, const OutputFill& fill, const std::vector<size_t>& sample_at) override {
         const int count = int(std::min<size_t>(sample_at.size(), kSampledElements));
         at_host_.assign(sample_at.begin(), sample_at.begin() + count);
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(scan_at_.get(), at_host_.data(), size_t(count) * sizeof(unsigned long long),
-                                               cudaMemcpyHostToDevice, stream_));
+        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(scan_at_.get(), at_host_.data(),
+                                               size_t(count) * sizeof(unsigned long long), cudaMemcpyHostToDevice,
+                                               stream_));
         KREG_RUNNER_CUDA_CHECK(launch_scan_c(reinterpret_cast<const uint32_t*>(c_of(sets_[size_t(set)])), c_count_,
                                              fill, scan_counts_.as<DeviceScanCounts>(),
                                              scan_at_.as<unsigned long long>(), scan_samples_.as<float>(), count,
@@ -388,7 +396,8 @@ public:
         DeviceScanCounts counts{};
         OutputScan scan;
         scan.samples.resize(size_t(count));
-        KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(&counts, scan_counts_.get(), sizeof counts, cudaMemcpyDeviceToHost, stream_));
+        KREG_RUNNER_CUDA_CHECK(
+            cudaMemcpyAsync(&counts, scan_counts_.get(), sizeof counts, cudaMemcpyDeviceToHost, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(scan.samples.data(), scan_samples_.get(), size_t(count) * sizeof(float),
                                                cudaMemcpyDeviceToHost, stream_));
         KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -397,8 +406,9 @@ public:
         scan.non_finite = size_t(counts.non_finite);
         scan.first_non_finite = size_t(counts.first_non_finite);
         if (scan.non_finite > 0) {  // its bits say where it came from, as far as they can
-            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(&scan.first_non_finite_value, c_of(sets_[size_t(set)]) + scan.first_non_finite,
-                                                   sizeof(float), cudaMemcpyDeviceToHost, stream_));
+            KREG_RUNNER_CUDA_CHECK(cudaMemcpyAsync(&scan.first_non_finite_value,
+                                                   c_of(sets_[size_t(set)]) + scan.first_non_finite, sizeof(float),
+                                                   cudaMemcpyDeviceToHost, stream_));
             KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream_));
         }
         return scan;

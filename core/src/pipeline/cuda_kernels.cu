@@ -55,12 +55,14 @@ __global__ void scan_c(const uint32_t* c, size_t count, OutputFill fill, DeviceS
 
 __global__ void finite_fill(uint32_t* c, size_t count, uint64_t key) {
     const size_t stride = size_t(gridDim.x) * blockDim.x;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) c[i] = finite_fill_word(key, i);
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        c[i] = finite_fill_word(key, i);
 }
 
 __global__ void set_max(unsigned long long* first) { *first = ~0ULL; }
 
-__global__ void first_difference(const unsigned char* a, const unsigned char* b, size_t bytes, unsigned long long* first) {
+__global__ void first_difference(const unsigned char* a, const unsigned char* b, size_t bytes,
+                                 unsigned long long* first) {
     const size_t words = bytes / 4, stride = size_t(gridDim.x) * blockDim.x;
     const auto* wa = reinterpret_cast<const uint32_t*>(a);  // both 256-byte aligned (cudaMalloc, padding)
     const auto* wb = reinterpret_cast<const uint32_t*>(b);

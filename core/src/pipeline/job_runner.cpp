@@ -22,7 +22,8 @@ JobStart start_job(const Job& job, const LoadedKernel& kernel, Backend backend, 
     }
     if (info->name != nullptr) record.kernel = info->name;
     if (info->backend != static_cast<kreg_backend>(backend)) {
-        record.reason = "internal: " + record.kernel + " is not a " + (backend == Backend::cpu ? "CPU" : "CUDA") + " kernel";
+        record.reason =
+            "internal: " + record.kernel + " is not a " + (backend == Backend::cpu ? "CPU" : "CUDA") + " kernel";
         return start;
     }
     const Shape& shape = job.shape;

@@ -55,8 +55,6 @@ public:
 // "RUNTIME_ERROR" for KREG_STATUS_RUNTIME_ERROR, and so on.
 const char* status_name(kreg_status status);
 
-
-
 // The row every job runner starts from (names, backend, timer) after the checks all runners share: the
 // kernel is loaded, of this backend, the shape is valid, and the kernel declares this dtype and shape
 // (else the row is skipped with the reason). When a check fails, `record` already holds the row's

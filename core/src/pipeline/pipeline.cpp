@@ -96,7 +96,8 @@ public:
             // Its bits say where it came from, as far as they can (verify_gemm.hpp).
             return describe_non_finite(scan.first_non_finite_value, int64_t(scan.first_non_finite) / n,
                                        int64_t(scan.first_non_finite) % n) +
-                   " (" + std::to_string(scan.non_finite) + " of " + std::to_string(total) + " elements of C are NaN or Inf)";
+                   " (" + std::to_string(scan.non_finite) + " of " + std::to_string(total) +
+                   " elements of C are NaN or Inf)";
         for (size_t s = 0; s < elements.size() && s < scan.samples.size(); ++s) {
             if (op_.exact()) {
                 const float want = a[op_.exact_source(shape_, elements[s])];
@@ -161,7 +162,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     const OperationDef& op = operation_def(job.operation);
     const OperandGeometry geometry = op.geometry(job.shape);
     // model_global_bytes' k: K for GEMM, the block for block_transpose, 0 for transpose (abi.h).
-    const int64_t m = job.shape.m, n = job.shape.n, k = job.operation == Operation::block_transpose ? job.shape.block : job.shape.k;
+    const int64_t m = job.shape.m, n = job.shape.n,
+                  k = job.operation == Operation::block_transpose ? job.shape.block : job.shape.k;
     const bool strict = settings.strict || settings.checked_outside;
     const bool check = strict || settings.verify;
     const int sets = strict ? kStrictBufferSets : 1;
@@ -269,7 +271,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     };
     // Right after every call (and after the timer stopped): wait for it, then check what it left.
     auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
-        backend.synchronize("after the " + site.label() + " of " + record.kernel + (strict ? ", whole device" : ""), strict);
+        backend.synchronize("after the " + site.label() + " of " + record.kernel + (strict ? ", whole device" : ""),
+                            strict);
         limit.disarm();
         const uint64_t number = call_number++;
         if (!strict) {
@@ -326,7 +329,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
         ClockSettle settle;
         settle.enabled = !strict && backend.wants_clock_settle() && take_first_clock_settle();
         Timer& timer = backend.timer(strict);
-        record.samples_ms = sample(settings, timer, [&] { backend.call(args); }, hooks, settle, &outcome);
+        record.samples_ms = sample(
+            settings, timer, [&] { backend.call(args); }, hooks, settle, &outcome);
         if (!strict) {
             // Work the kernel hid on another stream is waited for (and its faults surface) before the
             // last output is read.
@@ -377,7 +381,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     }
     backend.timing_facts(record);
     if (!strict && check)
-        record.extra.call_checks = CallChecks{{"first call", "last timed call"}, scanned_calls, int(kSampledElements), sampled_worst};
+        record.extra.call_checks =
+            CallChecks{{"first call", "last timed call"}, scanned_calls, int(kSampledElements), sampled_worst};
     SamplingEvidence sampling;
     sampling.stop = outcome.stop;
     sampling.confidence = 0.95;
@@ -385,7 +390,8 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     const StoppingRule rule = StoppingRule::from(settings);
     if (rule.noise_target > 0) sampling.noise_target = rule.noise_target;
     if (rule.time_cap_s) sampling.time_cap_s = *rule.time_cap_s;
-    if (outcome.settle_calls > 0) sampling.clock_settle = ClockSettleFacts{outcome.settle_calls, outcome.settle_s, outcome.settled};
+    if (outcome.settle_calls > 0)
+        sampling.clock_settle = ClockSettleFacts{outcome.settle_calls, outcome.settle_s, outcome.settled};
     record.extra.sampling = std::move(sampling);
     record.stats = compute_stats(record.samples_ms);
     if (record.stats->median_ms > 0 && op.flops(job.shape) > 0)

@@ -44,6 +44,6 @@ inline constexpr int kSampledElements = 16;
 // The protocol is the same for every operation (ops/operation.hpp): its geometry sizes the operands, its
 // run entry is called, and its check judges the output (GEMM within the tolerance, transposes bit for bit).
 void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
-                       CallChannel* channel);
+                  CallChannel* channel);
 
 }  // namespace kreg

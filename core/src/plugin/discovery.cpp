@@ -13,8 +13,9 @@ CeilingPluginSource ceiling_plugin_source(const std::filesystem::path& runner_ex
     const std::filesystem::path file = default_plugin_dir(runner_exe) / kCeilingPluginFile;
     std::error_code ec;
     if (std::filesystem::is_regular_file(file, ec)) return {file, ""};
-    return {{}, "the runner's own plugin folder has no cuBLAS plugin (" + file.string() +
-                    ": not found; it is built only with the CUDA toolkit): GEMM ceilings not measured"};
+    return {{},
+            "the runner's own plugin folder has no cuBLAS plugin (" + file.string() +
+                ": not found; it is built only with the CUDA toolkit): GEMM ceilings not measured"};
 }
 
 std::vector<std::filesystem::path> split_search_path(const std::string& value) {

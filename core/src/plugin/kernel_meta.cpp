@@ -58,9 +58,8 @@ void from_json(const nlohmann::json& j, KernelMeta& k) {
 }
 
 void to_json(nlohmann::json& j, const PluginInfo& p) {
-    j = {{"path", p.path},           {"name", p.name},     {"version", p.version},
-         {"abi_major", p.abi_major}, {"abi_minor", p.abi_minor}, {"sha256", p.sha256},
-         {"kernels", p.kernels},     {"error", p.error}};
+    j = {{"path", p.path},           {"name", p.name},     {"version", p.version}, {"abi_major", p.abi_major},
+         {"abi_minor", p.abi_minor}, {"sha256", p.sha256}, {"kernels", p.kernels}, {"error", p.error}};
 }
 
 void from_json(const nlohmann::json& j, PluginInfo& p) {
@@ -78,7 +77,10 @@ std::optional<std::string> why_unsupported(const KernelMeta& k, const Shape& sha
     if (std::find(k.dtypes.begin(), k.dtypes.end(), dtype) == k.dtypes.end())
         return "dtype " + std::string(to_string(dtype)) + " not supported (kernel supports " +
                describe_dtypes(k.dtypes) + ")";
-    struct Dim { const char* name; int64_t value, multiple, max; };
+    struct Dim {
+        const char* name;
+        int64_t value, multiple, max;
+    };
     const Dim dims[] = {{"M", shape.m, k.m_multiple, k.max_m},
                         {"N", shape.n, k.n_multiple, k.max_n},
                         {"K", shape.k, k.k_multiple, k.max_k}};
@@ -86,13 +88,15 @@ std::optional<std::string> why_unsupported(const KernelMeta& k, const Shape& sha
     if (shape.block > 0) {
         for (const Dim& d : {dims[0], dims[1]})
             if (d.value % shape.block != 0)
-                return std::string(d.name) + "=" + std::to_string(d.value) + " is not a multiple of block=" +
-                       std::to_string(shape.block) + " (block_transpose transposes whole tiles)";
+                return std::string(d.name) + "=" + std::to_string(d.value) +
+                       " is not a multiple of block=" + std::to_string(shape.block) +
+                       " (block_transpose transposes whole tiles)";
         if (k.block_multiple > 1 && shape.block % k.block_multiple != 0)
-            return "block=" + std::to_string(shape.block) + " is not a multiple of " + std::to_string(k.block_multiple) +
-                   " (declared by the kernel)";
+            return "block=" + std::to_string(shape.block) + " is not a multiple of " +
+                   std::to_string(k.block_multiple) + " (declared by the kernel)";
         if (k.max_block > 0 && shape.block > k.max_block)
-            return "block=" + std::to_string(shape.block) + " exceeds the kernel's maximum " + std::to_string(k.max_block);
+            return "block=" + std::to_string(shape.block) + " exceeds the kernel's maximum " +
+                   std::to_string(k.max_block);
     }
     for (const Dim& d : dims) {
         if (d.value == 0) continue;  // transposes have no K

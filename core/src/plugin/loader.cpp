@@ -17,7 +17,10 @@ bool has_elf_header(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     char magic[4] = {};
     in.read(magic, 4);
-    return in.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+    return in.gcount() == 4 && std::memcmp(magic,
+                                           "\x7f"
+                                           "ELF",
+                                           4) == 0;
 }
 
 bool valid_kernel_name(const char* name) {
@@ -52,8 +55,10 @@ void validate_kernel(const std::filesystem::path& path, size_t index, const kreg
     if (k.dtypes == 0) fail(Kind::bad_descriptor, path, where + " declares no dtype (dtypes mask 0)");
     if (k.m_multiple < 1 || k.n_multiple < 1 || k.k_multiple < 1)
         fail(Kind::bad_descriptor, path, where + " declares a shape multiple < 1");
-    if (k.max_m < 0 || k.max_n < 0 || k.max_k < 0) fail(Kind::bad_descriptor, path, where + " declares a negative maximum");
-    if (k.create == nullptr || k.destroy == nullptr) fail(Kind::bad_descriptor, path, where + " lacks create or destroy");
+    if (k.max_m < 0 || k.max_n < 0 || k.max_k < 0)
+        fail(Kind::bad_descriptor, path, where + " declares a negative maximum");
+    if (k.create == nullptr || k.destroy == nullptr)
+        fail(Kind::bad_descriptor, path, where + " lacks create or destroy");
     // The run entry of the kernel's own operation is required; the others are never called.
     if (k.operation == KREG_OPERATION_GEMM && k.run_gemm == nullptr)
         fail(Kind::bad_descriptor, path, where + " is a gemm kernel without run_gemm");
@@ -96,10 +101,12 @@ LoadedPlugin LoadedPlugin::load(const std::filesystem::path& path) {
                  " (rebuild the plugin against this kreg SDK)");
     if (d->struct_size < offsetof(kreg_plugin_descriptor, kernels) + sizeof(void*))
         fail(Kind::bad_descriptor, path, "descriptor struct_size " + std::to_string(d->struct_size) + " is too small");
-    if (d->plugin_name == nullptr || *d->plugin_name == '\0') fail(Kind::bad_descriptor, path, "descriptor has no plugin name");
+    if (d->plugin_name == nullptr || *d->plugin_name == '\0')
+        fail(Kind::bad_descriptor, path, "descriptor has no plugin name");
     if (d->plugin_version == nullptr) fail(Kind::bad_descriptor, path, "descriptor has no plugin version");
     if (d->kernel_count > 0 && d->kernels == nullptr)
-        fail(Kind::bad_descriptor, path, "descriptor declares " + std::to_string(d->kernel_count) + " kernels but no array");
+        fail(Kind::bad_descriptor, path,
+             "descriptor declares " + std::to_string(d->kernel_count) + " kernels but no array");
     if (d->kernel_count > 4096) fail(Kind::bad_descriptor, path, "descriptor declares an absurd kernel count");
     plugin.descriptor_ = d;
 
@@ -109,11 +116,13 @@ LoadedPlugin LoadedPlugin::load(const std::filesystem::path& path) {
             fail(Kind::bad_descriptor, path, "kernel info struct_size " + std::to_string(stride) + " is too small");
         const auto* base = reinterpret_cast<const unsigned char*>(d->kernels);
         for (uint32_t i = 0; i < d->kernel_count; ++i) {
-            const kreg_kernel_info info = normalise(reinterpret_cast<const kreg_kernel_info*>(base + size_t(i) * stride), stride);
+            const kreg_kernel_info info =
+                normalise(reinterpret_cast<const kreg_kernel_info*>(base + size_t(i) * stride), stride);
             validate_kernel(path, i, info);
             for (const auto& seen : plugin.kernels_)
                 if (std::strcmp(seen.name, info.name) == 0)
-                    fail(Kind::bad_descriptor, path, "kernel name '" + std::string(info.name) + "' appears twice in the plugin");
+                    fail(Kind::bad_descriptor, path,
+                         "kernel name '" + std::string(info.name) + "' appears twice in the plugin");
             plugin.kernels_.push_back(info);
         }
     }
@@ -128,9 +137,12 @@ const kreg_kernel_info* LoadedPlugin::find_kernel(const std::string& name) const
 
 std::string operation_name(kreg_operation op) {
     switch (op) {
-        case KREG_OPERATION_GEMM: return "gemm";
-        case KREG_OPERATION_TRANSPOSE: return "transpose";
-        case KREG_OPERATION_BLOCK_TRANSPOSE: return "block_transpose";
+        case KREG_OPERATION_GEMM:
+            return "gemm";
+        case KREG_OPERATION_TRANSPOSE:
+            return "transpose";
+        case KREG_OPERATION_BLOCK_TRANSPOSE:
+            return "block_transpose";
     }
     return "unknown operation " + std::to_string(int(op));
 }
@@ -138,9 +150,9 @@ std::string operation_name(kreg_operation op) {
 std::string runner_cannot_run(const kreg_kernel_info& k) {
     if (k.operation != KREG_OPERATION_GEMM && k.operation != KREG_OPERATION_TRANSPOSE &&
         k.operation != KREG_OPERATION_BLOCK_TRANSPOSE)
-        return "declares operation " + std::to_string(int(k.operation)) +
-               ", which this runner does not know (ABI " + std::to_string(KREG_ABI_MAJOR) + "." +
-               std::to_string(KREG_ABI_MINOR) + " knows gemm, transpose, block_transpose)";
+        return "declares operation " + std::to_string(int(k.operation)) + ", which this runner does not know (ABI " +
+               std::to_string(KREG_ABI_MAJOR) + "." + std::to_string(KREG_ABI_MINOR) +
+               " knows gemm, transpose, block_transpose)";
     if ((k.dtypes & kKnownDtypes) == 0)
         return "declares only dtypes this runner does not know (dtypes mask " + std::to_string(k.dtypes) + ")";
     return "";

@@ -18,7 +18,15 @@ namespace kreg {
 // Every way loading can fail has its own kind and a message that names the file.
 class PluginLoadError : public std::runtime_error {
 public:
-    enum class Kind { not_found, not_shared_library, dlopen_failed, no_entry_point, null_descriptor, abi_mismatch, bad_descriptor };
+    enum class Kind {
+        not_found,
+        not_shared_library,
+        dlopen_failed,
+        no_entry_point,
+        null_descriptor,
+        abi_mismatch,
+        bad_descriptor
+    };
     PluginLoadError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const noexcept { return kind_; }
 

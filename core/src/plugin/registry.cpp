@@ -79,7 +79,9 @@ std::string wrapped(const std::string& prefix, const std::string& text, std::siz
 }  // namespace
 
 std::string Registry::format_table(const ListOptions& options) const {
-    struct Row { std::string kernel, backend, dtypes, plugin, status, description; };
+    struct Row {
+        std::string kernel, backend, dtypes, plugin, status, description;
+    };
     std::vector<Row> rows;
     rows.push_back({"KERNEL", "BACKEND", "DTYPES", "PLUGIN", "STATUS", "DESCRIPTION"});
     std::vector<std::string> reasons;  // unavailable reasons, each once, numbered from 1 under the table
@@ -110,7 +112,9 @@ std::string Registry::format_table(const ListOptions& options) const {
         w[4] = std::max(w[4], std::min<std::size_t>(r.status.size(), 60));
     }
     std::ostringstream out;
-    auto pad = [](const std::string& s, std::size_t width) { return s + std::string(width > s.size() ? width - s.size() : 0, ' '); };
+    auto pad = [](const std::string& s, std::size_t width) {
+        return s + std::string(width > s.size() ? width - s.size() : 0, ' ');
+    };
     for (const auto& r : rows) {
         std::string line = pad(r.kernel, w[0]) + "  " + pad(r.backend, w[1]) + "  " + pad(r.dtypes, w[2]) + "  " +
                            pad(r.plugin, w[3]) + "  " + pad(r.status, w[4]) + "  ";

@@ -16,8 +16,8 @@ namespace kreg {
 // How `runner --list` prints: which kernels, and how wide.
 struct ListOptions {
     std::optional<std::vector<std::string>> only;  // these kernels (in registry order); all when unset
-    bool wide = false;                              // every cell whole, however long the line
-    std::size_t width = 120;                        // the line length a table that is not wide keeps to
+    bool wide = false;                             // every cell whole, however long the line
+    std::size_t width = 120;                       // the line length a table that is not wide keeps to
 };
 
 struct RegistryEntry {

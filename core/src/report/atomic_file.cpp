@@ -22,8 +22,8 @@ namespace {
 int create_temporary(const std::filesystem::path& path, std::filesystem::path& temp) {
     static std::atomic<unsigned> counter{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
-        temp = path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
-                                     std::to_string(counter++));
+        temp = path.parent_path() /
+               ("." + path.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
         // 0666 so that the umask decides the final mode, as for any file the user creates.
         const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0 || errno != EEXIST) return fd;

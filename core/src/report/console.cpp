@@ -77,21 +77,22 @@ std::string format_table(const std::vector<Record>& records, const Baseline& bas
         if (!value) return std::string("-");
         return short_gflops(*value) + (mixed ? (moves(r) ? " GB/s" : " GFLOP/s") : "");
     };
-    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms",
-                                    mixed ? "rate" : (all_data ? "GB/s" : "GFLOP/s"), "max err"};
+    std::vector<std::string> labels{
+        "kernel", "dtype", "shape", "status", "median ms", mixed ? "rate" : (all_data ? "GB/s" : "GFLOP/s"), "max err"};
     if (baseline) labels.push_back("speed-up");
 
     const auto speedups = speedups_vs_baseline(records, baseline);
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < records.size(); ++i) {
         const Record& r = records[i];
-        std::vector<std::string> cells{one_line(r.kernel, kNameBytes),
-                                       std::string(to_string(r.dtype)),
-                                       to_string(r.shape),
-                                       std::string(to_string(r.status)),
-                                       or_dash(r.stats.has_value(), r.stats ? short_ms(r.stats->median_ms) : ""),
-                                       rate(r),
-                                       or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
+        std::vector<std::string> cells{
+            one_line(r.kernel, kNameBytes),
+            std::string(to_string(r.dtype)),
+            to_string(r.shape),
+            std::string(to_string(r.status)),
+            or_dash(r.stats.has_value(), r.stats ? short_ms(r.stats->median_ms) : ""),
+            rate(r),
+            or_dash(r.max_rel_err.has_value(), r.max_rel_err ? short_err(*r.max_rel_err) : "")};
         if (baseline) cells.push_back(or_dash(speedups[i].has_value(), speedups[i] ? short_speedup(*speedups[i]) : ""));
         rows.push_back(std::move(cells));
     }
@@ -125,8 +126,9 @@ std::string format_progress(size_t done, size_t total, const Record& r) {
     const std::string total_text = std::to_string(total);
     std::string done_text = std::to_string(done);
     if (done_text.size() < total_text.size()) done_text.insert(0, total_text.size() - done_text.size(), ' ');
-    std::string line = "[" + done_text + "/" + total_text + "] " + one_line(r.kernel, kNameBytes) + "  " + std::string(to_string(r.dtype)) +
-                       "  " + to_string(r.shape) + "  " + std::string(to_string(r.status));
+    std::string line = "[" + done_text + "/" + total_text + "] " + one_line(r.kernel, kNameBytes) + "  " +
+                       std::string(to_string(r.dtype)) + "  " + to_string(r.shape) + "  " +
+                       std::string(to_string(r.status));
     if (r.status == RowStatus::ok) {
         if (r.stats) line += "  " + short_ms(r.stats->median_ms) + " ms";
         if (r.gflops) line += "  " + short_gflops(*r.gflops) + " GFLOP/s";

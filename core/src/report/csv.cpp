@@ -36,7 +36,8 @@ const std::array<Column, 26> kColumns{{
     {"m", [](const Record& r, const auto&) { return std::to_string(r.shape.m); }},
     {"n", [](const Record& r, const auto&) { return std::to_string(r.shape.n); }},
     // Transposes have no K: empty rather than a 0 that reads like a dimension.
-    {"k", [](const Record& r, const auto&) { return r.operation == Operation::gemm ? std::to_string(r.shape.k) : std::string(); }},
+    {"k", [](const Record& r,
+             const auto&) { return r.operation == Operation::gemm ? std::to_string(r.shape.k) : std::string(); }},
     {"status", [](const Record& r, const auto&) { return std::string(to_string(r.status)); }, true},
     {"max_rel_err", [](const Record& r, const auto&) { return optional_text(r.max_rel_err, general); }},
     {"median_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::median_ms, ms); }},
@@ -45,8 +46,8 @@ const std::array<Column, 26> kColumns{{
     {"gflops", [](const Record& r, const auto&) { return r.gflops ? format_fixed(*r.gflops, 3) : std::string(); }},
     {"mean_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::mean_ms, ms); }},
     {"stddev_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::stddev_ms, ms); }},
-    {"samples",
-     [](const Record& r, const auto&) { return std::to_string(r.stats ? size_t(r.stats->count) : r.samples_ms.size()); }},
+    {"samples", [](const Record& r,
+                   const auto&) { return std::to_string(r.stats ? size_t(r.stats->count) : r.samples_ms.size()); }},
     {"tolerance", [](const Record& r, const auto&) { return optional_text(r.tolerance, general); }},
     {"speedup_vs_baseline", [](const Record&, const auto& speedup) { return optional_text(speedup, general); }},
     {"reason", [](const Record& r, const auto&) { return r.reason; }, true},
@@ -57,7 +58,8 @@ const std::array<Column, 26> kColumns{{
     // Appended (the header only ever grows at its end, so readers by position keep working): the operation
     // of the row, block_transpose's tile edge, and the rate of data-movement operations (gflops stays GEMM's).
     {"operation", [](const Record& r, const auto&) { return std::string(to_string(r.operation)); }, true},
-    {"block", [](const Record& r, const auto&) { return r.shape.block > 0 ? std::to_string(r.shape.block) : std::string(); }},
+    {"block",
+     [](const Record& r, const auto&) { return r.shape.block > 0 ? std::to_string(r.shape.block) : std::string(); }},
     {"gbps", [](const Record& r, const auto&) { return r.gbps ? format_fixed(*r.gbps, 3) : std::string(); }},
 }};
 

@@ -16,9 +16,9 @@ namespace kreg {
 // kernel,plugin,backend,dtype,m,n,k,status,max_rel_err,median_ms,min_ms,cv,gflops
 std::string csv_header();
 
-// One row, without a line terminator. Text fields go through csv_field; fields are quoted per RFC 4180 when they hold a comma, quote,
-// CR or LF (reasons often do), so a row can span several physical lines. Absent values are empty.
-// Times are printed as %.6f ms, errors and ratios as %.6g, GFLOP/s as %.3f.
+// One row, without a line terminator. Text fields go through csv_field; fields are quoted per RFC 4180 when they hold a
+// comma, quote, CR or LF (reasons often do), so a row can span several physical lines. Absent values are empty. Times
+// are printed as %.6f ms, errors and ratios as %.6g, GFLOP/s as %.3f.
 std::string csv_row(const Record& r, std::optional<double> speedup);
 
 // A single text field, quoted when needed. Made printable first (printable_lines: invalid UTF-8 becomes

@@ -29,7 +29,8 @@ void lock_or_fail(const fs::path& path, int fd) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
     const int error = errno;
     ::close(fd);
-    if (error == EWOULDBLOCK) throw std::runtime_error("journal '" + path.string() + "' is being written by another runner");
+    if (error == EWOULDBLOCK)
+        throw std::runtime_error("journal '" + path.string() + "' is being written by another runner");
     fail(path, "cannot lock it", error);
 }
 
@@ -76,10 +77,11 @@ JournalContents read_journal(const fs::path& path) {
         if (line_no == 1) {
             const auto version = j.find("kreg_journal");
             if (version == j.end())
-                throw std::runtime_error("journal " + where + ": not a kreg journal (no \"kreg_journal\" in its first line)");
+                throw std::runtime_error("journal " + where +
+                                         ": not a kreg journal (no \"kreg_journal\" in its first line)");
             if (*version != kJournalVersion)
-                throw std::runtime_error("journal " + where + ": version " + version->dump() + ", this runner reads version " +
-                                         std::to_string(kJournalVersion));
+                throw std::runtime_error("journal " + where + ": version " + version->dump() +
+                                         ", this runner reads version " + std::to_string(kJournalVersion));
             j.erase("kreg_journal");
             out.header = std::move(j);
         } else if (const auto r = j.find("record"); r != j.end() && j.size() == 1) {

@@ -33,11 +33,11 @@ std::filesystem::path journal_path_for(const std::filesystem::path& json_report)
 bool is_journal_path(const std::filesystem::path& path);
 
 struct JournalContents {
-    nlohmann::json header;             // line 1, without "kreg_journal"
-    std::vector<Record> records;       // in the order written
+    nlohmann::json header;        // line 1, without "kreg_journal"
+    std::vector<Record> records;  // in the order written
     std::vector<nlohmann::json> events;
-    uint64_t valid_bytes = 0;          // length of the prefix made of whole, valid lines
-    std::string dropped_tail;          // why the last line was dropped ("" when none was)
+    uint64_t valid_bytes = 0;  // length of the prefix made of whole, valid lines
+    std::string dropped_tail;  // why the last line was dropped ("" when none was)
 };
 
 // Reads a journal. A last line that is torn (no newline) or not valid JSON is dropped and said so in

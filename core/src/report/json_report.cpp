@@ -8,8 +8,7 @@
 
 namespace kreg {
 
-nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>& records,
-                           const Baseline& baseline) {
+nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>& records, const Baseline& baseline) {
     const auto speedups = speedups_vs_baseline(records, baseline);
     nlohmann::json rows = nlohmann::json::array();
     for (size_t i = 0; i < records.size(); ++i) {
@@ -51,8 +50,7 @@ std::vector<Record> read_records_json(const std::filesystem::path& path) {
         try {
             records.push_back((*rows)[i].get<Record>());
         } catch (const std::exception& e) {
-            throw std::runtime_error("report '" + path.string() + "': records[" + std::to_string(i) +
-                                     "]: " + e.what());
+            throw std::runtime_error("report '" + path.string() + "': records[" + std::to_string(i) + "]: " + e.what());
         }
     }
     return records;

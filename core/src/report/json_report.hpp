@@ -16,8 +16,7 @@ namespace kreg {
 
 // Each record is to_json(Record) plus "speedup_vs_baseline" (number or null) when a baseline is given.
 // The summary counts every status, zeros included.
-nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>& records,
-                           const Baseline& baseline);
+nlohmann::json report_json(const nlohmann::json& meta, const std::vector<Record>& records, const Baseline& baseline);
 
 // Report text as written to disk: indented, invalid UTF-8 (e.g. in a plugin's error message) replaced
 // instead of throwing.

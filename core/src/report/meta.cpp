@@ -12,8 +12,12 @@ namespace kreg {
 const char* kreg_git_sha() { return KREG_GIT_SHA; }
 
 void to_json(nlohmann::json& j, const PluginFacts& p) {
-    j = {{"path", p.path},           {"name", p.name},           {"version", p.version},
-         {"sha256", p.sha256},       {"abi_major", p.abi_major}, {"abi_minor", p.abi_minor},
+    j = {{"path", p.path},
+         {"name", p.name},
+         {"version", p.version},
+         {"sha256", p.sha256},
+         {"abi_major", p.abi_major},
+         {"abi_minor", p.abi_minor},
          {"load_error", p.load_error.empty() ? nlohmann::json() : nlohmann::json(p.load_error)}};
 }
 

@@ -8,7 +8,8 @@ std::string printable_lines(std::string_view text, std::size_t max_bytes) {
     std::string out;
     for (std::size_t start = 0; start <= text.size();) {
         const std::size_t newline = text.find('\n', start);
-        std::string_view line = text.substr(start, newline == std::string_view::npos ? std::string_view::npos : newline - start);
+        std::string_view line =
+            text.substr(start, newline == std::string_view::npos ? std::string_view::npos : newline - start);
         const bool crlf = newline != std::string_view::npos && !line.empty() && line.back() == '\r';
         if (crlf) line.remove_suffix(1);
         out += printable_utf8(line, line.size() * 3 + 3);  // never cut here: U+FFFD is 3 bytes
@@ -33,7 +34,8 @@ nlohmann::json printable_json(const nlohmann::json& value, std::size_t max_strin
     }
     if (value.is_object()) {
         nlohmann::json out = nlohmann::json::object();
-        for (const auto& [key, item] : value.items()) out[printable_utf8(key, 256)] = printable_json(item, max_string_bytes);
+        for (const auto& [key, item] : value.items())
+            out[printable_utf8(key, 256)] = printable_json(item, max_string_bytes);
         return out;
     }
     return value;

@@ -13,7 +13,9 @@
 namespace kreg {
 namespace {
 
-std::string compact(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string compact(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 // The report report_json() describes, as text: meta and summary indented as dump_report() writes them,
 // each record on one line of its own (its compact text, with "speedup_vs_baseline" appended when there
@@ -75,7 +77,8 @@ ReportWriter::ReportWriter(std::optional<std::filesystem::path> json, std::optio
         if (!done_ids_.insert(r.job_id).second) continue;  // the journal's reader keeps the first of a pair
         records_.push_back(std::move(r));
     }
-    std::stable_sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) { return a.job_id < b.job_id; });
+    std::stable_sort(records_.begin(), records_.end(),
+                     [](const Record& a, const Record& b) { return a.job_id < b.job_id; });
     record_texts_.reserve(records_.size());
     for (const Record& r : records_) {
         record_texts_.push_back(compact(nlohmann::json(r)));
@@ -106,7 +109,6 @@ void ReportWriter::add(const Record& r) {
     busy_ += std::chrono::steady_clock::now() - start;
     if (render_due()) render();  // counts itself
 }
-
 
 bool ReportWriter::render_due() const {
     const auto since = std::chrono::steady_clock::now() - last_render_;

@@ -22,8 +22,9 @@ public:
     // Either report path may be absent (that report is not written). `already` are the rows a resumed
     // sweep read back from the journal. The reports are rendered at once, so that an unwritable path fails
     // before the sweep starts rather than after it. Throws std::runtime_error naming the path.
-    ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv, JournalWriter journal,
-                 nlohmann::json meta, Baseline baseline, size_t planned, std::vector<Record> already = {});
+    ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv,
+                 JournalWriter journal, nlohmann::json meta, Baseline baseline, size_t planned,
+                 std::vector<Record> already = {});
 
     // Appends the row to the journal (one write) and renders the reports when a render is due. A row
     // for a job that already has one is refused (std::logic_error): a report never holds a job twice.

@@ -17,8 +17,7 @@ std::optional<double> ratio(const Record& r, const Record* baseline_row) {
 
 }  // namespace
 
-std::optional<double> speedup_vs_baseline(const Record& r, const std::vector<Record>& all,
-                                          const Baseline& baseline) {
+std::optional<double> speedup_vs_baseline(const Record& r, const std::vector<Record>& all, const Baseline& baseline) {
     const std::string* kernel = baseline.kernel_for(r.dtype);
     if (!kernel) return std::nullopt;
     for (const Record& candidate : all)
@@ -27,8 +26,7 @@ std::optional<double> speedup_vs_baseline(const Record& r, const std::vector<Rec
     return std::nullopt;
 }
 
-std::vector<std::optional<double>> speedups_vs_baseline(const std::vector<Record>& all,
-                                                        const Baseline& baseline) {
+std::vector<std::optional<double>> speedups_vs_baseline(const std::vector<Record>& all, const Baseline& baseline) {
     std::vector<std::optional<double>> out(all.size());
     if (!baseline) return out;
     using Problem = std::tuple<int64_t, int64_t, int64_t, DType>;

@@ -17,7 +17,6 @@ std::optional<double> speedup_vs_baseline(const Record& r, const std::vector<Rec
 
 // The same for every row of all, in order, in one pass over the baseline rows (reports re-render after
 // each row, so this must not be quadratic). No baseline gives all nullopt.
-std::vector<std::optional<double>> speedups_vs_baseline(const std::vector<Record>& all,
-                                                        const Baseline& baseline);
+std::vector<std::optional<double>> speedups_vs_baseline(const std::vector<Record>& all, const Baseline& baseline);
 
 }  // namespace kreg

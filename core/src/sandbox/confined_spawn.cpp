@@ -87,12 +87,12 @@ struct ReaperPlan {
     int status_read = -1, status_write = -1;  // the reaper's report
     int exe_fd = -1;                          // O_PATH of the program
     int null_fd = -1;
-    bool user_namespace = false;              // false: root, take the sandbox identity instead
+    bool user_namespace = false;  // false: root, take the sandbox identity instead
     char uid_map[64] = {}, gid_map[64] = {};
     const std::vector<std::pair<int, int>>* fds = nullptr;
     int highest_target_fd = 2;
     const char* working_dir = nullptr;
-    char tmpfs_options[96] = {};              // "" : no tmpfs over the working folder
+    char tmpfs_options[96] = {};  // "" : no tmpfs over the working folder
     char* const* argv = nullptr;
     char* const* envp = nullptr;
 };
@@ -208,8 +208,13 @@ void wipe_inherited_command_line() {
         if (::setgroups(0, nullptr) != 0) fatal(out, "setgroups", errno);
         if (::setresgid(kSandboxGid, kSandboxGid, kSandboxGid) != 0) fatal(out, "setresgid", errno);
         if (::setresuid(kSandboxUid, kSandboxUid, kSandboxUid) != 0) fatal(out, "setresuid", errno);
-        ReportLine().add("applied: identity: uid ").add(long(kSandboxUid)).add(" gid ").add(long(kSandboxGid))
-            .add(", no supplementary groups, no capabilities").send(out);
+        ReportLine()
+            .add("applied: identity: uid ")
+            .add(long(kSandboxUid))
+            .add(" gid ")
+            .add(long(kSandboxGid))
+            .add(", no supplementary groups, no capabilities")
+            .send(out);
         // A change of identity clears the parent-death signal: armed again, else a reaper outlives a
         // grader killed with SIGKILL, and its program with it. If the grader died between the two, the
         // status pipe has lost its only reader.
@@ -241,7 +246,14 @@ void wipe_inherited_command_line() {
             ::kill(program, SIGKILL);
             continue;
         }
-        ReportLine().add("exit ").add(long(status)).add(" ").add(long(stopped_by)).add(" ").add(long(usage.ru_maxrss)).send(out);
+        ReportLine()
+            .add("exit ")
+            .add(long(status))
+            .add(" ")
+            .add(long(stopped_by))
+            .add(" ")
+            .add(long(usage.ru_maxrss))
+            .send(out);
         ::_exit(0);  // pid 1 ends: the kernel kills whatever the program left in the namespace
     }
 }
@@ -255,7 +267,8 @@ void close_fd(int& fd) {
 
 ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function<void(pid_t)>& before_start) {
     for (const auto& [from, to] : c.fds)
-        if (from < 10 || to >= 10) throw std::logic_error("confined spawn: descriptors must come from >= 10 and go below 10");
+        if (from < 10 || to >= 10)
+            throw std::logic_error("confined spawn: descriptors must come from >= 10 and go below 10");
     ReaperPlan plan;
     plan.fds = &c.fds;
     for (const auto& mapping : c.fds) plan.highest_target_fd = std::max(plan.highest_target_fd, mapping.second);
@@ -266,8 +279,8 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     if (c.working_dir_tmpfs_bytes > 0) {
         const bool root = !plan.user_namespace;
         std::snprintf(plan.tmpfs_options, sizeof plan.tmpfs_options, "size=%llu,mode=0700,uid=%u,gid=%u",
-                      static_cast<unsigned long long>(c.working_dir_tmpfs_bytes), unsigned(root ? kSandboxUid : ::geteuid()),
-                      unsigned(root ? kSandboxGid : ::getegid()));
+                      static_cast<unsigned long long>(c.working_dir_tmpfs_bytes),
+                      unsigned(root ? kSandboxUid : ::geteuid()), unsigned(root ? kSandboxGid : ::getegid()));
     }
 
     std::vector<std::string> argv_storage = c.argv, env_storage = c.environment;
@@ -280,7 +293,8 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     plan.envp = envp.data();
 
     int sync[2], status[2];
-    if (::pipe2(sync, O_CLOEXEC) != 0) throw std::runtime_error(std::string("confined spawn: pipe: ") + std::strerror(errno));
+    if (::pipe2(sync, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("confined spawn: pipe: ") + std::strerror(errno));
     if (::pipe2(status, O_CLOEXEC) != 0) {
         ::close(sync[0]);
         ::close(sync[1]);
@@ -299,7 +313,8 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     }
     plan.null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     auto close_plan = [&] {
-        for (int* fd : {&plan.sync_read, &plan.sync_write, &plan.status_read, &plan.status_write, &plan.exe_fd, &plan.null_fd})
+        for (int* fd :
+             {&plan.sync_read, &plan.sync_write, &plan.status_read, &plan.status_write, &plan.exe_fd, &plan.null_fd})
             close_fd(*fd);
     };
     if (plan.exe_fd < 0) {
@@ -315,8 +330,9 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     if (pid < 0) {
         const std::string why = std::strerror(errno);
         close_plan();
-        throw std::runtime_error(std::string("cannot create the sandbox's namespaces: clone(NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS") +
-                                 (plan.user_namespace ? "|NEWUSER" : "") + "): " + why);
+        throw std::runtime_error(
+            std::string("cannot create the sandbox's namespaces: clone(NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS") +
+            (plan.user_namespace ? "|NEWUSER" : "") + "): " + why);
     }
 
     ConfinedProcess p;
@@ -325,8 +341,9 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     plan.status_read = -1;
     close_fd(plan.sync_read);
     close_fd(plan.status_write);
-    p.applied_.push_back(std::string("namespaces: PID (the program is pid 2 under a reaper), mount, network (only lo, down), IPC, UTS") +
-                         (plan.user_namespace ? ", user" : ""));
+    p.applied_.push_back(
+        std::string("namespaces: PID (the program is pid 2 under a reaper), mount, network (only lo, down), IPC, UTS") +
+        (plan.user_namespace ? ", user" : ""));
     try {
         if (before_start) before_start(p.reaper_);
     } catch (...) {
@@ -451,7 +468,8 @@ std::string why_confinement_fails(const std::string& executable) {
             ConfinedProcess p = ConfinedProcess::start(c, {});
             if (high >= 0) ::close(high);
             const ConfinedExit end = p.wait(30);
-            if (!end.known) why = "a confined test program did not end within 30 s";
+            if (!end.known)
+                why = "a confined test program did not end within 30 s";
             else if (!WIFEXITED(end.wait_status) || WEXITSTATUS(end.wait_status) != 0)
                 why = "a confined test program (" + executable + " --version) did not exit 0 (wait status " +
                       std::to_string(end.wait_status) + ")";
@@ -468,11 +486,10 @@ std::string why_confinement_fails(const std::string& executable) {
 }
 
 const std::vector<std::string>& worker_environment_names() {
-    static const std::vector<std::string> names{
-        "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
-        // CUDA's device selection and loading, never its tools' tokens
-        "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING", "NVIDIA_VISIBLE_DEVICES",
-        "NVIDIA_DRIVER_CAPABILITIES"};
+    static const std::vector<std::string> names{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH",
+                                                // CUDA's device selection and loading, never its tools' tokens
+                                                "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MODULE_LOADING",
+                                                "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"};
     return names;
 }
 
@@ -510,7 +527,8 @@ std::string make_scratch_dir(const std::string& base) {
     if (::geteuid() == 0 && ::chown(pattern.c_str(), kSandboxUid, kSandboxGid) != 0) {
         const std::string why = std::strerror(errno);
         remove_scratch_dir(pattern);
-        throw std::runtime_error("cannot hand the scratch folder " + pattern + " to uid " + std::to_string(kSandboxUid) + ": " + why);
+        throw std::runtime_error("cannot hand the scratch folder " + pattern + " to uid " +
+                                 std::to_string(kSandboxUid) + ": " + why);
     }
     return pattern;
 }
@@ -520,7 +538,8 @@ std::string make_scratch_subdir(const std::string& scratch, const std::string& n
     if (::mkdir(path.c_str(), 0700) != 0)
         throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
     if (::geteuid() == 0 && ::chown(path.c_str(), kSandboxUid, kSandboxGid) != 0)
-        throw std::runtime_error("cannot hand " + path + " to uid " + std::to_string(kSandboxUid) + ": " + std::strerror(errno));
+        throw std::runtime_error("cannot hand " + path + " to uid " + std::to_string(kSandboxUid) + ": " +
+                                 std::strerror(errno));
     return path;
 }
 

@@ -48,10 +48,10 @@ struct Confinement {
 
 // How the confined program ended, as its reaper saw it.
 struct ConfinedExit {
-    bool known = false;        // false: the reaper died without a report (killed by the parent)
-    int wait_status = 0;       // as from waitpid
-    int stopped_by = 0;        // the signal that stopped it, when it was stopped and then killed
-    long max_rss_kib = 0;      // its peak resident set (getrusage of the program and its reaped children)
+    bool known = false;    // false: the reaper died without a report (killed by the parent)
+    int wait_status = 0;   // as from waitpid
+    int stopped_by = 0;    // the signal that stopped it, when it was stopped and then killed
+    long max_rss_kib = 0;  // its peak resident set (getrusage of the program and its reaped children)
 };
 
 class ConfinedProcess {

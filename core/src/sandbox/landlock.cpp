@@ -202,7 +202,8 @@ LandlockOutcome apply_landlock(const SandboxPolicy& policy) {
     // The CUDA driver writes files of its own threads (beneath /proc/<pid>/task: cuInit fails with
     // CUDA_ERROR_OPERATING_SYSTEM without it, measured on the H200). Only this process's own entries, and
     // only writing to files that exist.
-    const std::string own_tasks = ruleset.allow("/proc/self/task", LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
+    const std::string own_tasks =
+        ruleset.allow("/proc/self/task", LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
     if (!own_tasks.empty()) problems.push_back(own_tasks);
     std::string writable = "none";
     if (!policy.scratch_dir.empty()) {
@@ -226,7 +227,8 @@ LandlockOutcome apply_landlock(const SandboxPolicy& policy) {
     }
     out.applied = true;
     out.detail = "ABI " + std::to_string(abi) + ", read-only: " + joined(readable, " ") +
-                 ", read-write devices: " + joined(devices, " ") + ", its own /proc/self/task files, writable: " + writable;
+                 ", read-write devices: " + joined(devices, " ") +
+                 ", its own /proc/self/task files, writable: " + writable;
     out.detail += out.abi >= 4 ? "; TCP bind/connect denied" : "; TCP not restricted (needs ABI 4)";
     out.detail += out.abi >= 6 ? "; signals and abstract Unix sockets only within the domain"
                                : "; signals and abstract Unix sockets not scoped (needs ABI 6)";

@@ -372,8 +372,10 @@ std::optional<WorkerCgroup> WorkerCgroup::create(uint64_t memory_bytes, uint64_t
             if (!above.empty() && above != *own && read_text(above + "/cgroup.subtree_control", enabled) &&
                 contains(words(enabled), "memory") && ::access((above + "/cgroup.procs").c_str(), W_OK) == 0) {
                 detail::WorkerParent sibling{above, {"memory"}, ""};
-                if (contains(words(enabled), "pids")) sibling.controllers.push_back("pids");
-                else sibling.not_enabled = "the pids controller is not passed down by " + above;
+                if (contains(words(enabled), "pids"))
+                    sibling.controllers.push_back("pids");
+                else
+                    sibling.not_enabled = "the pids controller is not passed down by " + above;
                 s.parent = sibling;
             }
         }

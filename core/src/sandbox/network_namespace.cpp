@@ -60,15 +60,13 @@ void enter_network_namespace(SandboxReport& report) {
         ::prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0);
         if (::getppid() != parent) ::kill(::getpid(), death_signal);
     }
-    report.applied.push_back("network namespace: unshare(CLONE_NEWUSER|CLONE_NEWNET), only lo (down), after " +
-                             first);
+    report.applied.push_back("network namespace: unshare(CLONE_NEWUSER|CLONE_NEWNET), only lo (down), after " + first);
     const std::string map_error = map_own_ids(uid, gid);
     if (map_error.empty())
         report.applied.push_back("user namespace: uid " + std::to_string(uid) + " and gid " + std::to_string(gid) +
                                  " mapped to themselves");
     else
-        report.unavailable.push_back("user namespace: id map not written (ids read as the overflow id): " +
-                                     map_error);
+        report.unavailable.push_back("user namespace: id map not written (ids read as the overflow id): " + map_error);
 }
 
 }  // namespace kreg

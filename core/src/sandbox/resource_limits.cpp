@@ -65,8 +65,8 @@ void apply_resource_limits(const SandboxPolicy& policy, SandboxReport& report) {
     } else {
         report.unavailable.push_back("RLIMIT_CPU: not set (cpu_seconds is not a positive finite number)");
     }
-    lower_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", rlim_t(policy.max_file_bytes), rlim_t(policy.max_file_bytes),
-                " bytes", report);
+    lower_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", rlim_t(policy.max_file_bytes), rlim_t(policy.max_file_bytes), " bytes",
+                report);
     lower_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", rlim_t(policy.max_open_files), rlim_t(policy.max_open_files), "",
                 report);
     // Also where the runner made a cgroup with memory.max (memory_limit.hpp): the cgroup counts the page cache
@@ -78,7 +78,8 @@ void apply_resource_limits(const SandboxPolicy& policy, SandboxReport& report) {
     // the sandbox's own identity (as root, sandbox/confined_spawn.hpp); an ordinary user's other
     // processes count against the same limit.
     if (policy.max_processes > 0 && ::geteuid() == kSandboxUid)
-        lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", rlim_t(policy.max_processes), rlim_t(policy.max_processes), "", report);
+        lower_limit(RLIMIT_NPROC, "RLIMIT_NPROC", rlim_t(policy.max_processes), rlim_t(policy.max_processes), "",
+                    report);
     if (policy.memory_bytes > 0 && policy.memory_in_cgroup) {
         report.unavailable.push_back("RLIMIT_DATA: not set (the runner's cgroup caps memory: memory.max)");
     } else if (policy.memory_bytes > 0) {

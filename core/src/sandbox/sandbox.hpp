@@ -33,13 +33,13 @@
 namespace kreg {
 
 struct SandboxPolicy {
-    bool enabled = true;                      // false: apply nothing, report that
-    double cpu_seconds = 600;                 // RLIMIT_CPU from now, for the whole worker, not per job
-    uint64_t max_file_bytes = 64 << 20;       // RLIMIT_FSIZE: larger writes end in SIGXFSZ
-    uint64_t max_open_files = 256;            // RLIMIT_NOFILE: CUDA itself holds a few dozen
-    bool network_namespace = true;            // a private network namespace with only a (down) lo
-    bool seccomp = true;                      // both filter stages
-    bool kill_on_violation = false;           // SIGSYS instead of EPERM for a forbidden call
+    bool enabled = true;                 // false: apply nothing, report that
+    double cpu_seconds = 600;            // RLIMIT_CPU from now, for the whole worker, not per job
+    uint64_t max_file_bytes = 64 << 20;  // RLIMIT_FSIZE: larger writes end in SIGXFSZ
+    uint64_t max_open_files = 256;       // RLIMIT_NOFILE: CUDA itself holds a few dozen
+    bool network_namespace = true;       // a private network namespace with only a (down) lo
+    bool seccomp = true;                 // both filter stages
+    bool kill_on_violation = false;      // SIGSYS instead of EPERM for a forbidden call
 
     // The file system (Landlock): everything the process may read is the system's folders (sandbox/
     // landlock.hpp lists them) plus readable_paths; the only place it may write is scratch_dir, a

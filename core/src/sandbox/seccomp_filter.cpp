@@ -34,8 +34,8 @@ namespace {
 // a filter that only compares numbers would miss them. No legitimate x86_64 code uses them: deny all.
 constexpr uint32_t kX32SyscallBit = 0x40000000u;
 
-constexpr uint32_t kNamespaceCloneFlags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
-                                          CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP;
+constexpr uint32_t kNamespaceCloneFlags =
+    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP;
 // CLONE_PARENT makes the new process a child of the runner, which would reap (and count) a stranger.
 constexpr uint32_t kStage1DeniedCloneFlags = kNamespaceCloneFlags | CLONE_PARENT;
 
@@ -46,24 +46,64 @@ constexpr uint32_t arg_high(int i) { return arg_low(i) + 4; }
 // Stage 1: calls that reach outside the process (other processes, the kernel, the host's mounts and
 // namespaces, the network) or undo the other steps (raising rlimits, becoming dumpable again).
 const int kStage1Denied[] = {
-    __NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_pidfd_getfd, __NR_process_madvise,
-    __NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_fsopen, __NR_fsconfig, __NR_fsmount,
-    __NR_fspick, __NR_move_mount, __NR_open_tree, __NR_mount_setattr, __NR_open_by_handle_at,
-    __NR_unshare, __NR_setns,
-    __NR_bpf, __NR_perf_event_open, __NR_userfaultfd,
-    __NR_kexec_load, __NR_kexec_file_load, __NR_init_module, __NR_finit_module, __NR_delete_module,
-    __NR_reboot, __NR_swapon, __NR_swapoff, __NR_acct, __NR_quotactl, __NR_syslog, __NR_iopl, __NR_ioperm,
-    __NR_settimeofday, __NR_clock_settime, __NR_sethostname, __NR_setdomainname,
-    __NR_keyctl, __NR_add_key, __NR_request_key,
+    __NR_ptrace,
+    __NR_process_vm_readv,
+    __NR_process_vm_writev,
+    __NR_pidfd_getfd,
+    __NR_process_madvise,
+    __NR_mount,
+    __NR_umount2,
+    __NR_pivot_root,
+    __NR_chroot,
+    __NR_fsopen,
+    __NR_fsconfig,
+    __NR_fsmount,
+    __NR_fspick,
+    __NR_move_mount,
+    __NR_open_tree,
+    __NR_mount_setattr,
+    __NR_open_by_handle_at,
+    __NR_unshare,
+    __NR_setns,
+    __NR_bpf,
+    __NR_perf_event_open,
+    __NR_userfaultfd,
+    __NR_kexec_load,
+    __NR_kexec_file_load,
+    __NR_init_module,
+    __NR_finit_module,
+    __NR_delete_module,
+    __NR_reboot,
+    __NR_swapon,
+    __NR_swapoff,
+    __NR_acct,
+    __NR_quotactl,
+    __NR_syslog,
+    __NR_iopl,
+    __NR_ioperm,
+    __NR_settimeofday,
+    __NR_clock_settime,
+    __NR_sethostname,
+    __NR_setdomainname,
+    __NR_keyctl,
+    __NR_add_key,
+    __NR_request_key,
     // io_uring executes socket, open and other operations without passing through this filter.
-    __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+    __NR_io_uring_setup,
+    __NR_io_uring_enter,
+    __NR_io_uring_register,
     __NR_setrlimit,
     // Staying in the worker's process group is what lets the runner kill everything a plugin started.
-    __NR_setsid, __NR_setpgid,
+    __NR_setsid,
+    __NR_setpgid,
     // Signals to other processes: see the kill rule below; these cannot be checked by pid (a pidfd
     // names its process by descriptor, so pidfd_open goes too). mq_notify and fanotify (CAP_SYS_ADMIN,
     // which a root worker has) would let the plugin be notified of, or hold up, what others do.
-    __NR_tkill, __NR_pidfd_send_signal, __NR_pidfd_open, __NR_mq_notify, __NR_fanotify_init,
+    __NR_tkill,
+    __NR_pidfd_send_signal,
+    __NR_pidfd_open,
+    __NR_mq_notify,
+    __NR_fanotify_init,
     // Compares the open files and memory of two processes: a probe into the runner.
     __NR_kcmp,
     // Reaching a service through a pathname Unix socket (D-Bus, systemd, nscd, a grader's own socket):
@@ -271,7 +311,9 @@ BpfProgram build_filter(FilterStage stage, uint32_t violation) {
     return p;
 }
 
-long seccomp_call(unsigned operation, unsigned flags, void* args) { return ::syscall(__NR_seccomp, operation, flags, args); }
+long seccomp_call(unsigned operation, unsigned flags, void* args) {
+    return ::syscall(__NR_seccomp, operation, flags, args);
+}
 
 // SECCOMP_RET_KILL_PROCESS is Linux 4.14; before it only the offending thread could be killed.
 uint32_t kill_action(std::string& note) {

@@ -40,7 +40,9 @@ ProgramResult run_program(const std::vector<std::string>& argv) {
         ::close(out_pipe[0]);
         ::close(err_pipe[0]);
         if (rc == ENOENT)
-            throw std::runtime_error(argv[0] + ": not found on PATH (is this a Slurm login node? Debian/Ubuntu: apt-get install slurm-client)");
+            throw std::runtime_error(
+                argv[0] +
+                ": not found on PATH (is this a Slurm login node? Debian/Ubuntu: apt-get install slurm-client)");
         throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(rc));
     }
     // Both pipes are read as they fill, so a chatty stderr cannot block the program on a full stdout.

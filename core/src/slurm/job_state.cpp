@@ -69,16 +69,17 @@ std::vector<JobLine> parse_scontrol_jobs(const std::string& text) {
 }
 
 bool is_final_state(const std::string& state) {
-    static const char* const kFinal[] = {"COMPLETED", "FAILED",   "CANCELLED",     "TIMEOUT",   "NODE_FAIL",
-                                         "PREEMPTED", "BOOT_FAIL", "DEADLINE",     "OUT_OF_MEMORY", "SPECIAL_EXIT",
-                                         "REVOKED"};
+    static const char* const kFinal[] = {"COMPLETED",     "FAILED",       "CANCELLED", "TIMEOUT",
+                                         "NODE_FAIL",     "PREEMPTED",    "BOOT_FAIL", "DEADLINE",
+                                         "OUT_OF_MEMORY", "SPECIAL_EXIT", "REVOKED"};
     // scontrol may add flags after a '+'; the base state decides.
     const std::string base = state.substr(0, state.find('+'));
     return std::find(std::begin(kFinal), std::end(kFinal), base) != std::end(kFinal);
 }
 
 bool all_final(const std::vector<JobLine>& jobs) {
-    return !jobs.empty() && std::all_of(jobs.begin(), jobs.end(), [](const JobLine& j) { return is_final_state(j.state); });
+    return !jobs.empty() &&
+           std::all_of(jobs.begin(), jobs.end(), [](const JobLine& j) { return is_final_state(j.state); });
 }
 
 int exit_status_of(const JobLine& job) {

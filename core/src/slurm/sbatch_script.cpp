@@ -36,7 +36,8 @@ bool has_control_character(const std::string& text) {
 
 bool only_of(const std::string& text, const char* extra) {
     return std::all_of(text.begin(), text.end(), [&](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || std::strchr(extra, c) != nullptr;
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::strchr(extra, c) != nullptr;
     });
 }
 
@@ -99,8 +100,10 @@ std::string shell_quote(const std::string& text) {
     if (safe) return text;
     std::string out = "'";
     for (char c : text) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -130,9 +133,10 @@ void check_script_values(const ShardedJob& job) {
                                                   " is not a partition name (letters, digits, '_', '-', '.'; several "
                                                   "separated by ',')");
     if (job.time_limit && !is_time_limit(*job.time_limit))
-        throw ScriptValueError("--time", "time limit " + shown(*job.time_limit) +
-                                             " is not one of sbatch's formats: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S "
-                                             "or UNLIMITED");
+        throw ScriptValueError("--time",
+                               "time limit " + shown(*job.time_limit) +
+                                   " is not one of sbatch's formats: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S "
+                                   "or UNLIMITED");
     if (job.name.empty() || job.name.size() > 200 || !only_of(job.name, "_-.+"))
         throw ScriptValueError("--config", "job name " + shown(job.name) +
                                                " (made from the config's file name) holds other characters than "
@@ -164,7 +168,8 @@ std::string array_script(const ShardedJob& job) {
     std::ostringstream s;
     s << "#!/bin/bash\n"
       << "# Written by kreg's runner: one array task per shard; task I runs shard I of " << job.tasks << ".\n"
-      << "# Submit by hand: sbatch " << "THIS_FILE; run one shard again: sbatch --array=I THIS_FILE\n";
+      << "# Submit by hand: sbatch "
+      << "THIS_FILE; run one shard again: sbatch --array=I THIS_FILE\n";
     common_directives(s, job, job.name);
     s << "#SBATCH --array=1-" << job.tasks << "\n"
       << "#SBATCH --ntasks=1\n";

@@ -19,16 +19,16 @@ inline constexpr const char* kTaskIndex = "{task}";
 
 // What the two scripts ask of Slurm and run.
 struct ShardedJob {
-    std::string name;                       // job name, e.g. kreg-cpu
-    int tasks = 1;                          // K: array tasks 1..K, one per shard
-    std::optional<std::string> partition;   // --partition
-    int gpus_per_task = 1;                  // --gres=gpu:N; 0 asks for no GPU (a CPU-only sweep)
-    bool exclusive = false;                 // --exclusive: no other job on a node while a shard is timed
-    std::optional<std::string> time_limit;  // --time, in any format sbatch takes
-    std::filesystem::path workdir;          // --chdir: relative paths of the commands resolve here
-    std::filesystem::path log_dir;          // each task's and the merge's stdout+stderr
-    std::vector<std::string> task_command;  // argv of one shard; kTaskIndex in a word is its index
-    std::vector<std::string> merge_command; // argv of the merge, run once every task has ended
+    std::string name;                        // job name, e.g. kreg-cpu
+    int tasks = 1;                           // K: array tasks 1..K, one per shard
+    std::optional<std::string> partition;    // --partition
+    int gpus_per_task = 1;                   // --gres=gpu:N; 0 asks for no GPU (a CPU-only sweep)
+    bool exclusive = false;                  // --exclusive: no other job on a node while a shard is timed
+    std::optional<std::string> time_limit;   // --time, in any format sbatch takes
+    std::filesystem::path workdir;           // --chdir: relative paths of the commands resolve here
+    std::filesystem::path log_dir;           // each task's and the merge's stdout+stderr
+    std::vector<std::string> task_command;   // argv of one shard; kTaskIndex in a word is its index
+    std::vector<std::string> merge_command;  // argv of the merge, run once every task has ended
 };
 
 // `text` as one POSIX shell word: as it is when it holds only safe characters, else in single quotes.

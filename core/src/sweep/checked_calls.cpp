@@ -36,7 +36,8 @@ SealedOutput SealedOutput::take(int fd, size_t count, std::string& why_not) {
     constexpr int kRequired = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
     const int seals = ::fcntl(fd, F_GET_SEALS);
     if (seals < 0 || (seals & kRequired) != kRequired) {
-        why_not = seals < 0 ? "its descriptor is not a memfd" : "its memfd is not sealed against write, grow and shrink";
+        why_not =
+            seals < 0 ? "its descriptor is not a memfd" : "its memfd is not sealed against write, grow and shrink";
         return out;
     }
     struct stat st {};
@@ -97,22 +98,31 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
     const uint64_t number = call->get<uint64_t>();
     if (op == "next_call") {
         if (std::string why = unexpected_field(message, {"op", "id", "call"}); !why.empty()) return why;
-        if (seed_out_) return "asked for the seed of call " + std::to_string(number) + " before handing over call " + std::to_string(expected);
-        if (number != expected) return "asked for the seed of call " + std::to_string(number) + ", expected call " + std::to_string(expected);
-        if (int(number) >= max_calls_) return "asked for a seed for call " + std::to_string(number) + ", more calls than the job has";
+        if (seed_out_)
+            return "asked for the seed of call " + std::to_string(number) + " before handing over call " +
+                   std::to_string(expected);
+        if (number != expected)
+            return "asked for the seed of call " + std::to_string(number) + ", expected call " +
+                   std::to_string(expected);
+        if (int(number) >= max_calls_)
+            return "asked for a seed for call " + std::to_string(number) + ", more calls than the job has";
         seed_out_ = unpredictable_seed();
         seed_sent_ = std::chrono::steady_clock::now();
-        if (!worker_.send({{"op", "call_seed"}, {"call", number}, {"seed", *seed_out_}})) return "";  // its death is seen next
+        if (!worker_.send({{"op", "call_seed"}, {"call", number}, {"seed", *seed_out_}}))
+            return "";  // its death is seen next
         return "";
     }
     // "output"
-    const double window_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seed_sent_).count();
-    if (std::string why = unexpected_field(message, {"op", "id", "call", "count", "measured_ms"}); !why.empty()) return why;
+    const double window_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seed_sent_).count();
+    if (std::string why = unexpected_field(message, {"op", "id", "call", "count", "measured_ms"}); !why.empty())
+        return why;
     if (!seed_out_ || number != expected)
         return "handed over call " + std::to_string(number) + " without asking for its seed first";
     const auto count = message.find("count");
     if (count == message.end() || !count->is_number_unsigned() || count->get<uint64_t>() != output_count_)
-        return "handed over call " + std::to_string(number) + " with a count other than M*N = " + std::to_string(output_count_);
+        return "handed over call " + std::to_string(number) +
+               " with a count other than M*N = " + std::to_string(output_count_);
     CheckedCall c;
     c.call = number;
     c.seed = *seed_out_;
@@ -121,7 +131,7 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
     if (measured == message.end()) return "handed over call " + std::to_string(number) + " without measured_ms";
     if (!measured->is_null()) {
         if (!measured->is_number() || !std::isfinite(measured->get<double>()) || measured->get<double>() < 0) {
-                return "handed over call " + std::to_string(number) + " with a measured time that is not a time";
+            return "handed over call " + std::to_string(number) + " with a measured time that is not a time";
         }
         c.measured_ms = measured->get<double>();
     }

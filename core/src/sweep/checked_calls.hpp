@@ -42,9 +42,9 @@ private:
 
 struct CheckedCall {
     uint64_t call = 0;
-    uint64_t seed = 0;                    // issued by the parent right before the call
-    std::optional<double> measured_ms;    // the worker's claim, timed calls only
-    double window_ms = 0;                 // parent clock: seed sent -> output received
+    uint64_t seed = 0;                  // issued by the parent right before the call
+    std::optional<double> measured_ms;  // the worker's claim, timed calls only
+    double window_ms = 0;               // parent clock: seed sent -> output received
     SealedOutput output;
 };
 

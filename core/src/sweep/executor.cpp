@@ -48,15 +48,17 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
              "stats", "gflops", "exit_code", "signal", "operation",   "block",      "gbps",  "end_cause"});
         !why.empty())
         return why;
-    if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples) return "sent a record with too many samples";
-    if (it->contains("extra") && (*it)["extra"].dump().size() > kMaxExtraBytes) return "sent a record with an oversized evidence bag";
+    if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples)
+        return "sent a record with too many samples";
+    if (it->contains("extra") && (*it)["extra"].dump().size() > kMaxExtraBytes)
+        return "sent a record with an oversized evidence bag";
     try {
         record = it->get<Record>();
     } catch (const std::exception& e) {
         return std::string("sent a malformed record: ") + e.what();
     }
-    if (record.job_id != job.id || record.kernel != job.kernel || !(record.shape == job.shape) || record.dtype != job.dtype ||
-        record.seed != job.seed)
+    if (record.job_id != job.id || record.kernel != job.kernel || !(record.shape == job.shape) ||
+        record.dtype != job.dtype || record.seed != job.seed)
         return "answered for another job";
     record.plugin_path = job.plugin_path;  // the worker may have loaded a staged copy
     record.reason = printable_utf8(record.reason, kMaxClaimText);
@@ -69,7 +71,7 @@ std::string read_record_claim(const nlohmann::json& reply, const Job& job, Recor
                "', which only the runner observes";
     if (record.status == RowStatus::failed)
         record.end_cause = record.end_cause == EndCause::memory_refused && rlimit_caps_memory ? EndCause::memory_refused
-                                                                                           : EndCause::kernel_failed;
+                                                                                              : EndCause::kernel_failed;
     else if (record.status != RowStatus::crashed)
         record.end_cause = EndCause::none;
     else if (record.end_cause != EndCause::cuda_error)
@@ -85,14 +87,15 @@ std::string stage_plugin(const std::string& plugin, const std::string& scratch) 
     const fs::path staged = folder / fs::path(plugin).filename();
     fs::copy_file(plugin, staged, fs::copy_options::overwrite_existing);
     fs::permissions(staged, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
-    fs::permissions(folder, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                                fs::perms::others_exec);
+    fs::permissions(folder, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
     return staged.string();
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
     if (from.empty()) return text;
-    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+        text.replace(at, from.size(), to);
     return text;
 }
 
@@ -150,7 +153,8 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
         auto w = std::make_unique<Worker>();
         w->peak_sink = &peak_memory_bytes_;
         std::vector<std::string> args{"__worker"};
-        if (!options_.cuda_visible_devices.empty()) args.insert(args.end(), {"--cuda-visible-devices", options_.cuda_visible_devices});
+        if (!options_.cuda_visible_devices.empty())
+            args.insert(args.end(), {"--cuda-visible-devices", options_.cuda_visible_devices});
         std::optional<WorkerConfinement> confinement;
         if (options_.sandbox) {
             // <scratch>/plugin: the copy it loads, read-only to it; <scratch>/work: its only writable folder
@@ -209,20 +213,25 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
         last_sandbox_ = nullptr;
         if (hello.message.contains("sandbox")) last_sandbox_ = hello.message["sandbox"];
         if (options_.sandbox) {  // what the parent set up, next to what the worker says it applied
-            if (!last_sandbox_.is_object()) last_sandbox_ = {{"applied", nlohmann::json::array()}, {"unavailable", nlohmann::json::array()}};
+            if (!last_sandbox_.is_object())
+                last_sandbox_ = {{"applied", nlohmann::json::array()}, {"unavailable", nlohmann::json::array()}};
             // The worker's own network step was left to the spawn, which made the namespace.
             auto& unavailable = last_sandbox_["unavailable"];
             for (auto it = unavailable.begin(); it != unavailable.end();)
-                it = it->is_string() && it->get<std::string>().rfind("network namespace: disabled by policy", 0) == 0 ? unavailable.erase(it) : it + 1;
+                it = it->is_string() && it->get<std::string>().rfind("network namespace: disabled by policy", 0) == 0
+                         ? unavailable.erase(it)
+                         : it + 1;
             const nlohmann::json spawn = w->process.confinement_report();
             for (const auto& a : spawn["applied"]) last_sandbox_["applied"].push_back(a);
             for (const auto& u : spawn["unavailable"]) last_sandbox_["unavailable"].push_back(u);
             last_sandbox_["applied"].push_back("environment: an allow-list, HOME and TMPDIR in the scratch folder");
-            last_sandbox_["applied"].push_back("scratch folder: " + w->scratch.path + "/work (private, removed afterwards)");
+            last_sandbox_["applied"].push_back("scratch folder: " + w->scratch.path +
+                                               "/work (private, removed afterwards)");
             if (w->cgroup)
                 last_sandbox_["applied"].push_back("memory cgroup: " + w->cgroup->limits());
             else if (w->memory_bytes > 0)
-                last_sandbox_["unavailable"].push_back("memory cgroup: " + w->cgroup_unavailable + " (RLIMIT_DATA stands in)");
+                last_sandbox_["unavailable"].push_back("memory cgroup: " + w->cgroup_unavailable +
+                                                       " (RLIMIT_DATA stands in)");
         }
         return w;
     } catch (const std::exception& e) {
@@ -235,7 +244,9 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
     PluginInfo info;
     info.path = plugin_path;
     if (in_process_)
-        return in_process_->handle({{"op", "describe"}, {"plugin", plugin_path}, {"device", device}}).at("plugin").get<PluginInfo>();
+        return in_process_->handle({{"op", "describe"}, {"plugin", plugin_path}, {"device", device}})
+            .at("plugin")
+            .get<PluginInfo>();
     std::string error;
     ExitInfo ended;
     bool violated = false;
@@ -250,7 +261,8 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
         return info;
     }
     const std::string loads = w->staged_path.empty() ? plugin_path : w->staged_path;
-    const auto reply = w->process.exchange({{"op", "describe"}, {"plugin", loads}, {"device", device}}, options_.load_timeout_s);
+    const auto reply =
+        w->process.exchange({{"op", "describe"}, {"plugin", loads}, {"device", device}}, options_.load_timeout_s);
     if (reply.outcome == WorkerProcess::Outcome::timed_out) {
         info.error = plugin_path + ": loading did not finish within " + seconds_text(options_.load_timeout_s) +
                      " s; worker killed";
@@ -268,8 +280,10 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
             info.error = plugin_path + ": " + memory + "; " + info.error.substr(plugin_path.size() + 2);
             info.load_end = EndCause::memory_cap;
         }
-    } else if (std::string why = unexpected_field(reply.message, {"op", "plugin"}); !why.empty() || reply.message.value("op", "") != "described") {
-        info.error = plugin_path + ": " + kProtocolViolationPrefix + (why.empty() ? "answered a description with '" + reply.message.value("op", "") + "'" : why);
+    } else if (std::string why = unexpected_field(reply.message, {"op", "plugin"});
+               !why.empty() || reply.message.value("op", "") != "described") {
+        info.error = plugin_path + ": " + kProtocolViolationPrefix +
+                     (why.empty() ? "answered a description with '" + reply.message.value("op", "") + "'" : why);
         info.load_end = EndCause::protocol_breach;
     } else {
         try {
@@ -313,7 +327,8 @@ nlohmann::json Executor::device_info(int device, bool calibrate, double timeout_
         const auto answer = w->process.exchange(request, timeout_s);
         w->process.stop();
         if (answer.outcome == WorkerProcess::Outcome::timed_out) return {{"error", "device query timed out"}};
-        if (answer.outcome == WorkerProcess::Outcome::violation) return {{"error", kProtocolViolationPrefix + answer.violation}};
+        if (answer.outcome == WorkerProcess::Outcome::violation)
+            return {{"error", kProtocolViolationPrefix + answer.violation}};
         if (answer.outcome != WorkerProcess::Outcome::reply)
             return {{"error", "device query: " + explain_worker_end(answer.exit, w->process.stderr_tail())}};
         reply = answer.message;
@@ -323,7 +338,8 @@ nlohmann::json Executor::device_info(int device, bool calibrate, double timeout_
         reply["ceilings"] = nullptr;
         reply["ceilings_unavailable"] = source.unavailable;
     } else if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string() && !staged.empty()) {
-        reply["ceilings_unavailable"] = replace_all(reply["ceilings_unavailable"].get<std::string>(), staged, ceiling_plugin);
+        reply["ceilings_unavailable"] =
+            replace_all(reply["ceilings_unavailable"].get<std::string>(), staged, ceiling_plugin);
     }
     // Which file measured the ceilings, by the parent's own reading of it.
     if (reply.contains("ceilings") && reply["ceilings"].is_object()) {
@@ -343,17 +359,21 @@ Record Executor::row_for_lost_worker(const Job& job, const WorkerProcess::Reply&
     const std::string tail = worker_ ? worker_->process.stderr_tail() : "";
     Record r = record_for(job, RowStatus::crashed, "");
     if (reply.outcome == WorkerProcess::Outcome::violation) {
-        r.reason = kProtocolViolationPrefix + printable_utf8(reply.violation, kMaxClaimText) + phase + "; worker killed";
+        r.reason =
+            kProtocolViolationPrefix + printable_utf8(reply.violation, kMaxClaimText) + phase + "; worker killed";
         r.end_cause = EndCause::protocol_breach;
     } else if (reply.outcome == WorkerProcess::Outcome::timed_out) {
         r.status = RowStatus::timeout;
         r.end_cause = phase.empty() ? EndCause::job_timeout : EndCause::load_timeout;
-        r.reason = phase.empty() ? "exceeded the time limit of " + seconds_text(job.settings.timeout_s) + " s; worker and everything it started killed"
-                                 : "loading the plugin exceeded " + seconds_text(options_.load_timeout_s) + " s; worker killed";
+        r.reason = phase.empty()
+                       ? "exceeded the time limit of " + seconds_text(job.settings.timeout_s) +
+                             " s; worker and everything it started killed"
+                       : "loading the plugin exceeded " + seconds_text(options_.load_timeout_s) + " s; worker killed";
         r.signal = reply.exit.signal;
     } else if (reply.exit.exit_code == kCallTimeoutExitCode && job.settings.call_timeout_s) {
         r.status = RowStatus::timeout;
-        r.reason = "a single call exceeded the per-call time limit of " + seconds_text(*job.settings.call_timeout_s) + " s; worker ended";
+        r.reason = "a single call exceeded the per-call time limit of " + seconds_text(*job.settings.call_timeout_s) +
+                   " s; worker ended";
         r.exit_code = reply.exit.exit_code;
         r.end_cause = EndCause::call_timeout;
     } else {
@@ -383,7 +403,9 @@ Record Executor::run_checked_job(const Job& job, std::vector<CheckedCall>& calls
 
 Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls) {
     if (in_process_) {
-        if (calls) return record_for(job, RowStatus::failed, "a job checked outside the worker needs a worker process (not --isolation none)");
+        if (calls)
+            return record_for(job, RowStatus::failed,
+                              "a job checked outside the worker needs a worker process (not --isolation none)");
         return in_process_->handle({{"op", "run"}, {"job", job}}).at("record").get<Record>();
     }
 
@@ -401,13 +423,16 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
         const auto loaded = worker_->process.exchange(
             {{"op", "load"}, {"plugin", loads}, {"device", job.settings.device}}, options_.load_timeout_s);
-        if (loaded.outcome != WorkerProcess::Outcome::reply) return row_for_lost_worker(job, loaded, " while loading the plugin");
+        if (loaded.outcome != WorkerProcess::Outcome::reply)
+            return row_for_lost_worker(job, loaded, " while loading the plugin");
         const std::string op = loaded.message.value("op", "");
         if (op == "loaded" && unexpected_field(loaded.message, {"op", "sandbox"}).empty()) {
-            if (loaded.message.contains("sandbox") && last_sandbox_.is_object() && loaded.message["sandbox"].is_object()) {
+            if (loaded.message.contains("sandbox") && last_sandbox_.is_object() &&
+                loaded.message["sandbox"].is_object()) {
                 // The worker's own steps after loading; the parent's stay.
                 for (const auto& a : loaded.message["sandbox"].value("applied", nlohmann::json::array()))
-                    if (std::find(last_sandbox_["applied"].begin(), last_sandbox_["applied"].end(), a) == last_sandbox_["applied"].end())
+                    if (std::find(last_sandbox_["applied"].begin(), last_sandbox_["applied"].end(), a) ==
+                        last_sandbox_["applied"].end())
                         last_sandbox_["applied"].push_back(a);
             } else if (loaded.message.contains("sandbox")) {
                 last_sandbox_ = loaded.message["sandbox"];
@@ -415,9 +440,11 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         } else {
             Record r = record_for(job, RowStatus::failed, "");
             if (op == "load_failed" && unexpected_field(loaded.message, {"op", "error"}).empty())
-                r.reason = printable_utf8(worker_->unstage(loaded.message.value("error", "plugin could not be loaded")), kMaxClaimText);
+                r.reason = printable_utf8(worker_->unstage(loaded.message.value("error", "plugin could not be loaded")),
+                                          kMaxClaimText);
             else
-                r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" + printable_utf8(op, 64) + "'";
+                r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" +
+                           printable_utf8(op, 64) + "'";
             r.status = op == "load_failed" ? RowStatus::failed : RowStatus::crashed;
             r.end_cause = op == "load_failed" ? EndCause::kernel_failed : EndCause::protocol_breach;
             worker_.reset();
@@ -445,7 +472,9 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         return failed;
     }
     Record r;
-    std::string violation = op == "result" ? read_record_claim(reply.message, sent, r, worker_->memory_bytes > 0 && !worker_->cgroup) : "answered a run with '" + printable_utf8(op, 64) + "'";
+    std::string violation =
+        op == "result" ? read_record_claim(reply.message, sent, r, worker_->memory_bytes > 0 && !worker_->cgroup)
+                       : "answered a run with '" + printable_utf8(op, 64) + "'";
     if (!violation.empty()) {
         WorkerProcess::Reply broken;
         broken.outcome = WorkerProcess::Outcome::violation;

@@ -11,8 +11,10 @@ namespace kreg {
 std::vector<std::pair<size_t, size_t>> kernel_runs(const std::vector<Job>& jobs) {
     std::vector<std::pair<size_t, size_t>> runs;
     for (size_t i = 0; i < jobs.size(); ++i) {
-        if (runs.empty() || jobs[i].kernel != jobs[runs.back().first].kernel) runs.push_back({i, i + 1});
-        else runs.back().second = i + 1;
+        if (runs.empty() || jobs[i].kernel != jobs[runs.back().first].kernel)
+            runs.push_back({i, i + 1});
+        else
+            runs.back().second = i + 1;
     }
     return runs;
 }

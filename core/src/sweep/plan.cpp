@@ -56,9 +56,8 @@ std::optional<std::string> nothing_measurable(const std::vector<PlannedJob>& pla
         ++rows_per_reason[*p.skip_reason];
         backends.insert(p.backend);
     }
-    const std::string rows = backends.size() == 1
-                                 ? (*backends.begin() == Backend::cuda ? " CUDA rows" : " CPU rows")
-                                 : " rows";
+    const std::string rows =
+        backends.size() == 1 ? (*backends.begin() == Backend::cuda ? " CUDA rows" : " CPU rows") : " rows";
     const std::string cannot = std::to_string(plan.size()) + rows + " of this sweep cannot run here";
     if (rows_per_reason.size() == 1) return rows_per_reason.begin()->first + ": the " + cannot;
     // Several reasons (shape limits differ per shape): the most frequent few, so the line stays one line.

@@ -112,8 +112,8 @@ void reference_gemm_fp64(int64_t m, int64_t n, int64_t k, const float* a, int64_
     run(Problem{nullptr, m, n, k, a, lda, b, ldb, c, ldc, magnitude});
 }
 
-void reference_gemm_rows_fp64(const int64_t* rows, int64_t row_count, int64_t n, int64_t k, const float* a,
-                              int64_t lda, const float* b, int64_t ldb, double* c, int64_t ldc, double* magnitude) {
+void reference_gemm_rows_fp64(const int64_t* rows, int64_t row_count, int64_t n, int64_t k, const float* a, int64_t lda,
+                              const float* b, int64_t ldb, double* c, int64_t ldc, double* magnitude) {
     run(Problem{rows, row_count, n, k, a, lda, b, ldb, c, ldc, magnitude});
 }
 

@@ -18,8 +18,7 @@ void reference_gemm_fp64(int64_t m, int64_t n, int64_t k, const float* a, int64_
 
 // The same for a subset of the rows of C: row r of c (and of magnitude) is row rows[r] of A*B, for
 // r < row_count. Used by the sampled check of shapes too large for a full reference.
-void reference_gemm_rows_fp64(const int64_t* rows, int64_t row_count, int64_t n, int64_t k, const float* a,
-                              int64_t lda, const float* b, int64_t ldb, double* c, int64_t ldc,
-                              double* magnitude = nullptr);
+void reference_gemm_rows_fp64(const int64_t* rows, int64_t row_count, int64_t n, int64_t k, const float* a, int64_t lda,
+                              const float* b, int64_t ldb, double* c, int64_t ldc, double* magnitude = nullptr);
 
 }  // namespace kreg

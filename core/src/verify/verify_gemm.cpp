@@ -64,8 +64,8 @@ struct Worst {
     double got = 0, expected = 0;
 };
 
-void compare_rows(const float* c, int64_t ldc, const int64_t* rows, int64_t row_count, int64_t n,
-                  const double* ref, const double* magnitude, Worst& worst) {
+void compare_rows(const float* c, int64_t ldc, const int64_t* rows, int64_t row_count, int64_t n, const double* ref,
+                  const double* magnitude, Worst& worst) {
     for (int64_t r = 0; r < row_count; ++r) {
         const float* c_row = c + rows[r] * ldc;
         for (int64_t j = 0; j < n; ++j) {
@@ -82,8 +82,8 @@ std::string describe(const Worst& w, double tolerance) {
 }
 
 // Compares the listed rows of C with the fp64 reference, in chunks to bound memory.
-Worst check_rows(const float* a, const float* b, const float* c, const std::vector<int64_t>& rows, int64_t n,
-                 int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+Worst check_rows(const float* a, const float* b, const float* c, const std::vector<int64_t>& rows, int64_t n, int64_t k,
+                 int64_t lda, int64_t ldb, int64_t ldc) {
     Worst worst;
     const int64_t chunk = std::max<int64_t>(1, kFullChunkElements / n);
     std::vector<double> ref, magnitude;
@@ -167,9 +167,10 @@ std::string describe_non_finite(float value, int64_t i, int64_t j) {
     const long long row = i, col = j;
     if (std::isinf(value)) return format("%sInf at (%lld, %lld)", value < 0 ? "-" : "", row, col);
     if (bits == kPoisonBits)
-        return format("unwritten element at (%lld, %lld): still holds C's poison NaN (never written, or C was read "
-                      "although beta = 0)",
-                      row, col);
+        return format(
+            "unwritten element at (%lld, %lld): still holds C's poison NaN (never written, or C was read "
+            "although beta = 0)",
+            row, col);
     // The payload: the mantissa below the quiet bit. Arithmetic may quiet a NaN and change its sign, never
     // (where it keeps the payload at all) these bits.
     constexpr uint32_t kPayload = 0x003fffffu;
@@ -194,22 +195,28 @@ std::string describe_non_finite(float value, int64_t i, int64_t j) {
     // read one of the harness's NaNs and the hardware replaced the payload: NVIDIA GPUs return the canonical
     // NaN 0x7fffffff from arithmetic on any NaN. Nothing more can be said from the bits.
     if (bits == 0x7fffffffu)
-        return format("NaN at (%lld, %lld): the canonical NaN 0x7fffffff, whose bits do not say where it came from "
-                      "(GPU arithmetic returns it for any NaN operand: C's poison read although beta = 0, a read "
-                      "outside A or B, whose padding is NaN, or an invalid operation such as 0 * Inf)",
-                      row, col);
-    return format("NaN at (%lld, %lld) (bits 0x%08x) carries none of the harness's NaN patterns and no element of A "
-                  "or B is NaN: an invalid operation (0 * Inf, Inf - Inf, 0 / 0), memory the harness did not fill "
-                  "(uninitialised shared memory or registers), or a NaN whose payload the hardware replaced",
-                  row, col, unsigned(bits));
+        return format(
+            "NaN at (%lld, %lld): the canonical NaN 0x7fffffff, whose bits do not say where it came from "
+            "(GPU arithmetic returns it for any NaN operand: C's poison read although beta = 0, a read "
+            "outside A or B, whose padding is NaN, or an invalid operation such as 0 * Inf)",
+            row, col);
+    return format(
+        "NaN at (%lld, %lld) (bits 0x%08x) carries none of the harness's NaN patterns and no element of A "
+        "or B is NaN: an invalid operation (0 * Inf, Inf - Inf, 0 / 0), memory the harness did not fill "
+        "(uninitialised shared memory or registers), or a NaN whose payload the hardware replaced",
+        row, col, unsigned(bits));
 }
 
 double default_tolerance(DType dtype) {
     switch (dtype) {
-        case DType::fp32: return 1e-5;
-        case DType::tf32: return 2e-3;
-        case DType::bf16: return 1e-2;
-        case DType::fp16: return 2e-3;
+        case DType::fp32:
+            return 1e-5;
+        case DType::tf32:
+            return 2e-3;
+        case DType::bf16:
+            return 1e-2;
+        case DType::fp16:
+            return 2e-3;
     }
     return 1e-5;
 }

@@ -17,8 +17,8 @@
 namespace kreg {
 
 struct AllocationRefusals {
-    uint64_t count = 0;     // requests refused since the last reset
-    size_t largest = 0;     // the largest of them, bytes
+    uint64_t count = 0;  // requests refused since the last reset
+    size_t largest = 0;  // the largest of them, bytes
 };
 
 AllocationRefusals allocation_refusals();

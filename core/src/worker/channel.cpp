@@ -91,14 +91,16 @@ uint64_t ParentCallChannel::seed_for_call(uint64_t call) {
     if (!channel_.write_message({{"op", "next_call"}, {"id", id_}, {"call", call}}))
         throw WorkerFatal("the parent is gone (asking for the seed of call " + std::to_string(call) + ")");
     std::string line;
-    if (!channel_.read_line(line)) throw WorkerFatal("the parent is gone (waiting for the seed of call " + std::to_string(call) + ")");
+    if (!channel_.read_line(line))
+        throw WorkerFatal("the parent is gone (waiting for the seed of call " + std::to_string(call) + ")");
     try {
         const nlohmann::json answer = nlohmann::json::parse(line);
         if (answer.at("op") != "call_seed" || answer.at("id") != id_ || answer.at("call") != call)
             throw std::runtime_error("unexpected answer");
         return answer.at("seed").get<uint64_t>();
     } catch (const std::exception& e) {
-        throw WorkerFatal("the parent's answer for the seed of call " + std::to_string(call) + " is malformed: " + e.what());
+        throw WorkerFatal("the parent's answer for the seed of call " + std::to_string(call) +
+                          " is malformed: " + e.what());
     }
 }
 

@@ -98,8 +98,10 @@ WorkerProcess::WorkerProcess() = default;
 WorkerProcess WorkerProcess::start(const std::string& exe, const std::vector<std::string>& args,
                                    const WorkerConfinement* confinement) {
     int request[2], err[2], reply[2];
-    if (::pipe2(request, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create worker pipes: ") + std::strerror(errno));
-    if (::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create worker pipes: ") + std::strerror(errno));
+    if (::pipe2(request, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("cannot create worker pipes: ") + std::strerror(errno));
+    if (::pipe2(err, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("cannot create worker pipes: ") + std::strerror(errno));
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, reply) != 0)
         throw std::runtime_error(std::string("cannot create the worker's reply socket: ") + std::strerror(errno));
     // The child's ends above every descriptor number they are moved to.
@@ -237,7 +239,8 @@ ExitInfo WorkerProcess::kill_and_reap() {
     if (exit_) return *exit_;
     if (confined_) {
         const ConfinedExit end = confined_->kill_and_reap();
-        ExitInfo info = end.known ? exit_info_from(end.wait_status) : ExitInfo{std::nullopt, std::string("SIGKILL"), {}, 0};
+        ExitInfo info =
+            end.known ? exit_info_from(end.wait_status) : ExitInfo{std::nullopt, std::string("SIGKILL"), {}, 0};
         if (end.stopped_by) info.stopped = signal_name(end.stopped_by);
         info.max_rss_kib = end.max_rss_kib;
         exit_ = info;
@@ -262,7 +265,8 @@ ExitInfo WorkerProcess::reap_if_dead(bool block) {
         pollfd pfd{death_fd_, POLLIN, 0};
         if (block || ::poll(&pfd, 1, 0) > 0) {
             const ConfinedExit end = confined_->wait(block ? 1.0 : 0.5);
-            ExitInfo info = end.known ? exit_info_from(end.wait_status) : ExitInfo{std::nullopt, std::string("SIGKILL"), {}, 0};
+            ExitInfo info =
+                end.known ? exit_info_from(end.wait_status) : ExitInfo{std::nullopt, std::string("SIGKILL"), {}, 0};
             if (end.stopped_by) info.stopped = signal_name(end.stopped_by);
             info.max_rss_kib = end.max_rss_kib;
             exit_ = info;
@@ -391,8 +395,9 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
                 return violation("wrote a line that is not a protocol message: \"" + excerpt(line) + "\"");
             const auto id = message.find("id");
             if (id == message.end() || !id->is_string() || *id != request_id_)
-                return violation("wrote a message for another request (id " + (id == message.end() ? std::string("missing") : id->dump()) +
-                                 ", expected \"" + request_id_ + "\"): \"" + excerpt(line) + "\"");
+                return violation("wrote a message for another request (id " +
+                                 (id == message.end() ? std::string("missing") : id->dump()) + ", expected \"" +
+                                 request_id_ + "\"): \"" + excerpt(line) + "\"");
             const std::string op = message["op"].get<std::string>();
             if (interim && interim->ops.count(op)) {
                 int fd = -1;

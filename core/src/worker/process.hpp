@@ -44,9 +44,9 @@ std::string unexpected_field(const nlohmann::json& message, std::initializer_lis
 
 // How a confined worker is started (sandbox/confined_spawn.hpp).
 struct WorkerConfinement {
-    std::string scratch_dir;               // its working folder; removed by the caller
-    uint64_t scratch_tmpfs_bytes = 0;      // > 0: a private tmpfs of this size over it, inside its namespaces
-    std::vector<std::string> environment;  // its whole environment
+    std::string scratch_dir;                  // its working folder; removed by the caller
+    uint64_t scratch_tmpfs_bytes = 0;         // > 0: a private tmpfs of this size over it, inside its namespaces
+    std::vector<std::string> environment;     // its whole environment
     std::function<void(pid_t)> before_start;  // places the reaper (a cgroup) before anything runs
 };
 
@@ -119,9 +119,9 @@ private:
     Reply violation(std::string what);
     bool write_request(const nlohmann::json& message);
 
-    pid_t pid_ = -1;                              // plain workers
-    std::unique_ptr<ConfinedProcess> confined_;   // confined workers (their reaper)
-    int death_fd_ = -1;                           // pidfd, or the reaper's status pipe (not owned)
+    pid_t pid_ = -1;                             // plain workers
+    std::unique_ptr<ConfinedProcess> confined_;  // confined workers (their reaper)
+    int death_fd_ = -1;                          // pidfd, or the reaper's status pipe (not owned)
     int request_fd_ = -1;
     int reply_fd_ = -1;
     int stderr_fd_ = -1;

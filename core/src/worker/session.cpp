@@ -159,7 +159,8 @@ nlohmann::json WorkerSession::run(const Job& job) {
         harden_after_plugin_load(job.settings.device);
         record.plugin = plugin.descriptor().plugin_name;
         const kreg_kernel_info* info = plugin.find_kernel(job.kernel);
-        if (info == nullptr) throw std::runtime_error("plugin " + job.plugin_path + " has no kernel '" + job.kernel + "'");
+        if (info == nullptr)
+            throw std::runtime_error("plugin " + job.plugin_path + " has no kernel '" + job.kernel + "'");
         record.backend = static_cast<Backend>(info->backend);
         const KernelMeta meta = to_kernel_meta(*info);
         if (!meta.unavailable_reason.empty()) {  // an operation or dtype this runner does not know
@@ -249,7 +250,10 @@ nlohmann::json WorkerSession::device(int device, const std::string& ceiling_plug
     nlohmann::json reply;
     try {
         if (auto why = why_cannot_run(device, 0)) return {{"op", "device"}, {"error", *why}};
-        reply = {{"op", "device"}, {"facts", describe_device(device)}, {"device_count", cuda_device_count()}, {"ceilings", nullptr}};
+        reply = {{"op", "device"},
+                 {"facts", describe_device(device)},
+                 {"device_count", cuda_device_count()},
+                 {"ceilings", nullptr}};
     } catch (const std::exception& e) {
         return {{"op", "device"}, {"error", e.what()}};
     }
@@ -259,7 +263,7 @@ nlohmann::json WorkerSession::device(int device, const std::string& ceiling_plug
     } catch (const CudaError& e) {
         reply["ceilings_unavailable"] = std::string("calibration failed: ") + e.what();
         if (e.sticky()) finished_ = true;  // the context is gone: this worker serves nothing more
-    } catch (const std::exception& e) {  // PluginLoadError, a kernel's error status
+    } catch (const std::exception& e) {    // PluginLoadError, a kernel's error status
         reply["ceilings_unavailable"] = std::string("calibration failed: ") + e.what();
     }
     return reply;

@@ -24,7 +24,8 @@ int run_worker(int request_fd, int reply_fd, const std::string& nonce, const std
 
     WorkerChannel channel(request_fd, reply_fd);
     std::unique_ptr<WorkerSession> session_owner;
-    nlohmann::json hello = {{"op", "hello"}, {"id", nonce + ":0"}, {"protocol", kWorkerProtocolVersion}, {"pid", ::getpid()}};
+    nlohmann::json hello = {
+        {"op", "hello"}, {"id", nonce + ":0"}, {"protocol", kWorkerProtocolVersion}, {"pid", ::getpid()}};
     if (sandbox) {
         SandboxReport report;
         try {

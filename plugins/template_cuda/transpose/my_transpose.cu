@@ -59,7 +59,9 @@ Launch plan(const kreg_transpose_args& args) {
 
 // A transpose reads every element once and writes it once: 8 bytes per element is the minimum, and what
 // the roofline (the device-to-device copy bandwidth) is measured against.
-double student_model_bytes(int64_t m, int64_t n, int64_t /*k*/, kreg_dtype /*dtype*/) { return 8.0 * double(m) * double(n); }
+double student_model_bytes(int64_t m, int64_t n, int64_t /*k*/, kreg_dtype /*dtype*/) {
+    return 8.0 * double(m) * double(n);
+}
 
 class StudentTranspose final : public kreg::ITransposeKernel {
 public:
