@@ -487,6 +487,25 @@ TEST(ConsoleTable, EachRowsRateIsItsOwnWhenOperationsMix) {
     EXPECT_NE(copy_only[2].find("1342.5"), std::string::npos) << copy_only[2];
 }
 
+// A sweep's rows skipped for one reason (no GPU: every CUDA row) show that reason whole once; each later row
+// points back to the first, so 150 rows do not print the same sentence 150 times.
+TEST(ConsoleTable, ARepeatedSkipReasonIsPrintedOnceAndLaterRowsPointBack) {
+    const std::string why = "no CUDA device: no NVIDIA driver (cudaGetDeviceCount: cudaErrorInsufficientDriver)";
+    const std::vector<Record> records{failed_record("cuda_a", k512, RowStatus::skipped, why),
+                                      failed_record("cuda_b", k512, RowStatus::skipped, why),
+                                      failed_record("cuda_c", k512, RowStatus::skipped, "another reason"),
+                                      failed_record("cuda_d", k512, RowStatus::skipped, why)};
+    const std::string table = format_table(records, Baseline());
+    size_t count = 0;
+    for (size_t at = table.find(why); at != std::string::npos; at = table.find(why, at + 1)) ++count;
+    EXPECT_EQ(count, 1u) << table;
+    EXPECT_NE(table.find("another reason"), std::string::npos) << table;
+    size_t pointers = 0;
+    const std::string back = "skipped for the same reason as cuda_a " + to_string(k512) + " above";
+    for (size_t at = table.find(back); at != std::string::npos; at = table.find(back, at + 1)) ++pointers;
+    EXPECT_EQ(pointers, 2u) << table;
+}
+
 TEST(Csv, NonFiniteErrorIsWrittenAndParses) {
     Record r = failed_record("nan_maker", k512, RowStatus::wrong_result, "output has Inf");
     r.max_rel_err = std::numeric_limits<double>::infinity();

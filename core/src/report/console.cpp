@@ -8,6 +8,7 @@
 #include "report/summary.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace kreg {
 namespace {
@@ -114,9 +115,23 @@ std::string format_table(const std::vector<Record>& records, const Baseline& bas
     std::vector<std::string> rules;
     for (size_t w : widths) rules.push_back(std::string(w, '-'));
     out += render(rules);
+    // A reason is printed whole once; a later skipped row with the same reason (a sweep's CUDA rows on a
+    // machine without a GPU, a shape every kernel declines) points back to the first row that gave it.
+    std::map<std::string, size_t> first_skip_with;
     for (size_t i = 0; i < rows.size(); ++i) {
         out += render(rows[i]);
-        if (records[i].status != RowStatus::ok) out += indented_text(records[i].reason, 4, kTableReasonBytes);
+        const Record& r = records[i];
+        if (r.status == RowStatus::ok) continue;
+        if (r.status == RowStatus::skipped) {
+            const auto [first, fresh] = first_skip_with.emplace(r.reason, i);
+            if (!fresh) {
+                const Record& earlier = records[first->second];
+                out += "    skipped for the same reason as " + one_line(earlier.kernel, kNameBytes) + " " +
+                       to_string(earlier.shape) + " above\n";
+                continue;
+            }
+        }
+        out += indented_text(r.reason, 4, kTableReasonBytes);
     }
     out += "\n" + counts_line(records) + "\n";
     return out;
