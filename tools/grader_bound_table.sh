@@ -34,8 +34,8 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/out" <<'EOF'
 import json, pathlib, sys
 
-print("| kernel | round | claimed median | grader's bound | bound / claimed | allowance (error) | believed |")
-print("|---|---|---|---|---|---|---|")
+print("| kernel | round | claimed median | its CPU time (median) | grader's bound | bound / claimed | bound / CPU time | bound from | allowance (error) | CPU allowance | believed |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for student in sorted((pathlib.Path(sys.argv[1]) / "students").glob("*.json")):
     try:
         result = json.loads(student.read_text())
@@ -63,7 +63,12 @@ for student in sorted((pathlib.Path(sys.argv[1]) / "students").glob("*.json")):
                 allowance = f"{c['harness_allowance_ms']:.3f} ({c.get('harness_allowance_error_ms', float('nan')):.3f})"
             else:
                 allowance = "none: " + c.get("no_bound", "?")
-            print(f"| {student.stem} | {i} | {claimed:.3f} | {bound:.3f} | {bound / claimed if claimed else float('nan'):.2f} | "
-                  f"{allowance} | {c['believed']} |")
-    print(f"| {student.stem} | tiers: {'; '.join(tiers)} | | | | | |")
+            cpu = (f"{c['harness_cpu_allowance_ms']:.3f}" if "harness_cpu_allowance_ms" in c
+                   else "none: " + c.get("no_cpu_bound", "?"))
+            own_cpu = c.get("claimed_cpu_median_ms")
+            cpu_text = f"{own_cpu:.3f}" if own_cpu is not None else "-"
+            cpu_ratio = f"{bound / own_cpu:.2f}" if own_cpu else "-"
+            print(f"| {student.stem} | {i} | {claimed:.3f} | {cpu_text} | {bound:.3f} | {bound / claimed if claimed else float('nan'):.2f} | {cpu_ratio} | "
+                  f"{c.get('bound_from', '-')} | {allowance} | {cpu} | {c['believed']} |")
+    print(f"| {student.stem} | tiers: {'; '.join(tiers)} | | | | | | | | | |")
 EOF

@@ -12,6 +12,7 @@
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/memory_limit.hpp"
+#include "worker/cpu_time.hpp"
 #include "worker/stop_request.hpp"
 
 #include <cxxopts.hpp>
@@ -221,7 +222,8 @@ int run_grade_command(int argc, char** argv) {
     }
     go.out_dir = r["out"].as<std::string>();
     if (const char* lock = std::getenv(kTimedTierLockVariable); lock && *lock && shard)
-        go.timed_tier_lock = lock;  // a shard of --jobs
+        go.timed_tier_lock = lock;                                   // a shard of --jobs
+    go.timing_cpu = timing_cpu_for_shard(shard ? shard->index : 1);  // used by CPU rubrics only
     go.force = r.count("force") > 0;
     go.runner_exe = exe.string();
     go.device = r["device"].as<int>();

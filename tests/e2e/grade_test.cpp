@@ -240,6 +240,12 @@ TEST(Grade, AsRootASdkTheSandboxUidCannotReadIsAClearBuildFailure) {
                                               " (others may not enter it)"),
               std::string::npos)
         << graded.at("carol").summary;
+    // The console says it whole too, down to what to do about it (issue 22: it was cut mid-sentence there).
+    EXPECT_NE(run.err.find("carol: build_failed"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("(others may not enter it) (install kreg where any user can read it, e.g. under /usr or "
+                           "/opt)"),
+              std::string::npos)
+        << run.err;
 }
 
 TEST(Grade, AKilledRunResumesWithoutLossOrDuplication) {

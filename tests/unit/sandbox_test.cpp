@@ -959,6 +959,49 @@ TEST(Sandbox, NoSignalOwnershipOrProcessControlTowardsOtherProcesses) {
     }));
 }
 
+// A CPU rubric's worker stays on the one CPU it was started on (SandboxPolicy::fixed_affinity): the grader reads
+// its CPU time as a bound on a call's elapsed time, which holds only while its threads can never run on two CPUs
+// at once. Without the fixed affinity each sched_setaffinity below succeeds (the test above shows the own ones do).
+TEST(Sandbox, FixedAffinityKeepsEveryThreadOnTheCpuItStartedOn) {
+    EXPECT_CHILD_PASSES(in_child([](std::string& message) {
+        cpu_set_t all;
+        CPU_ZERO(&all);
+        if (::sched_getaffinity(0, sizeof all, &all) != 0) {
+            message = std::string("sched_getaffinity: ") + std::strerror(errno);
+            return kFail;
+        }
+        int first = 0;
+        while (!CPU_ISSET(first, &all)) ++first;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(first, &one);
+        if (::sched_setaffinity(0, sizeof one, &one) != 0) {  // as the executor starts the worker
+            message = std::string("sched_setaffinity before hardening: ") + std::strerror(errno);
+            return kFail;
+        }
+        SandboxPolicy policy;
+        policy.fixed_affinity = true;
+        const SandboxReport report = harden_before_load(policy);
+        if (step_missing(report, "seccomp stage 1", message)) return kSkip;
+        Checks checks;
+        checks.expect(report.has_applied("fixed affinity"), "the report names the fixed affinity");
+        checks.expect_call_errno(
+            "sched_setaffinity(self, every CPU)", [&] { return ::sched_setaffinity(0, sizeof all, &all); }, EPERM);
+        checks.expect_call_errno(
+            "sched_setaffinity(own pid, every CPU)", [&] { return ::sched_setaffinity(::getpid(), sizeof all, &all); },
+            EPERM);
+        int thread_errno = 0;
+        std::thread([&] { thread_errno = ::sched_setaffinity(0, sizeof all, &all) == 0 ? 0 : errno; }).join();
+        checks.expect(thread_errno == EPERM, "sched_setaffinity from a new thread fails with EPERM");
+        cpu_set_t now;
+        CPU_ZERO(&now);
+        checks.expect(::sched_getaffinity(0, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 && CPU_ISSET(first, &now),
+                      "still on CPU " + std::to_string(first) + " alone");
+        message = checks.log + report.to_json().dump(1);
+        return checks.result();
+    }));
+}
+
 // Landlock alone (no seccomp, no network namespace): its signal and abstract-socket scopes and its TCP
 // rules stand on their own, so a kernel without seccomp filters still keeps the worker inside.
 TEST(Sandbox, LandlockAloneKeepsSignalsSocketsAndTcpInside) {

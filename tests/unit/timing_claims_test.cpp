@@ -186,6 +186,88 @@ TEST(TimingClaims, WithoutABoundTheRowSaysWhyAndCarriesNoAllowance) {
     EXPECT_FALSE(judge_timing_claims(longer.job, longer.row, longer.calls, no_bound("none")).violation.empty());
 }
 
+// A loaded 2-core machine: most of every window is a wait for the CPU (the windows below run 9-31 ms around
+// 2.5 ms calls, the calibration's shares 7-30 ms), so the windows bound nothing; the worker's CPU time on its one
+// CPU does not grow with waiting, and bounds each call within its harness share.
+Scenario loaded_scenario(const std::vector<double>& cpu_ms, double claimed) {
+    Scenario s = scenario({{9.0, claimed}, {31.0, claimed}, {14.0, claimed}});
+    for (size_t i = 2; i < s.calls.size(); ++i) s.calls[i].cpu_ms = cpu_ms[i - 2];
+    return s;
+}
+
+std::vector<CheckedCall> loaded_calibration(double measured, double harness_cpu) {
+    std::vector<CheckedCall> calls = calibration({7, 9, 12, 15, 20, 24, 30, 8, 11, 26}, measured);
+    for (CheckedCall& c : calls)
+        if (c.measured_ms) {
+            c.cpu_ms = measured + harness_cpu;
+            c.call_cpu_ms = measured;  // the trusted worker's own figure; its measured time is this plus waits
+            *c.measured_ms += 3.0;
+        }
+    return calls;
+}
+
+TEST(TimingClaims, OnOneCpuTheWorkersCpuTimeBoundsAnHonestKernelUnderLoadWithinItsFifth) {
+    const HarnessAllowance a = harness_allowance(loaded_calibration(75.0, 0.6), AllowanceRule::same_round);
+    ASSERT_TRUE(std::isfinite(a.cpu_allowance_ms)) << a.no_cpu_bound;
+    EXPECT_NEAR(a.cpu_allowance_ms, 0.6 + kAllowanceClockError_ms, 1e-9);
+    // The honest template: 2.5 ms of CPU per call (its claim), 0.5-0.7 ms of harness CPU around it.
+    Scenario s = loaded_scenario({3.0, 3.2, 3.1}, 2.5);
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, a);
+    EXPECT_TRUE(v.violation.empty()) << v.violation;
+    EXPECT_TRUE(v.believed);
+    EXPECT_TRUE(v.from_cpu_time);
+    EXPECT_GE(v.bound_median_ms, 0.8 * 2.5);
+    EXPECT_LE(v.bound_median_ms, 2.5);
+    EXPECT_EQ(v.evidence().bound_from, "cpu_time");
+    // The same windows without the CPU time: the window's bound is zero.
+    Scenario blind = scenario({{9.0, 2.5}, {31.0, 2.5}, {14.0, 2.5}});
+    const TimingVerdict w = judge_timing_claims(blind.job, blind.row, blind.calls, a);
+    EXPECT_EQ(w.bound_median_ms, 0);
+    EXPECT_FALSE(w.from_cpu_time);
+    EXPECT_NE(w.no_cpu_bound.find("no CPU time"), std::string::npos) << w.no_cpu_bound;
+}
+
+TEST(TimingClaims, OnOneCpuTheWindowsAreNotUsedSoTheirWaitsCannotPutTheBoundAboveAnHonestKernel) {
+    // Measured so on the 2-core VM: the window's allowance (1.1 ms) below the waits in the quietest call's window
+    // bounded an honest 23.6 ms cpu_naive at 23.65 ms. Its CPU time (23.0 ms with 0.6 of harness) does not.
+    HarnessAllowance a = harness_allowance(loaded_calibration(23.0, 0.6), AllowanceRule::same_round);
+    a.allowance_ms = 1.1;
+    Scenario s = scenario({{24.8, 23.5}, {31.0, 23.6}, {26.0, 23.7}});
+    for (size_t i = 2; i < s.calls.size(); ++i) s.calls[i].cpu_ms = 23.6;
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, a);
+    EXPECT_TRUE(v.believed) << v.bound_median_ms;
+    EXPECT_TRUE(v.from_cpu_time);
+    EXPECT_NEAR(v.bound_median_ms, 23.6 - 0.6 - kAllowanceClockError_ms, 1e-9);
+}
+
+TEST(TimingClaims, ACalibrationWhoseWorkerGaveNoCpuTimeOfItsCallsGivesNoCpuAllowance) {
+    std::vector<CheckedCall> calls = loaded_calibration(23.0, 0.6);
+    for (CheckedCall& c : calls) c.call_cpu_ms.reset();
+    const HarnessAllowance a = harness_allowance(calls, AllowanceRule::same_round);
+    EXPECT_FALSE(std::isfinite(a.cpu_allowance_ms));
+}
+
+TEST(TimingClaims, OnOneCpuATimerThatReadsLessThanTheCallIsNotBelievedUnderLoad) {
+    const HarnessAllowance a = harness_allowance(loaded_calibration(75.0, 0.6), AllowanceRule::same_round);
+    // The tampered timer claims a third of the 2.5 ms the calls used on the CPU.
+    Scenario s = loaded_scenario({3.0, 3.2, 3.1}, 0.83);
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, a);
+    EXPECT_TRUE(v.violation.empty()) << v.violation;
+    EXPECT_FALSE(v.believed);
+    EXPECT_GT(v.bound_median_ms, 2.0);
+}
+
+TEST(TimingClaims, ACalibrationWithoutCpuTimeGivesNoCpuBoundAndSaysSo) {
+    const HarnessAllowance a = harness_allowance(calibration({7, 9, 12, 15}), AllowanceRule::same_round);
+    EXPECT_FALSE(std::isfinite(a.cpu_allowance_ms));
+    EXPECT_FALSE(a.no_cpu_bound.empty());
+    Scenario s = loaded_scenario({3.0, 3.2, 3.1}, 0.83);
+    const TimingVerdict v = judge_timing_claims(s.job, s.row, s.calls, a);
+    EXPECT_FALSE(v.from_cpu_time);
+    EXPECT_EQ(v.no_cpu_bound, a.no_cpu_bound);
+    EXPECT_EQ(v.evidence().no_cpu_bound, a.no_cpu_bound);
+}
+
 TEST(PrintableUtf8, InvalidBytesAndControlCharactersNeverReachAReport) {
     EXPECT_EQ(printable_utf8("plain", 100), "plain");
     EXPECT_EQ(printable_utf8("a\xff"

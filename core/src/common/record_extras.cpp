@@ -277,13 +277,18 @@ void read_value(const json& j, const std::string& path, TrustedCheckEvidence& v)
 void read_value(const json& j, const std::string& path, TimingClaims& v) {
     const Fields f(j, path,
                    {"claimed_median_ms", "grader_bound_median_ms", "believed", "harness_allowance_ms",
-                    "harness_allowance_error_ms", "calibration", "no_bound"});
+                    "harness_allowance_error_ms", "calibration", "no_bound", "harness_cpu_allowance_ms", "bound_from",
+                    "no_cpu_bound", "claimed_cpu_median_ms"});
     f.required("claimed_median_ms", v.claimed_median_ms);
     f.required("grader_bound_median_ms", v.grader_bound_median_ms);
     f.required("believed", v.believed);
     f.optional("harness_allowance_error_ms", v.harness_allowance_error_ms);
     f.optional("calibration", v.calibration);
     f.optional("no_bound", v.no_bound);
+    f.optional("harness_cpu_allowance_ms", v.harness_cpu_allowance_ms);
+    f.optional("bound_from", v.bound_from);
+    f.optional("no_cpu_bound", v.no_cpu_bound);
+    f.optional("claimed_cpu_median_ms", v.claimed_cpu_median_ms);
     // Without a bound the allowance is absent (older reports wrote "uncalibrated").
     const auto allowance = j.find("harness_allowance_ms");
     if ((allowance == j.end() && v.no_bound) || (allowance != j.end() && *allowance == "uncalibrated"))
@@ -451,6 +456,10 @@ void to_json(json& j, const TimingClaims& v) {
             v.no_bound.value_or("no harness allowance was measured: the claims that fit their windows stand");
     if (v.harness_allowance_error_ms) j["harness_allowance_error_ms"] = *v.harness_allowance_error_ms;
     if (v.calibration) j["calibration"] = *v.calibration;
+    if (v.harness_cpu_allowance_ms) j["harness_cpu_allowance_ms"] = *v.harness_cpu_allowance_ms;
+    if (v.bound_from) j["bound_from"] = *v.bound_from;
+    if (v.no_cpu_bound) j["no_cpu_bound"] = *v.no_cpu_bound;
+    if (v.claimed_cpu_median_ms) j["claimed_cpu_median_ms"] = *v.claimed_cpu_median_ms;
 }
 void from_json(const json& j, TimingClaims& v) { read_value(j, "", v); }
 

@@ -147,6 +147,12 @@ struct TimingClaims {
     std::optional<double> harness_allowance_error_ms;  // how far below a call's time its bound may lie
     std::optional<std::string> calibration;            // what measured the allowance, and when
     std::optional<std::string> no_bound;               // why no bound applies, and what that means for the grade
+    // The harness's CPU time inside a window (subtracted from each call's CPU time when the worker ran on one
+    // CPU), which of the two bounds held the row ("cpu_time" or "window"), and why CPU time bounded nothing.
+    std::optional<double> harness_cpu_allowance_ms;
+    std::optional<double> claimed_cpu_median_ms;  // the worker's word for its calls' CPU time (a claim, shown only)
+    std::optional<std::string> bound_from;
+    std::optional<std::string> no_cpu_bound;
 };
 
 // A record's "extra" object. Unset members are absent from the JSON.

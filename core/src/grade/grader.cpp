@@ -66,7 +66,10 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
     Record r = executor.run_checked_job(job, calls);
     if (r.status != RowStatus::ok) return r;
 
-    const TimingVerdict timing = judge_timing_claims(job, r, calls, allowance);
+    TimingVerdict timing = judge_timing_claims(job, r, calls, allowance);
+    if (!timing.no_cpu_bound.empty() && std::isfinite(allowance.cpu_allowance_ms) &&
+        !executor.cpu_clock_unavailable().empty())
+        timing.no_cpu_bound += " (" + executor.cpu_clock_unavailable() + ")";
     if (!timing.violation.empty()) {
         executor.finish();  // a worker that lies is not asked again
         Record breach = record_for(job, RowStatus::crashed, std::string(kProtocolViolationPrefix) + timing.violation);
@@ -219,6 +222,13 @@ Grader::Grader(GradeOptions options)
     for (const auto& [name, meta] : reference_meta_)
         if (const auto op = parse_operation(meta.operation)) known[name] = *op;
     check_tier_references(options_.rubric, known);
+    // Only CPU rubrics: a CUDA row's time is the GPU's, and its worker's host threads are better left free.
+    bool cpu_tiers = !options_.rubric.performance.empty();
+    for (const auto& tier : options_.rubric.performance) {
+        const auto meta = reference_meta_.find(tier.reference);
+        cpu_tiers = cpu_tiers && meta != reference_meta_.end() && meta->second.backend == Backend::cpu;
+    }
+    if (!cpu_tiers) options_.timing_cpu = -1;
 }
 
 Grader::~Grader() = default;
@@ -253,6 +263,11 @@ Executor& Grader::reference_worker(const std::string& plugin) {
         ExecutorOptions trusted;
         trusted.runner_exe = options_.runner_exe;
         trusted.echo_worker_stderr = options_.verbose;
+        trusted.timing_cpu = options_.timing_cpu;  // on the submission's CPU, as its calibration must be
+        // CPU rubrics: in a worker confined as the submission's is, so that the harness's CPU work the calibration
+        // measures is the one inside the submission's windows (the confined worker's was up to 1.5 ms larger at
+        // 256^3 than an unconfined one's, which put an honest kernel's bound above its own CPU time).
+        if (options_.timing_cpu >= 0) trusted.sandbox = options_.sandbox;
         executor = std::make_unique<Executor>(trusted);
     }
     return *executor;
@@ -305,6 +320,8 @@ HarnessAllowance Grader::harness_allowance(const Shape& shape, Backend backend) 
         if (r.status == RowStatus::ok) {
             allowance =
                 kreg::harness_allowance(calls, every_round ? AllowanceRule::same_round : AllowanceRule::once_per_shape);
+            if (!allowance.no_cpu_bound.empty() && !executor.cpu_clock_unavailable().empty())
+                allowance.no_cpu_bound += " (" + executor.cpu_clock_unavailable() + ")";
             if (allowance.bounds())
                 allowance.calibration = candidate + ", " + std::to_string(job.settings.repeats) +
                                         " timed calls checked outside " +
@@ -415,6 +432,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     untrusted.echo_worker_stderr = options_.verbose;
     untrusted.sandbox = options_.sandbox;
     untrusted.sandbox->cpu_seconds = limits.total_s;
+    untrusted.timing_cpu = options_.timing_cpu;
     // The rubric's limit is the submission's; the sealed copies of C a run hands over are charged to the
     // worker too, so they come on top (every call of the longest run, at the largest shape).
     const uint64_t most_calls = uint64_t(1 + std::max(2, rubric.warmup + rubric.repeats));

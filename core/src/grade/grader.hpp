@@ -39,6 +39,9 @@ struct GradeOptions {
     // A lock file several graders share (runner grade --jobs): each holds it (flock) while it times tiers, so
     // that one's timed runs never share the machine with another's. Empty: no lock.
     std::filesystem::path timed_tier_lock;
+    // A rubric whose tiers all time CPU kernels: every worker of a submission and of its references starts on
+    // this CPU and stays there, so the grader's CPU clock bounds each call (grade/timing_claims.hpp). -1: none.
+    int timing_cpu = -1;
 };
 
 // What one grade_all() did, for the console's last words.

@@ -53,14 +53,28 @@ HarnessAllowance harness_allowance(const std::vector<CheckedCall>& trusted_calls
         a.allowance_ms = kAllowanceMedianFactor * middle + 2 * (middle - gaps.front()) + kAllowanceClockError_ms;
     }
     a.error_ms = a.allowance_ms - gaps.front();
+
+    std::vector<double> cpu_gaps;
+    for (const CheckedCall& c : trusted_calls)
+        if (c.measured_ms && c.cpu_ms && c.call_cpu_ms) cpu_gaps.push_back(std::max(0.0, *c.cpu_ms - *c.call_cpu_ms));
+    if (cpu_gaps.size() != gaps.size()) {
+        a.no_cpu_bound = "the calibration's calls carry no CPU time of the worker";
+    } else {
+        std::sort(cpu_gaps.begin(), cpu_gaps.end());
+        a.cpu_allowance_ms = cpu_gaps[3 * cpu_gaps.size() / 4] + kAllowanceClockError_ms;
+    }
     return a;
 }
 
 TimingClaims TimingVerdict::evidence() const {
-    TimingClaims e{claimed_median_ms, bound_median_ms, believed, allowance.allowance_ms, {}, {}, {}};
+    TimingClaims e{claimed_median_ms, bound_median_ms, believed, allowance.allowance_ms, {}, {}, {}, {}, {}, {}, {}};
+    e.claimed_cpu_median_ms = claimed_cpu_median_ms;
     if (allowance.bounds()) {
         e.harness_allowance_error_ms = allowance.error_ms;
         if (!allowance.calibration.empty()) e.calibration = allowance.calibration;
+        e.bound_from = from_cpu_time ? "cpu_time" : "window";
+        if (std::isfinite(allowance.cpu_allowance_ms)) e.harness_cpu_allowance_ms = allowance.cpu_allowance_ms;
+        if (!no_cpu_bound.empty()) e.no_cpu_bound = no_cpu_bound;
     } else {
         e.no_bound = allowance.no_bound;
     }
@@ -79,7 +93,15 @@ TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::ve
                       " outputs";
         return v;
     }
-    std::vector<double> claimed, bounds;
+    std::vector<double> claimed, bounds, claimed_cpu;
+    // CPU time bounds the calls only when every timed one carries it: the worker ran on one CPU throughout.
+    bool every_call_has_cpu = true;
+    for (size_t i = untimed; i < calls.size(); ++i) every_call_has_cpu = every_call_has_cpu && calls[i].cpu_ms;
+    if (!std::isfinite(allowance.cpu_allowance_ms))
+        v.no_cpu_bound = allowance.no_cpu_bound.empty() ? "no CPU allowance was measured" : allowance.no_cpu_bound;
+    else if (!every_call_has_cpu)
+        v.no_cpu_bound = "the submission's calls carry no CPU time of its worker";
+    const bool use_cpu = v.no_cpu_bound.empty();
     for (size_t i = 0; i < calls.size(); ++i) {
         const CheckedCall& c = calls[i];
         if (c.call != i) {
@@ -105,14 +127,23 @@ TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::ve
             return v;
         }
         claimed.push_back(sample);
-        bounds.push_back(std::max(0.0, c.window_ms - allowance.allowance_ms));
+        if (c.call_cpu_ms) claimed_cpu.push_back(*c.call_cpu_ms);
+        // With the CPU time, the window is not used at all: on a loaded machine its allowance (the harness's share
+        // of a window, waits included) is as noisy as the waits, and an allowance below a call's own waits puts the
+        // window's bound above an honest kernel's time, which the CPU time's cannot be.
+        bounds.push_back(use_cpu ? std::max(0.0, *c.cpu_ms - allowance.cpu_allowance_ms)
+                                 : std::max(0.0, c.window_ms - allowance.allowance_ms));
     }
     v.claimed_median_ms = median(claimed);
+    if (!claimed_cpu.empty() && claimed_cpu.size() == claimed.size()) v.claimed_cpu_median_ms = median(claimed_cpu);
     // The smallest call's bound, not their median: the scheduler only lengthens windows, so the quietest
     // call is the one whose bound is nearest its own time, and with three timed calls on a loaded machine
     // two delayed ones put the median bound above an honest kernel's time (a 0.04 ms transpose bounded at
     // 2.1 ms). A kernel whose timer lies is bounded by its quietest call all the same.
-    v.bound_median_ms = bounds.empty() ? 0 : *std::min_element(bounds.begin(), bounds.end());
+    if (!bounds.empty()) {
+        v.bound_median_ms = *std::min_element(bounds.begin(), bounds.end());
+        v.from_cpu_time = use_cpu;
+    }
     v.believed = v.claimed_median_ms >= v.bound_median_ms;
     return v;
 }

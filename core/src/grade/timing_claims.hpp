@@ -37,11 +37,21 @@ constexpr int kCalibrationCalls = 20;
 constexpr double kAllowanceMedianFactor = 1.25;
 constexpr double kAllowanceClockError_ms = 0.02;
 enum class AllowanceRule { same_round, once_per_shape };
+//
+// A CPU worker runs on one CPU it cannot leave (worker/cpu_time.hpp), so the CPU time its process used inside a
+// window (CheckedCall::cpu_ms) is at most the window's elapsed time, and, less the harness's CPU work, at most
+// the call's. Unlike the window it does not grow while the worker waits for the CPU, which on a loaded machine
+// is most of a window. cpu_allowance_ms is that harness CPU work, from the same calibration: the upper quartile
+// of cpu_ms - call_cpu_ms (the trusted worker's own CPU time of the call, which a trusted kernel's worker has
+// no reason to misstate; the measured time would not do: under load it includes waiting) plus
+// kAllowanceClockError_ms. Infinite when the calibration's calls carry no CPU time.
 struct HarnessAllowance {
     double allowance_ms = std::numeric_limits<double>::infinity();
     double error_ms = 0;
-    std::string calibration;  // what measured it, and when
-    std::string no_bound;     // infinite allowance: why, and what it means for the grade
+    double cpu_allowance_ms = std::numeric_limits<double>::infinity();
+    std::string no_cpu_bound;  // why cpu_allowance_ms is infinite
+    std::string calibration;   // what measured it, and when
+    std::string no_bound;      // infinite allowance: why, and what it means for the grade
     bool bounds() const { return std::isfinite(allowance_ms); }
 };
 HarnessAllowance harness_allowance(const std::vector<CheckedCall>& trusted_calls, AllowanceRule rule);
@@ -51,19 +61,24 @@ HarnessAllowance no_bound(std::string why);
 struct TimingVerdict {
     std::string violation;  // the claims contradict what the grader saw: the row is a protocol violation
     double claimed_median_ms = 0;
-    double bound_median_ms = 0;     // the smallest (window - allowance) over the timed calls; >= 0 (the field
-                                    // keeps its name, grader_bound_median_ms: it bounds the median from below)
-    bool believed = true;           // claimed_median_ms >= bound_median_ms
-    HarnessAllowance allowance;     // infinite: no lower bound (allowance.no_bound says why)
-    TimingClaims evidence() const;  // the row's extra.timing_claims
+    double bound_median_ms = 0;  // the smallest per-call bound over the timed calls; >= 0 (the field
+                                 // keeps its name, grader_bound_median_ms: it bounds the median from below)
+    bool believed = true;        // claimed_median_ms >= bound_median_ms
+    std::optional<double> claimed_cpu_median_ms;  // the worker's word (CheckedCall::call_cpu_ms), shown only
+    bool from_cpu_time = false;                   // the bound is the worker's CPU time's (else the windows')
+    std::string no_cpu_bound;                     // why the CPU time bounded nothing, when it did not
+    HarnessAllowance allowance;                   // infinite: no lower bound (allowance.no_bound says why)
+    TimingClaims evidence() const;                // the row's extra.timing_claims
 };
 
 // Checks r (the worker's row of a checked job) against calls (what the grader collected for it):
 //   - one handed-over call per call the row implies (1 + warm-ups + timed samples), in order;
 //   - a measured time on exactly the timed calls, equal to the row's samples, in order;
 //   - no timed call claimed to take longer than its window (2 % + 0.05 ms of clock slack);
-// then compares the claimed median with the grader's lower bound (the smallest call's window less the
-// allowance: windows only grow by what the scheduler adds).
+// then compares the claimed median with the grader's lower bound: the smallest over the timed calls of the
+// call's bound, its CPU time less the CPU allowance where every timed call has a CPU time and the allowance
+// one (a worker on one CPU: CPU time does not grow with waiting), else its window less the allowance (windows
+// only grow by what the scheduler adds).
 TimingVerdict judge_timing_claims(const Job& job, const Record& r, const std::vector<CheckedCall>& calls,
                                   const HarnessAllowance& allowance);
 

@@ -50,6 +50,11 @@ public:
     // C of call `call` (count floats, row-major M x N) and, for a timed call, the time the runner
     // measured for it. Throws WorkerFatal when the checker cannot be reached.
     virtual void hand_over(uint64_t call, const float* c, size_t count, std::optional<double> measured_ms) = 0;
+    // Right before the call (its inputs are in place) and right after it returned: the worker's CPU time between
+    // the two goes with the output, so that the grader can tell the harness's CPU work in a trusted kernel's
+    // window from the kernel's (grade/timing_claims.hpp). A submission's own figure is never used.
+    virtual void call_starts() {}
+    virtual void call_returned() {}
 };
 
 // "RUNTIME_ERROR" for KREG_STATUS_RUNTIME_ERROR, and so on.

@@ -245,6 +245,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
         args = backend.operands(set);
         if (strict && !before_seed) backend.before_call();
         limit.arm();
+        if (channel != nullptr) channel->call_starts();
     };
     // Full verification of the host copy c.
     auto verify_full = [&](const std::string& label, uint64_t seed) {
@@ -271,6 +272,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     };
     // Right after every call (and after the timer stopped): wait for it, then check what it left.
     auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
+        if (channel != nullptr) channel->call_returned();
         backend.synchronize("after the " + site.label() + " of " + record.kernel + (strict ? ", whole device" : ""),
                             strict);
         limit.disarm();

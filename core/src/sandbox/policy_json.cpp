@@ -16,7 +16,8 @@ void to_json(nlohmann::json& j, const SandboxPolicy& p) {
          {"memory_bytes", p.memory_bytes},
          {"memory_in_cgroup", p.memory_in_cgroup},
          {"max_processes", p.max_processes},
-         {"scratch_bytes", p.scratch_bytes}};
+         {"scratch_bytes", p.scratch_bytes},
+         {"fixed_affinity", p.fixed_affinity}};
 }
 
 void from_json(const nlohmann::json& j, SandboxPolicy& p) {
@@ -34,6 +35,7 @@ void from_json(const nlohmann::json& j, SandboxPolicy& p) {
     p.memory_in_cgroup = j.value("memory_in_cgroup", p.memory_in_cgroup);
     p.max_processes = j.value("max_processes", p.max_processes);
     p.scratch_bytes = j.value("scratch_bytes", p.scratch_bytes);
+    p.fixed_affinity = j.value("fixed_affinity", p.fixed_affinity);
 }
 
 }  // namespace kreg

@@ -5,6 +5,7 @@
 #include "sandbox/resource_limits.hpp"
 #include "sandbox/seccomp_filter.hpp"
 
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <cerrno>
@@ -31,14 +32,33 @@ SandboxReport SandboxReport::from_json(const nlohmann::json& j) {
 
 namespace {
 
+// "runs on CPU 3", "runs on CPUs 2, 3", from the calling thread's affinity.
+std::string cpus_allowed() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return std::string("sched_getaffinity: ") + std::strerror(errno);
+    std::string list;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set)) list += (list.empty() ? "" : ", ") + std::to_string(cpu);
+    return (CPU_COUNT(&set) == 1 ? "runs on CPU " : "runs on CPUs ") + list;
+}
+
 void apply_seccomp_stage(FilterStage stage, const SandboxPolicy& policy, SandboxReport& report) {
     const char* name = stage == FilterStage::before_load ? "seccomp stage 1" : "seccomp stage 2";
     if (!policy.seccomp) {
         report.unavailable.push_back(std::string(name) + ": disabled by policy");
         return;
     }
-    const FilterOutcome outcome = install_seccomp_filter(stage, policy.kill_on_violation);
+    const FilterOutcome outcome = install_seccomp_filter(stage, policy.kill_on_violation, policy.fixed_affinity);
     (outcome.installed ? report.applied : report.unavailable).push_back(std::string(name) + ": " + outcome.detail);
+    if (stage != FilterStage::before_load || !policy.fixed_affinity) return;
+    // The grader reads this step to know that the worker's CPU time bounds its elapsed time.
+    if (outcome.installed)
+        report.applied.push_back("fixed affinity: " + cpus_allowed() + "; sched_setaffinity refused");
+    else
+        report.unavailable.push_back(
+            "fixed affinity: seccomp stage 1 was not installed, so nothing keeps the "
+            "worker from widening its affinity");
 }
 
 }  // namespace

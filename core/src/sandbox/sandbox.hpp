@@ -62,6 +62,10 @@ struct SandboxPolicy {
     // Processes and threads together (pids.max; RLIMIT_NPROC where the process runs as the sandbox's own
     // uid, which nothing else uses). 0: no limit.
     uint64_t max_processes = 512;
+    // Keep the CPU affinity the worker was started with (the grader starts CPU workers on one CPU): stage 1
+    // refuses sched_setaffinity for every thread, its own included, so the process can never run on two
+    // CPUs at once, and its CPU time, which the grader reads on the kernel's clock, bounds its elapsed time.
+    bool fixed_affinity = false;
 };
 
 struct SandboxReport {

@@ -253,9 +253,11 @@ void only_own_signals(BpfProgram& p, uint32_t violation, uint32_t own_pid) {
     }
 }
 
-BpfProgram build_filter(FilterStage stage, uint32_t violation) {
+BpfProgram build_filter(FilterStage stage, uint32_t violation, bool fixed_affinity) {
     BpfProgram p(violation);
     p.prologue();
+    // Before the own-process rule below: with a fixed affinity not even the worker's own threads may move.
+    if (stage == FilterStage::before_load && fixed_affinity) p.return_for(__NR_sched_setaffinity, violation);
     // clone3 passes its flags in memory the filter cannot read; ENOSYS makes glibc fall back to clone.
     p.return_for(__NR_clone3, SECCOMP_RET_ERRNO | ENOSYS);
     if (stage == FilterStage::before_load) {
@@ -341,18 +343,21 @@ std::string describe(FilterStage stage, const std::string& action) {
 
 }  // namespace
 
-FilterOutcome install_seccomp_filter(FilterStage stage, bool kill_on_violation) {
+FilterOutcome install_seccomp_filter(FilterStage stage, bool kill_on_violation, bool fixed_affinity) {
     FilterOutcome out;
     std::string note;
     const uint32_t violation = kill_on_violation ? kill_action(note) : (SECCOMP_RET_ERRNO | EPERM);
     const std::string action = (kill_on_violation ? "SIGSYS" : "EPERM") + note;
-    BpfProgram program = build_filter(stage, violation);
+    BpfProgram program = build_filter(stage, violation, fixed_affinity);
     sock_fprog prog = program.fprog();
+    const std::string affinity = stage == FilterStage::before_load && fixed_affinity
+                                     ? "; sched_setaffinity of any thread, its own included -> " + action
+                                     : "";
 
     const long r = seccomp_call(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
     if (r == 0) {
         out.installed = true;
-        out.detail = describe(stage, action) + "; all threads";
+        out.detail = describe(stage, action) + affinity + "; all threads";
         return out;
     }
     if (r > 0) {  // the id of a thread that cannot be synchronised (it runs another filter)
@@ -369,13 +374,14 @@ FilterOutcome install_seccomp_filter(FilterStage stage, bool kill_on_violation) 
         return out;
     }
     out.installed = true;
-    out.detail = describe(stage, action) + "; calling thread and its future threads only (no seccomp() syscall)";
+    out.detail =
+        describe(stage, action) + affinity + "; calling thread and its future threads only (no seccomp() syscall)";
     return out;
 }
 
 #else  // not x86_64
 
-FilterOutcome install_seccomp_filter(FilterStage, bool) {
+FilterOutcome install_seccomp_filter(FilterStage, bool, bool) {
     return {false, "no filter is written for this architecture (only x86_64, AUDIT_ARCH_X86_64)"};
 }
 

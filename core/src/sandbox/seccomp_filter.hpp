@@ -19,6 +19,7 @@ struct FilterOutcome {
 
 // Installs the stage's filter on every thread of the process (TSYNC; falls back to the calling thread
 // only, and says so, on kernels without the seccomp() system call). Needs no_new_privs or CAP_SYS_ADMIN.
-FilterOutcome install_seccomp_filter(FilterStage stage, bool kill_on_violation);
+// fixed_affinity (stage 1): sched_setaffinity is refused for every thread, its own included.
+FilterOutcome install_seccomp_filter(FilterStage stage, bool kill_on_violation, bool fixed_affinity = false);
 
 }  // namespace kreg

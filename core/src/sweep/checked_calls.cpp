@@ -74,8 +74,10 @@ SealedOutput::~SealedOutput() {
     fd_ = -1;
 }
 
-CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls)
+CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid)
     : worker_(worker), output_count_(size_t(job.shape.m) * size_t(job.shape.n)), max_calls_(max_calls) {
+    std::string why_not;
+    if (cpu_clock_pid > 0) cpu_clock_ = ProcessCpuClock::of(cpu_clock_pid, why_not);
     interim_.ops = {"next_call", "output"};
     interim_.ops_with_fd = {"output"};
     interim_.handler = [this](const nlohmann::json& message, int fd) { return on_message(message, fd); };
@@ -107,6 +109,9 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
         if (int(number) >= max_calls_)
             return "asked for a seed for call " + std::to_string(number) + ", more calls than the job has";
         seed_out_ = unpredictable_seed();
+        // The CPU clock just outside the window on both sides: CPU time the worker spends there is counted, which
+        // only raises its bound (the worker is meant to be waiting for the seed, and for our next message).
+        cpu_at_seed_ms_ = cpu_clock_ ? cpu_clock_->read_ms() : std::nullopt;
         seed_sent_ = std::chrono::steady_clock::now();
         if (!worker_.send({{"op", "call_seed"}, {"call", number}, {"seed", *seed_out_}}))
             return "";  // its death is seen next
@@ -115,7 +120,9 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
     // "output"
     const double window_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seed_sent_).count();
-    if (std::string why = unexpected_field(message, {"op", "id", "call", "count", "measured_ms"}); !why.empty())
+    const std::optional<double> cpu_now_ms = cpu_at_seed_ms_ ? cpu_clock_->read_ms() : std::nullopt;
+    if (std::string why = unexpected_field(message, {"op", "id", "call", "count", "measured_ms", "call_cpu_ms"});
+        !why.empty())
         return why;
     if (!seed_out_ || number != expected)
         return "handed over call " + std::to_string(number) + " without asking for its seed first";
@@ -127,6 +134,7 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
     c.call = number;
     c.seed = *seed_out_;
     c.window_ms = window_ms;
+    if (cpu_now_ms) c.cpu_ms = std::max(0.0, *cpu_now_ms - *cpu_at_seed_ms_);
     const auto measured = message.find("measured_ms");
     if (measured == message.end()) return "handed over call " + std::to_string(number) + " without measured_ms";
     if (!measured->is_null()) {
@@ -134,6 +142,11 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
             return "handed over call " + std::to_string(number) + " with a measured time that is not a time";
         }
         c.measured_ms = measured->get<double>();
+    }
+    if (const auto cpu = message.find("call_cpu_ms"); cpu != message.end()) {
+        if (!cpu->is_number() || !std::isfinite(cpu->get<double>()) || cpu->get<double>() < 0)
+            return "handed over call " + std::to_string(number) + " with a CPU time that is not a time";
+        c.call_cpu_ms = cpu->get<double>();
     }
     std::string why_not;
     c.output = SealedOutput::take(std::exchange(owned.fd, -1), output_count_, why_not);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/job.hpp"
+#include "worker/cpu_time.hpp"
 #include "worker/process.hpp"
 
 #include <nlohmann/json.hpp>
@@ -45,14 +46,21 @@ struct CheckedCall {
     uint64_t seed = 0;                  // issued by the parent right before the call
     std::optional<double> measured_ms;  // the worker's claim, timed calls only
     double window_ms = 0;               // parent clock: seed sent -> output received
+    // The CPU time the worker's process used inside the window, on the kernel's clock, when the worker runs on
+    // one CPU it cannot leave (worker/cpu_time.hpp): then it is at most the time the call took.
+    std::optional<double> cpu_ms;
+    // The worker's word for its CPU time from right before the call to right after it: used only from a trusted
+    // kernel's calibration, to tell the harness's CPU work inside a window from the kernel's.
+    std::optional<double> call_cpu_ms;
     SealedOutput output;
 };
 
 // Collects the calls of one checked job; its interim() plugs into WorkerProcess::exchange.
 class CallCollector {
 public:
-    // max_calls: the most calls the job may make (1 + warm-ups + repeats).
-    CallCollector(WorkerProcess& worker, const Job& job, int max_calls);
+    // max_calls: the most calls the job may make (1 + warm-ups + repeats). cpu_clock_pid > 0: the process whose
+    // CPU time each call's cpu_ms reads (Executor sets it only for a worker on one CPU).
+    CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid = -1);
     const WorkerProcess::Interim& interim() const { return interim_; }
     std::vector<CheckedCall>& calls() { return calls_; }
 
@@ -65,6 +73,8 @@ private:
     std::vector<CheckedCall> calls_;
     std::optional<uint64_t> seed_out_;  // a seed issued, its output not yet received
     std::chrono::steady_clock::time_point seed_sent_;
+    std::optional<ProcessCpuClock> cpu_clock_;
+    std::optional<double> cpu_at_seed_ms_;
     WorkerProcess::Interim interim_;
 };
 

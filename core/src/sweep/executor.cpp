@@ -7,6 +7,7 @@
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/memory_limit.hpp"
 #include "sandbox/policy_json.hpp"
+#include "worker/cpu_time.hpp"
 #include "pipeline/call_watchdog.hpp"
 
 #include <algorithm>
@@ -111,8 +112,9 @@ struct Executor::Worker {
     std::string cgroup_unavailable;
     uint64_t memory_bytes = 0;
     WorkerProcess process;
-    std::string plugin_path;  // plugin it has loaded ("" before the first job)
-    std::string staged_path;  // the copy it loads, when confined
+    std::string plugin_path;   // plugin it has loaded ("" before the first job)
+    std::string staged_path;   // the copy it loads, when confined
+    pid_t cpu_clock_pid = -1;  // the process whose CPU time bounds its checked calls (-1: none, see below)
 
     // The loader's messages name the staged copy; the row names the submission.
     std::string unstage(const std::string& text) const { return replace_all(text, staged_path, plugin_path); }
@@ -147,6 +149,21 @@ Executor::~Executor() {
     if (worker_) worker_->process.stop();
 }
 
+// "" when w's CPU time bounds its elapsed time (it runs on one CPU and cannot leave it) and its CPU clock can be
+// read, and then sets w.cpu_clock_pid; else why not.
+std::string Executor::one_cpu_worker(Worker& w, const std::string& pinned_why_not) const {
+    if (options_.timing_cpu < 0) return "the worker was not started on one CPU (only CPU rubrics' workers are)";
+    if (!pinned_why_not.empty()) return "the worker could not be started on one CPU: " + pinned_why_not;
+    if (options_.sandbox && !SandboxReport::from_json(last_sandbox_).has_applied("fixed affinity"))
+        return "the worker's sandbox could not fix its affinity, so it could run on several CPUs at once";
+    const pid_t pid = w.process.program_pid();
+    if (pid <= 0) return "the worker's process was not found under its reaper";
+    std::string why_not;
+    if (!ProcessCpuClock::of(pid, why_not)) return why_not;
+    w.cpu_clock_pid = pid;
+    return "";
+}
+
 std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error, ExitInfo* ended,
                                                          bool* violated) {
     try {
@@ -173,6 +190,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             if (policy.memory_bytes > 0 || policy.max_processes > 0)
                 w->cgroup = WorkerCgroup::create(policy.memory_bytes, policy.max_processes, w->cgroup_unavailable);
             policy.memory_in_cgroup = w->cgroup && policy.memory_bytes > 0;
+            policy.fixed_affinity = options_.timing_cpu >= 0;
             confinement.emplace();
             confinement->scratch_dir = work;
             confinement->scratch_tmpfs_bytes = policy.scratch_bytes;
@@ -188,7 +206,12 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             args.insert(args.end(), {"--sandbox", nlohmann::json(policy).dump()});
         }
         const bool memory_in_cgroup = w->cgroup && w->memory_bytes > 0;
-        w->process = WorkerProcess::start(options_.runner_exe, args, confinement ? &*confinement : nullptr);
+        std::string pinned_why_not;
+        {
+            const OneCpuWhileStarting one_cpu(options_.timing_cpu);  // the worker (or its reaper) inherits it
+            pinned_why_not = one_cpu.error();
+            w->process = WorkerProcess::start(options_.runner_exe, args, confinement ? &*confinement : nullptr);
+        }
         if (memory_in_cgroup && !w->cgroup) {  // the worker was told the cgroup caps its memory: none would
             error = "worker did not start: " + w->cgroup_unavailable;
             return nullptr;
@@ -233,6 +256,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
                 last_sandbox_["unavailable"].push_back("memory cgroup: " + w->cgroup_unavailable +
                                                        " (RLIMIT_DATA stands in)");
         }
+        cpu_clock_unavailable_ = one_cpu_worker(*w, pinned_why_not);
         return w;
     } catch (const std::exception& e) {
         error = e.what();
@@ -455,7 +479,13 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     Job sent = job;
     if (!worker_->staged_path.empty()) sent.plugin_path = worker_->staged_path;
     std::optional<CallCollector> collector;
-    if (calls) collector.emplace(worker_->process, job, 1 + job.settings.warmup + job.settings.repeats);
+    if (calls)
+        collector.emplace(worker_->process, job, 1 + job.settings.warmup + job.settings.repeats,
+                          worker_->cpu_clock_pid);
+    // The kernel brings another process's CPU time up to date only when that process leaves its CPU (a tick or a
+    // switch): read from another CPU while the worker runs, it lags by up to a tick (4 ms here). On the worker's
+    // own CPU this thread runs only while no thread of the worker does, so each reading is exact.
+    const OneCpuWhileStarting on_the_workers_cpu(calls && worker_->cpu_clock_pid > 0 ? options_.timing_cpu : -1);
     const auto reply = worker_->process.exchange({{"op", "run"}, {"job", sent}}, job.settings.timeout_s,
                                                  collector ? &collector->interim() : nullptr);
     const std::string tail = worker_->process.stderr_tail();

@@ -35,6 +35,10 @@ struct ExecutorOptions {
     // A lane of runner --devices: every worker gets CUDA_VISIBLE_DEVICES set to this (a GPU's UUID), so
     // it sees that one GPU as device 0. Empty: workers see what the runner sees.
     std::string cuda_visible_devices;
+    // >= 0: every worker starts on this one CPU and, when sandboxed, may not widen its affinity
+    // (SandboxPolicy::fixed_affinity), so that the CPU time it uses inside a checked call's window bounds
+    // the call's elapsed time (worker/cpu_time.hpp; CheckedCall::cpu_ms). The grader sets it for CPU rubrics.
+    int timing_cpu = -1;
 };
 
 class Executor {
@@ -62,6 +66,8 @@ public:
     // Stops the current worker, if any.
     void finish();
 
+    // Why the last started worker's checked calls carry no CPU time (CheckedCall::cpu_ms), "" when they do.
+    const std::string& cpu_clock_unavailable() const { return cpu_clock_unavailable_; }
     // What the last started worker reported of its sandbox ({"applied","unavailable"}), null if none.
     const nlohmann::json& last_sandbox_report() const { return last_sandbox_; }
     // The most memory any worker this executor ended held (its cgroup's memory.peak, else its peak RSS), in
@@ -75,6 +81,7 @@ private:
     std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error, ExitInfo* ended = nullptr,
                                          bool* violated = nullptr);
     Record run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls);
+    std::string one_cpu_worker(Worker& w, const std::string& pinned_why_not) const;
     // The row of a job whose exchange did not end in a reply; drops the worker.
     Record row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase);
 
@@ -83,6 +90,7 @@ private:
     std::unique_ptr<Worker> worker_;  // current worker, with the plugin it has loaded
     std::unique_ptr<WorkerSession> in_process_;
     nlohmann::json last_sandbox_ = nullptr;
+    std::string cpu_clock_unavailable_ = "no worker started";
 };
 
 // "killed by SIGSEGV; last stderr: ..." — one line for a row's reason. The stderr tail is the

@@ -5,9 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
+#include <utility>
 
 namespace kreg {
 
@@ -104,10 +107,35 @@ uint64_t ParentCallChannel::seed_for_call(uint64_t call) {
     }
 }
 
+namespace {
+
+// The calling thread's: the process's clock is the tick-updated group timer once RLIMIT_CPU is set (the sandbox
+// sets it), 4 ms coarse here. A kernel's other threads are not counted, which only makes the harness's share
+// that a calibration derives from it larger, and a bound from that share lower.
+std::optional<double> call_thread_cpu_ms() {
+    timespec t{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return std::nullopt;
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
+}  // namespace
+
+void ParentCallChannel::call_starts() {
+    call_started_cpu_ms_ = call_thread_cpu_ms();
+    call_cpu_ms_.reset();
+}
+
+void ParentCallChannel::call_returned() {
+    const std::optional<double> now = call_thread_cpu_ms();
+    if (call_started_cpu_ms_ && now) call_cpu_ms_ = std::max(0.0, *now - *call_started_cpu_ms_);
+    call_started_cpu_ms_.reset();
+}
+
 void ParentCallChannel::hand_over(uint64_t call, const float* c, size_t count, std::optional<double> measured_ms) {
     const int fd = sealed_copy(c, count, call);
     nlohmann::json message = {{"op", "output"}, {"id", id_}, {"call", call}, {"count", count}};
     message["measured_ms"] = measured_ms ? nlohmann::json(*measured_ms) : nlohmann::json(nullptr);
+    if (call_cpu_ms_) message["call_cpu_ms"] = *std::exchange(call_cpu_ms_, std::nullopt);
     const bool sent = channel_.write_message(message, fd);
     ::close(fd);
     if (!sent) throw WorkerFatal("the parent is gone (handing over call " + std::to_string(call) + ")");

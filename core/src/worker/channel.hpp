@@ -37,10 +37,14 @@ public:
     ParentCallChannel(WorkerChannel& channel, std::string request_id) : channel_(channel), id_(std::move(request_id)) {}
     uint64_t seed_for_call(uint64_t call) override;
     void hand_over(uint64_t call, const float* c, size_t count, std::optional<double> measured_ms) override;
+    void call_starts() override;
+    void call_returned() override;
 
 private:
     WorkerChannel& channel_;
     std::string id_;
+    std::optional<double> call_started_cpu_ms_;  // this thread's CPU time when the call started
+    std::optional<double> call_cpu_ms_;          // and what the call used, until its output is handed over
 };
 
 }  // namespace kreg

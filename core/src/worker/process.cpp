@@ -17,6 +17,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -173,6 +176,32 @@ WorkerProcess WorkerProcess::start(const std::string& exe, const std::vector<std
     w.pid_ = pid;
     w.death_fd_ = int(::syscall(SYS_pidfd_open, pid, 0));  // -1 on kernels before 5.3: the tick covers it
     return w;
+}
+
+pid_t WorkerProcess::program_pid() const {
+    if (!confined_) return pid_;
+    const pid_t reaper = confined_->reaper();
+    // The reaper starts nothing but the program (and nothing in the namespace can fork past it: a child's
+    // parent inside is the program or pid 1, and the program cannot fork under seccomp stage 2).
+    std::ifstream children("/proc/" + std::to_string(reaper) + "/task/" + std::to_string(reaper) + "/children");
+    pid_t child = -1;
+    if (children >> child) return child;
+    // Kernels without CONFIG_PROC_CHILDREN: the process whose parent is the reaper.
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line)) continue;
+        const size_t close = line.rfind(')');  // the command may hold spaces and parentheses
+        if (close == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 1));
+        std::string state;
+        pid_t parent = -1;
+        if (rest >> state >> parent && parent == reaper) return pid_t(std::stol(name));
+    }
+    return -1;
 }
 
 WorkerProcess::WorkerProcess(WorkerProcess&& o) noexcept { *this = std::move(o); }

@@ -99,6 +99,9 @@ public:
     bool running() const;
     // running(), after looking whether it ended since the last exchange (and reaping it if so).
     bool alive();
+    // The process that runs the worker's code, numbered as this process's PID namespace numbers it (a confined
+    // worker's program is its reaper's only child); -1 when it cannot be found.
+    pid_t program_pid() const;
     // Its peak resident set (KiB) once it was reaped, else 0.
     long max_rss_kib() const { return exit_ ? exit_->max_rss_kib : 0; }
     const std::string& nonce() const { return nonce_; }

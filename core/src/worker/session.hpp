@@ -10,7 +10,8 @@
 //   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
 //       with job.settings.checked_outside, before it, for every call n = 0, 1, ...:
 //       {"op":"next_call","call":n} <- {"op":"call_seed","call":n,"seed":S}, the call, then
-//       {"op":"output","call":n,"count":C,"measured_ms":T|null} with C's sealed memfd attached
+//       {"op":"output","call":n,"count":C,"measured_ms":T|null[,"call_cpu_ms":U]} with C's sealed memfd attached
+//       (U: the worker's CPU time from right before the call to right after it)
 //   {"op":"device","device":N[,"ceiling_plugin":PATH]}
 //                                              -> {"op":"device","facts":{...},"ceilings":{...}|null
 //                                                  [,"ceilings_unavailable":"..."]} or {"op":"device","error":"..."}

@@ -1,0 +1,53 @@
+// A worker's CPU time, as the kernel counts it and another process reads it. The grader starts a CPU
+// worker on one CPU and the worker may not widen its affinity (SandboxPolicy::fixed_affinity): a process
+// whose threads share one CPU cannot use more CPU time than the time that passes, so the CPU time the
+// worker used inside a call's window is a lower bound on the call's elapsed time that no code in the worker
+// can lower (it is the scheduler's account, not the worker's), and, unlike the window, it does not grow
+// while the worker waits for the CPU.
+#pragma once
+
+#include <sched.h>
+#include <sys/types.h>
+
+#include <ctime>
+#include <optional>
+#include <string>
+
+namespace kreg {
+
+// The CPU time (all threads) of another process, on its kernel clock (clock_getcpuclockid).
+class ProcessCpuClock {
+public:
+    // nullopt, with why_not, when the clock of pid cannot be read.
+    static std::optional<ProcessCpuClock> of(pid_t pid, std::string& why_not);
+    // Milliseconds of CPU time so far; nullopt once the process is gone.
+    std::optional<double> read_ms() const;
+
+private:
+    explicit ProcessCpuClock(clockid_t clock) : clock_(clock) {}
+    clockid_t clock_;
+};
+
+// While it lives, the calling thread runs on one CPU only (so that a process started meanwhile inherits that
+// affinity, or so that it reads a worker's CPU clock on the worker's CPU); the destructor gives the thread its
+// former affinity back. cpu < 0: does nothing.
+class OneCpuWhileStarting {
+public:
+    explicit OneCpuWhileStarting(int cpu);
+    ~OneCpuWhileStarting();
+    OneCpuWhileStarting(const OneCpuWhileStarting&) = delete;
+    OneCpuWhileStarting& operator=(const OneCpuWhileStarting&) = delete;
+    // "" when the thread was narrowed to the CPU, else why not.
+    const std::string& error() const { return error_; }
+
+private:
+    bool narrowed_ = false;
+    std::string error_;
+    cpu_set_t saved_{};
+};
+
+// The CPU a grading shard times its CPU rows on: one of the CPUs this process may use, counted from the last
+// (CPU 0 takes most interrupts), the shard's index-th (1-based) so that --jobs shards differ. -1 if none.
+int timing_cpu_for_shard(int shard_index);
+
+}  // namespace kreg
