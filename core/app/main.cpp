@@ -9,6 +9,7 @@
 #include "grade_command.hpp"
 #include "profile_command.hpp"
 #include "submit_command.hpp"
+#include "tune_command.hpp"
 #include "merge_command.hpp"
 #include "sweep_command.hpp"
 #include "worker/session.hpp"
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "submit") return kreg::app::run_submit_command(argc - 1, argv + 1);
     if (argc >= 2 && std::string(argv[1]) == "compare") return kreg::app::run_compare_command(argc - 1, argv + 1);
     if (argc >= 2 && std::string(argv[1]) == "merge") return kreg::app::run_merge_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::string(argv[1]) == "tune") return kreg::app::run_tune_command(argc - 1, argv + 1);
     // `runner --profile [options]`: the bank-conflict profile under ncu (profile_command.cpp), its own options.
     if (argc >= 2 && std::string(argv[1]) == "__profile_driver") return kreg::app::profile_driver_main(argc, argv);
     // `runner --profile ... --isolation none` (or any run under ncu/nsys, which set CUDA_INJECTION64_PATH) is

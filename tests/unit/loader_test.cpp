@@ -92,6 +92,22 @@ TEST(Loader, APluginOfAbi10LoadsUnchanged) {
     }
 }
 
+// ABI 1.2 only appends describe_gemm_variant: a 1.1 plugin's kernels are read at the 1.1 stride and the entry
+// reads as NULL, so the runner records no variant instead of calling the next kernel's bytes.
+TEST(Loader, APluginOfAbi11LoadsWithoutAVariantEntry) {
+    const LoadedPlugin plugin = LoadedPlugin::load(fixture("fixture_abi_1_1"));
+    EXPECT_EQ(plugin.descriptor().abi_minor, 1);
+    ASSERT_EQ(plugin.kernels().size(), 2u);
+    EXPECT_STREQ(plugin.kernels()[1].name, "abi11_gemm_second");
+    for (const auto& k : plugin.kernels()) {
+        EXPECT_NE(k.run_gemm, nullptr);
+        EXPECT_EQ(k.describe_gemm_variant, nullptr);
+        EXPECT_EQ(k.block_multiple, 1);
+    }
+    for (const auto& k : LoadedPlugin::load(fixture("fixture_abi_1_0")).kernels())
+        EXPECT_EQ(k.describe_gemm_variant, nullptr);
+}
+
 // A kernel of an operation, or of dtypes only, that the runner does not know is listed unavailable with
 // the reason; the plugin's other kernels load (abi.h promises a newer minor version still loads).
 TEST(Loader, UnknownOperationOrDtypeMakesOnlyThatKernelUnavailable) {
@@ -201,10 +217,12 @@ TEST(WorkerSession, GoodKernelIsOkAndMalformedRequestsAreErrors) {
 TEST(WorkerSession, Abi10AndKnownKernelsOfANewerPluginRun) {
     WorkerSession session;
     for (const auto& [plugin, kernel] : {std::pair<std::string, std::string>{"fixture_abi_1_0", "abi10_gemm_second"},
+                                         {"fixture_abi_1_1", "abi11_gemm"},
                                          {"fixture_unknown_operation", "present_gemm"}}) {
         const auto reply = session.handle({{"op", "run"}, {"job", small_job(fixture(plugin), kernel)}});
         const Record r = reply.at("record").get<Record>();
         EXPECT_EQ(r.status, RowStatus::ok) << kernel << ": " << r.reason;
+        EXPECT_FALSE(r.extra.variant) << kernel << " names no variant";
     }
     const auto reply =
         session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_unknown_operation"), "future_fft")}});

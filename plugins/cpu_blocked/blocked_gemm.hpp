@@ -1,0 +1,15 @@
+// The cpu_blocked kernel's body, compiled by the cpu_blocked plugin and by cpu_dispatch (which routes calls to
+// it): one definition of the kernel, two plugins that run it.
+#pragma once
+
+#include <kreg/abi.h>
+
+namespace kreg::cpu_blocked {
+
+// Traffic model with the packed blocks in cache, for kreg_kernel_info::model_global_bytes.
+double model_bytes(int64_t m, int64_t n, int64_t k, kreg_dtype dtype);
+// C = alpha*A*B + beta*C for fp32, any shape and leading dimensions, on std::threads it joins before returning;
+// throws kreg::Error for arguments it refuses.
+void run(const kreg_gemm_args& args);
+
+}  // namespace kreg::cpu_blocked
