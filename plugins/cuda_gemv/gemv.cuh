@@ -37,12 +37,12 @@ using kreg_cuda::Fp32Gemm;
 using kreg_cuda::SplitWorkspace;
 
 constexpr int kThreads = 256;
-constexpr int kKGroups = kThreads / 32;      // gemv_rows: k-groups per block; gemv_cols: rows per block
-constexpr int kColumnsPerBlock = 32 * 4;     // gemv_rows: 4 columns per lane
-constexpr int kResidentBlocks = 8;           // blocks per SM the split count aims for (2048 threads / 256)
+constexpr int kKGroups = kThreads / 32;   // gemv_rows: k-groups per block; gemv_cols: rows per block
+constexpr int kColumnsPerBlock = 32 * 4;  // gemv_rows: 4 columns per lane
+constexpr int kResidentBlocks = 8;        // blocks per SM the split count aims for (2048 threads / 256)
 constexpr int kMaxSplits = 1024;
-constexpr int kRowsMinSplitK = 128;          // gemv_rows: 16 k per thread at least
-constexpr int kColsMinSplitK = 512;          // gemv_cols: 4 16-byte loads per lane at least
+constexpr int kRowsMinSplitK = 128;  // gemv_rows: 16 k per thread at least
+constexpr int kColsMinSplitK = 512;  // gemv_cols: 4 16-byte loads per lane at least
 constexpr int kMaxGridZ = 65535;
 constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
 
@@ -152,8 +152,8 @@ inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Slices so that the blocks fill the SMs kResidentBlocks times, each at least min_k long, kps a multiple of
 // `multiple`; fewer when the workspace would pass kMaxWorkspaceBytes.
-inline void choose_splits(GemvPlan& plan, int64_t base_blocks, int64_t m, int64_t n, int64_t k, int sms,
-                          int64_t min_k, int64_t multiple) {
+inline void choose_splits(GemvPlan& plan, int64_t base_blocks, int64_t m, int64_t n, int64_t k, int sms, int64_t min_k,
+                          int64_t multiple) {
     const int64_t target = int64_t{sms} * kResidentBlocks;
     int64_t splits = std::max<int64_t>(1, ceil_div64(target, base_blocks));
     splits = std::min<int64_t>({splits, kMaxSplits, std::max<int64_t>(1, k / min_k)});

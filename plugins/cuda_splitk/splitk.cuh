@@ -12,9 +12,11 @@
 //
 // The policy (SplitPlanner::choose): for every tile configuration offered and every S up to kMaxSplits, the time
 // of the busiest SM, in waves of resident blocks, plus the workspace traffic and the reduction's launch:
-//     waves    = ceil(tiles * S / (SMs * resident blocks per SM))
-//     compute  = waves * resident * 2 * BM * BN * (kps + kBlockOverheadK) / (per-SM rate * tile efficiency)
+//     busiest  = ceil(tiles * S / SMs) blocks, run in rounds of up to `resident` blocks at a time
+//     compute  = sum over rounds of blocks * 2 * BM * BN * (kps + kBlockOverheadK)
+//                                   / (per-SM rate * tile efficiency * utilisation(blocks in the round))
 //     reduce   = S > 1 ? (2 * 4 * S * M * ld + 4 * M * N) / bandwidth + launch : 0
+// where utilisation is the share of the SM's rate the round's warps reach (full from 8 warps on).
 // and the smallest wins. The rates are a model, not a measurement: the large and 64x128 tiles' ratio is step 9's
 // (0.9, measured at 4096³ and 8192³); the small tiles' efficiencies in small_tile.cu are estimates from their
 // shared-load ratio. The dispatch table (runner tune) measures which variant wins per class; this policy only has
@@ -54,12 +56,13 @@ struct Tile {
 };
 
 constexpr int kMaxSplits = 256;
-constexpr int kMinSplitK = 64;                       // k per slice at least: a slice's prologue is 2 tiles of 16
-constexpr int kSplitKMultiple = 16;                  // kps is a multiple of BK, so slices start tile-aligned
-constexpr double kBlockOverheadK = 32;               // prologue, epilogue and launch of a block, as k of work
-constexpr double kSmFlops = 0.37e12;                 // step 9's large tile per H200 SM (48.8 TFLOP/s / 132)
-constexpr double kBandwidth = 3.0e12;                // workspace bytes per second (about 70 % of the copy rate)
-constexpr double kLaunchSeconds = 2.5e-6;            // the reduction's launch and tail
+constexpr int kMinSplitK = 64;             // k per slice at least: a slice's prologue is 2 tiles of 16
+constexpr int kSplitKMultiple = 16;        // kps is a multiple of BK, so slices start tile-aligned
+constexpr double kBlockOverheadK = 32;     // prologue, epilogue and launch of a block, as k of work
+constexpr double kSmFlops = 0.37e12;       // step 9's large tile per H200 SM (48.8 TFLOP/s / 132)
+constexpr double kBandwidth = 3.0e12;      // workspace bytes per second (about 70 % of the copy rate)
+constexpr double kLaunchSeconds = 2.5e-6;  // the reduction's launch and tail
+constexpr double kWarpsToSaturate = 8;     // resident warps an SM needs to reach a tile's full rate
 constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
 
 // The partial results of slice blockIdx.y of tile blockIdx.x: step 9's tile over k in [k0, k0 + kps), into slice
@@ -93,6 +96,13 @@ struct SplitPlan {
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The share of an SM's FMA rate that `blocks` resident blocks of C reach: full from kWarpsToSaturate warps on.
+// (An estimate: step 9's large tile, 8 warps, reaches its measured rate with one block per SM.)
+template <class C>
+double utilisation(int64_t blocks) {
+    return std::min(1.0, static_cast<double>(blocks * C::kWarps) / kWarpsToSaturate);
+}
+
 // The model above for one configuration and one requested split count; kps rounds up, so the slices that
 // result may be fewer than asked (every slice has at least one k).
 template <class T>
@@ -103,10 +113,15 @@ SplitPlan model_plan(int64_t m, int64_t n, int64_t k, int requested_splits, int 
     const int64_t kps = ceil_div64(ceil_div64(k, requested_splits), kSplitKMultiple) * kSplitKMultiple;
     plan.k_per_split = static_cast<int>(std::min<int64_t>(kps, k));
     plan.splits = static_cast<int>(ceil_div64(k, plan.k_per_split));
-    const int64_t slots = int64_t{sms} * T::kResident;
-    const double waves = static_cast<double>(ceil_div64(plan.tiles * plan.splits, slots));
-    const double compute = waves * T::kResident * 2.0 * C::BM * C::BN * (plan.k_per_split + kBlockOverheadK) /
-                           (kSmFlops * T::kEfficiency);
+    // The busiest SM's blocks, run kResident at a time; a round of b blocks goes at the SM's rate times
+    // utilisation(b), so a lone 4-warp block is charged for the latency it cannot hide.
+    const int64_t busiest = ceil_div64(plan.tiles * plan.splits, sms);
+    const int64_t full_rounds = busiest / T::kResident, remainder = busiest % T::kResident;
+    const double block_flops = 2.0 * C::BM * C::BN * (plan.k_per_split + kBlockOverheadK);
+    const double sm_rate = kSmFlops * T::kEfficiency;
+    double compute =
+        static_cast<double>(full_rounds) * T::kResident * block_flops / (sm_rate * utilisation<C>(T::kResident));
+    if (remainder > 0) compute += static_cast<double>(remainder) * block_flops / (sm_rate * utilisation<C>(remainder));
     double reduce = 0;
     if (plan.splits > 1) {
         const double ld = static_cast<double>(kreg_cuda::workspace_ld(static_cast<int>(n)));
@@ -160,9 +175,7 @@ public:
         for (int& device : configured_device_) device = -1;
     }
 
-    static kreg::KernelSpec spec() {
-        return kreg_cuda::simt_spec(Name::name, Name::description, 80, &model_bytes);
-    }
+    static kreg::KernelSpec spec() { return kreg_cuda::simt_spec(Name::name, Name::description, 80, &model_bytes); }
 
     void run_gemm(const kreg_gemm_args& args) override {
         const Fp32Gemm p = kreg_cuda::fp32_gemm(args);
@@ -248,5 +261,19 @@ private:
     kreg_cuda::Workspace workspace_;
     int configured_device_[sizeof...(Ts)];
 };
+
+// cuda_splitk: step 9's two tiles.
+struct SplitKName {
+    static constexpr const char* name = "cuda_splitk";
+    static constexpr const char* description =
+        "step 9's 128x256 / 64x128 warp tiles, K split over blocks by a wave model (up to 256 slices), "
+        "deterministic fixed-order reduction of the slices";
+};
+
+//                                                  efficiency %  resident blocks per SM (ptxas -v: 255 and 168
+//                                                  registers)
+using LargeTile = Tile<kreg_warptiled::LargeConfig, 100, 1>;
+using SmallTile = Tile<kreg_warptiled::SmallConfig, 90, 3>;
+using SplitKFp32 = SplitKGemm<SplitKName, LargeTile, SmallTile>;
 
 }  // namespace kreg_splitk
