@@ -490,6 +490,7 @@ TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
                                  "cuda_splitk",
                                  "cuda_small_tile",
                                  "cuda_gemv",
+                                 "cuda_dispatch_fp32",
                                  "cublas_sgemm",
                                  "cublas_tf32",
                                  "cublas_bf16"})

@@ -744,7 +744,7 @@ const std::vector<std::string> kKnownKernels{
     "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
     "cuda_block_transpose", "cuda_block_transpose_padded",
     // the split kernels (issue 24)
-    "cuda_splitk", "cuda_small_tile", "cuda_gemv"};
+    "cuda_splitk", "cuda_small_tile", "cuda_gemv", "cuda_dispatch_fp32"};
 
 TEST(ShippedConfigs, EveryOneLoadsAndNamesKnownKernels) {
     std::set<std::string> names, outputs;
