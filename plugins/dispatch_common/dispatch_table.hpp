@@ -51,7 +51,7 @@ struct RuleSource {
 struct Rule {
     std::optional<DimRange> m, n, k;  // unset: any value
     std::string kernel;
-    std::optional<double> ratio;       // time(reference) / time(kernel) at the source shape; unset: not measured
+    std::optional<double> ratio;  // time(reference) / time(kernel) at the source shape; unset: not measured
     std::optional<std::string> reference;
     std::optional<RuleSource> source;
     std::optional<std::string> shape_class;  // "class": a readable name of the region, informational
@@ -221,7 +221,8 @@ inline Table parse_table(const std::string& json_text, const std::string& origin
         const std::string path = "/tables/" + std::to_string(i);
         Entry e = detail::entry(tables[i], origin, path);
         if (table.find(e.device, e.dtype))
-            detail::fail(origin, path, "a second entry for " + e.device + "/" + e.dtype + " (one per device and dtype)");
+            detail::fail(origin, path,
+                         "a second entry for " + e.device + "/" + e.dtype + " (one per device and dtype)");
         table.entries.push_back(std::move(e));
     }
     return table;
