@@ -82,6 +82,17 @@ const std::vector<Shape>& shapes() {
         {4097, 1025, 2049, false},
         {333, 257, 129, true},
         {1900, 2000, 77, true},
+        // The split kernels' classes (issue 24), each at an edge: vector-like shapes (cuda_gemv's two paths, K split
+        // in 32 and 3 slices), one row with padded rows of B (its scalar path), one column with a strided B, a few
+        // rows with a deep ragged K (26 slices of 160), a narrow N with a deep K, and a K of 65536 over a single
+        // 128x128 tile (128 slices: the fixed-order reduction's longest sum here).
+        {1, 4096, 4096, false},
+        {4096, 1, 4096, false},
+        {1, 517, 33, true},
+        {517, 1, 3001, true},
+        {7, 33, 4099, true},
+        {256, 64, 16384, true},
+        {128, 128, 65536, false},
     };
     return s;
 }
@@ -370,6 +381,87 @@ TEST_P(CudaGemmTest, MatchesCublasReference) {
 INSTANTIATE_TEST_SUITE_P(AllCudaKernels, CudaGemmTest, testing::ValuesIn(all_cases()), case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaGemmTest);
 
+// The split kernels add their K slices in a fixed order, never with atomics on C: three calls on the same inputs must
+// give the same bits, at shapes where each of them splits K (tests/gpu/split_plans_test.cu checks that they do).
+// A result that moves between calls is a race, whatever its error against the reference.
+TEST(SplitKernels, SameInputsGiveTheSameBits) {
+    if (const std::string why = no_device_reason(); !why.empty()) GTEST_SKIP() << why;
+    const std::set<std::string> split_kernels = {"cuda_splitk", "cuda_small_tile", "cuda_gemv"};
+    const std::vector<Shape> split_shapes = {{517, 517, 517, false},
+                                             {1, 4096, 4096, false},
+                                             {4096, 1, 4096, false},
+                                             {128, 128, 65536, false},
+                                             {7, 33, 4099, false}};
+    int checked = 0;
+    for (const LoadedKernel& kernel : registry().cuda_kernels) {
+        const kreg_kernel_info& info = *kernel.info;
+        if (split_kernels.count(info.name) == 0) continue;
+        char error[1024] = "";
+        void* instance = nullptr;
+        ASSERT_EQ(info.create(&instance, error, sizeof error), KREG_STATUS_OK) << info.name << ": " << error;
+        struct InstanceGuard {
+            const kreg_kernel_info& info;
+            void* instance;
+            ~InstanceGuard() { info.destroy(instance); }
+        } instance_guard{info, instance};
+        for (const Shape& s : split_shapes) {
+            Rng rng{0x5eedull + static_cast<uint64_t>(s.m * 31 + s.n * 17 + s.k)};
+            std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n));
+            for (float& x : a) x = rng.next();
+            for (float& x : b) x = rng.next();
+            const size_t c_bytes = static_cast<size_t>(s.m * s.n) * 4;
+            DeviceBuffer d_a(a.size() * 4), d_b(b.size() * 4), d_c(c_bytes);
+            ASSERT_FALSE(HasFailure());
+            CUDA_ASSERT(cudaMemcpy(d_a.ptr, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
+            CUDA_ASSERT(cudaMemcpy(d_b.ptr, b.data(), b.size() * 4, cudaMemcpyHostToDevice));
+            cudaStream_t stream = nullptr;
+            CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+            struct StreamGuard {
+                cudaStream_t s;
+                ~StreamGuard() { cudaStreamDestroy(s); }
+            } stream_guard{stream};
+            kreg_gemm_args args{};
+            args.struct_size = sizeof(kreg_gemm_args);
+            args.m = s.m;
+            args.n = s.n;
+            args.k = s.k;
+            args.lda = s.k;
+            args.ldb = s.n;
+            args.ldc = s.n;
+            args.alpha = 1.0;
+            args.beta = 0.0;
+            args.dtype = KREG_DTYPE_FP32;
+            args.a = d_a.ptr;
+            args.b = d_b.ptr;
+            args.c = d_c.ptr;
+            args.stream = stream;
+            std::vector<float> first, again(static_cast<size_t>(s.m * s.n));
+            for (int call = 0; call < 3; ++call) {
+                CUDA_ASSERT(cudaMemset(d_c.ptr, 0xff, c_bytes));  // NaN in every element before each call
+                CUDA_ASSERT(cudaDeviceSynchronize());
+                ASSERT_EQ(info.run_gemm(instance, &args, error, sizeof error), KREG_STATUS_OK)
+                    << info.name << ": " << error;
+                CUDA_ASSERT(cudaStreamSynchronize(stream));
+                CUDA_ASSERT(cudaMemcpy(again.data(), d_c.ptr, c_bytes, cudaMemcpyDeviceToHost));
+                if (call == 0) {
+                    first = again;
+                    // memcmp would pass two NaN-poisoned copies alike: every element must have been written.
+                    const auto unwritten =
+                        std::find_if(first.begin(), first.end(), [](float x) { return !std::isfinite(x); });
+                    EXPECT_EQ(unwritten, first.end()) << info.name << " " << s.m << "x" << s.n << "x" << s.k
+                                                      << ": element " << (unwritten - first.begin()) << " not written";
+                    continue;
+                }
+                EXPECT_EQ(std::memcmp(first.data(), again.data(), c_bytes), 0)
+                    << info.name << " " << s.m << "x" << s.n << "x" << s.k << ": call " << call
+                    << " gave other bits than call 0 on the same inputs";
+            }
+            ++checked;
+        }
+    }
+    EXPECT_EQ(checked, 3 * 5) << "the three split kernels were not all found in " << KREG_PLUGIN_DIR;
+}
+
 // The lab's kernels and the cuBLAS references are all there and every plugin loaded; without this a
 // missing plugin would just mean fewer parameterised tests.
 TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
@@ -395,6 +487,10 @@ TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
                                  "cuda_11_wgmma",
                                  "cuda_12_wgmma_ws",
                                  "cuda_12_wgmma_ws_c2",
+                                 "cuda_splitk",
+                                 "cuda_small_tile",
+                                 "cuda_gemv",
+                                 "cuda_dispatch_fp32",
                                  "cublas_sgemm",
                                  "cublas_tf32",
                                  "cublas_bf16"})

@@ -1,4 +1,5 @@
-// Every CUDA GEMM kernel of the lab (cuda_01_naive .. cuda_12_wgmma_ws_c2) refuses bad arguments before it touches
+// Every CUDA GEMM kernel of the lab (cuda_01_naive .. cuda_12_wgmma_ws_c2, and the split kernels cuda_splitk,
+// cuda_small_tile, cuda_gemv and cuda_dispatch_fp32, which share its checks) refuses bad arguments before it touches
 // the GPU, with the status and message of kreg_cuda::check_gemm_args (plugins/cuda_common/gemm_common.cuh). No
 // device is needed: the checks come first, so this runs (and must pass) on machines without a GPU too. A kernel
 // that skipped a check would instead try to launch: on such a machine it returns a CUDA error, not the status
@@ -46,7 +47,7 @@ const std::vector<BadCall>& bad_calls() {
 TEST(CudaPluginArgs, EveryLabKernelRefusesBadArgumentsBeforeTouchingTheGpu) {
     const kreg::test::PluginScan scan = kreg::test::scan_plugins(KREG_PLUGIN_DIR);
     for (const std::string& e : scan.load_errors) ADD_FAILURE() << "plugin failed to load: " << e;
-    const std::regex lab("cuda_[0-9][0-9]_.*");
+    const std::regex lab("cuda_[0-9][0-9]_.*|cuda_splitk|cuda_small_tile|cuda_gemv|cuda_dispatch_fp32");
     alignas(16) static float dummy[64];  // never read: every call below fails its checks first
     int kernels = 0;
     for (const auto& k : scan.kernels) {
@@ -82,8 +83,10 @@ TEST(CudaPluginArgs, EveryLabKernelRefusesBadArgumentsBeforeTouchingTheGpu) {
         }
         info.destroy(instance);
     }
-    EXPECT_GE(kernels, 17) << "the lab's 17 CUDA GEMM kernels (01-12 and their variants) were not all found in "
-                           << KREG_PLUGIN_DIR;
+    EXPECT_GE(kernels, 21)
+        << "the lab's 17 CUDA GEMM kernels (01-12 and their variants) the 3 split kernels and cuda_dispatch_fp32 "
+           "were not all found in "
+        << KREG_PLUGIN_DIR;
 }
 
 }  // namespace

@@ -742,7 +742,9 @@ const std::vector<std::string> kKnownKernels{
     "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm", "cublas_tf32", "cublas_bf16",
     // transposes (issue 11)
     "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
-    "cuda_block_transpose", "cuda_block_transpose_padded"};
+    "cuda_block_transpose", "cuda_block_transpose_padded",
+    // the split kernels (issue 24)
+    "cuda_splitk", "cuda_small_tile", "cuda_gemv", "cuda_dispatch_fp32"};
 
 TEST(ShippedConfigs, EveryOneLoadsAndNamesKnownKernels) {
     std::set<std::string> names, outputs;
@@ -786,6 +788,29 @@ TEST(ShippedConfigs, GpuSweepsCoverTheProgressionAndOddShapes) {
                                           {1, 4096, 4096},
                                           {4096, 1, 4096}})
             EXPECT_NE(std::find(c.shapes.begin(), c.shapes.end(), s), c.shapes.end()) << to_string(s);
+    }
+}
+
+// Issue 24: the dispatch kernels are judged on shapes the table was not built from, so the check sweep shares no
+// shape with the tuning sweep, and both cover every class (vector-like, a few rows, narrow N, deep K, M = 128).
+TEST(ShippedConfigs, CheckSweepSharesNoShapeWithTheTuningSweep) {
+    const SweepConfig tune = load_sweep_config(kSource / "configs" / "sweeps" / "tune-h200.json");
+    const SweepConfig check = load_sweep_config(kSource / "configs" / "sweeps" / "check-h200.json");
+    for (const Shape& s : check.shapes)
+        EXPECT_EQ(std::find(tune.shapes.begin(), tune.shapes.end(), s), tune.shapes.end())
+            << to_string(s) << " is in both the tuning and the check sweep";
+    for (const SweepConfig* c : {&tune, &check}) {
+        SCOPED_TRACE(c->name);
+        auto has = [&](auto predicate) { return std::any_of(c->shapes.begin(), c->shapes.end(), predicate); };
+        EXPECT_TRUE(has([](const Shape& s) { return s.m == 1 && s.n >= 1024; })) << "m = 1";
+        EXPECT_TRUE(has([](const Shape& s) { return s.n == 1 && s.m >= 1024; })) << "n = 1";
+        EXPECT_TRUE(has([](const Shape& s) { return s.m > 1 && s.m <= 8; })) << "a few rows";
+        EXPECT_TRUE(has([](const Shape& s) { return s.n <= 128 && s.m > s.n && s.k >= 8192; })) << "deep K, narrow N";
+        EXPECT_TRUE(has([](const Shape& s) { return s.m == 128 && s.n >= 4096; })) << "M = 128 decode";
+        EXPECT_TRUE(has([](const Shape& s) { return s.k >= 3 * s.m && s.m >= 512; })) << "K >= 3M";
+        EXPECT_EQ(c->baseline,
+                  Baseline::per_dtype(
+                      {{DType::fp32, "cublas_sgemm"}, {DType::bf16, "cublas_bf16"}, {DType::tf32, "cublas_tf32"}}));
     }
 }
 
