@@ -1,5 +1,6 @@
 /*
- * kreg plugin ABI, version 1.1 (1.0 plus the transpose and block_transpose operations).
+ * kreg plugin ABI, version 1.2 (1.0 plus the transpose and block_transpose operations in 1.1, and in 1.2 the
+ * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs).
  *
  * This is the whole contract between the kreg runner and a kernel plugin (.so). It is plain C so that
  * a plugin built with another compiler or standard library still loads. C++ authors normally do not
@@ -50,7 +51,7 @@ extern "C" {
 #endif
 
 #define KREG_ABI_MAJOR 1
-#define KREG_ABI_MINOR 1
+#define KREG_ABI_MINOR 2
 
 /* The one symbol every plugin exports. Its name never changes between ABI versions, so that a plugin
  * built for another major version is reported as such instead of as "no entry point". */
@@ -216,6 +217,17 @@ typedef struct kreg_kernel_info {
     /* Block transpose kernels: the blocks the kernel accepts are multiples of block_multiple (0 or 1: any)
      * and at most max_block (0: unbounded). A sweep's block outside them is skipped with the reason. */
     int64_t block_multiple, max_block;
+
+    /* ---- Since 1.2. A 1.0 or 1.1 plugin's structs end above; the runner reads this field as NULL. ---- */
+
+    /* GEMM kernels, optional (may be NULL): name the variant run_gemm runs for args, as NUL-terminated text
+     * in buffer (capacity buffer_size, owned by the runner), e.g. a dispatch kernel's "cpu_blocked (rule 2
+     * of embedded table.json ...)". It must describe what run_gemm does for the same args: a kernel that
+     * decides per call decides from args alone. Return KREG_STATUS_UNSUPPORTED when there is nothing to
+     * name. The runner calls it once per row, before the first call, and records the text in the row's
+     * evidence (extra.variant). */
+    kreg_status (*describe_gemm_variant)(void* instance, const kreg_gemm_args* args, char* buffer,
+                                         size_t buffer_size);
 } kreg_kernel_info;
 
 /* What the entry point returns. Owned by the plugin; valid until the library is unloaded. */

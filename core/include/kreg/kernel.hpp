@@ -82,6 +82,9 @@ public:
     virtual void run_gemm(const kreg_gemm_args& args) = 0;
     // CUDA kernels: describe the launch run_gemm would make, for the report. Return false if unknown.
     virtual bool describe_launch(const kreg_gemm_args& /*args*/, kreg_launch_info& /*info*/) { return false; }
+    // Kernels that choose among variants per call (dispatch kernels, ABI 1.2): the variant run_gemm runs for
+    // args, for the row's evidence; decided from args alone, as run_gemm decides. "" names nothing.
+    virtual std::string describe_variant(const kreg_gemm_args& /*args*/) { return ""; }
 };
 
 // A transpose kernel (ABI 1.1): B[N x M] = A[M x N]^T, see kreg_transpose_args.
@@ -204,6 +207,17 @@ kreg_status describe_launch(void* instance, const Args* args, kreg_launch_info* 
     });
 }
 
+template <class T>
+kreg_status describe_gemm_variant(void* instance, const kreg_gemm_args* args, char* buffer,
+                                  size_t buffer_size) noexcept {
+    return guarded(buffer, buffer_size, [&] {
+        if (instance == nullptr || args == nullptr) throw Error(KREG_STATUS_INVALID_ARGUMENT, "null argument");
+        const std::string variant = static_cast<T*>(instance)->describe_variant(*args);
+        if (variant.empty()) throw Error(KREG_STATUS_UNSUPPORTED, "no variant to name");
+        write_message(buffer, buffer_size, variant.c_str());
+    });
+}
+
 // The author's traffic model behind the same noexcept guarantee as every other entry: an exception
 // becomes "no model" (a negative value, which the runner ignores) instead of terminate() in the runner.
 template <class T>
@@ -248,6 +262,7 @@ kreg_kernel_info make_kernel_info() {
     if constexpr (op == KREG_OPERATION_GEMM) {
         info.run_gemm = &run_gemm<T>;
         info.describe_launch = &describe_launch<T, kreg_gemm_args>;
+        info.describe_gemm_variant = &describe_gemm_variant<T>;
     } else if constexpr (op == KREG_OPERATION_TRANSPOSE) {
         info.run_transpose = &run_transpose<T>;
         info.describe_transpose_launch = &describe_launch<T, kreg_transpose_args>;

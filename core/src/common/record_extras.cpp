@@ -293,12 +293,12 @@ void read_value(const json& j, const std::string& path, TimingClaims& v) {
 }
 
 void read_value(const json& j, const std::string& path, RecordExtras& v) {
-    const Fields f(
-        j, path,
-        {"device",        "device_uuid",    "launch",        "launch_error",   "attributes",    "attributes_error",
-         "model_bytes",   "verify_sampled", "warm_cache",    "l2_flush_bytes", "timing_method", "launch_overhead_ms",
-         "hold_timeouts", "hold_timeout_s", "kernel_time",   "timer_fallback", "anticheat",     "call_checks",
-         "sampling",      "roofline",       "trusted_check", "timing_claims",  "c_fence",       "c_fence_fallback"});
+    const Fields f(j, path,
+                   {"device",           "device_uuid",        "launch",         "launch_error",     "attributes",
+                    "attributes_error", "model_bytes",        "verify_sampled", "warm_cache",       "l2_flush_bytes",
+                    "timing_method",    "launch_overhead_ms", "hold_timeouts",  "hold_timeout_s",   "kernel_time",
+                    "timer_fallback",   "anticheat",          "call_checks",    "sampling",         "roofline",
+                    "trusted_check",    "timing_claims",      "c_fence",        "c_fence_fallback", "variant"});
     f.optional("device", v.device);
     f.optional("device_uuid", v.device_uuid);
     f.optional("launch", v.launch);
@@ -317,6 +317,7 @@ void read_value(const json& j, const std::string& path, RecordExtras& v) {
     f.optional("timer_fallback", v.timer_fallback);
     f.optional("c_fence", v.c_fence);
     f.optional("c_fence_fallback", v.c_fence_fallback);
+    f.optional("variant", v.variant);
     f.optional("anticheat", v.anticheat);
     f.optional("call_checks", v.call_checks);
     f.optional("sampling", v.sampling);
@@ -476,6 +477,7 @@ void to_json(json& j, const RecordExtras& v) {
     put(j, "timer_fallback", v.timer_fallback);
     put(j, "c_fence", v.c_fence);
     put(j, "c_fence_fallback", v.c_fence_fallback);
+    put(j, "variant", v.variant);
     put(j, "anticheat", v.anticheat);
     put(j, "call_checks", v.call_checks);
     put(j, "sampling", v.sampling);

@@ -170,6 +170,7 @@ struct RecordExtras {
     std::optional<std::string> timer_fallback;      // CUDA timed by events where CUPTI was wanted: why
     std::optional<std::string> c_fence;           // CUDA: "unmapped_pages" (C in a mapping of its own) or "guard_band"
     std::optional<std::string> c_fence_fallback;  // CUDA, with c_fence guard_band: why the VMM mapping could not be had
+    std::optional<std::string> variant;  // the kernel's describe_gemm_variant (ABI 1.2): what a dispatch kernel chose
     std::optional<AnticheatEvidence> anticheat;
     std::optional<CallChecks> call_checks;
     std::optional<SamplingEvidence> sampling;

@@ -90,4 +90,12 @@ kreg_status GemmOperation::describe_launch(const kreg_kernel_info& info, void* i
     return info.describe_launch(instance, &args, &launch, error, error_size);
 }
 
+kreg_status GemmOperation::describe_variant(const kreg_kernel_info& info, void* instance, const Shape& shape,
+                                            DType dtype, const CallOperands& operands, char* buffer,
+                                            size_t buffer_size) const {
+    if (info.describe_gemm_variant == nullptr) return KREG_STATUS_UNSUPPORTED;  // 1.0/1.1 plugins read NULL here
+    const kreg_gemm_args args = args_for(shape, dtype, operands);
+    return info.describe_gemm_variant(instance, &args, buffer, buffer_size);
+}
+
 }  // namespace kreg

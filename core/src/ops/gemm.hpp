@@ -23,6 +23,8 @@ public:
     kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
                                 const CallOperands& operands, kreg_launch_info& launch, char* error,
                                 size_t error_size) const override;
+    kreg_status describe_variant(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
+                                 const CallOperands& operands, char* buffer, size_t buffer_size) const override;
 };
 
 // The arguments of every GEMM call the runner makes: C = A * B (alpha 1, beta 0), packed row-major.

@@ -80,6 +80,13 @@ public:
     virtual kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
                                         const CallOperands& operands, kreg_launch_info& launch, char* error,
                                         size_t error_size) const = 0;
+    // The variant the kernel says it runs for these operands (ABI 1.2's describe_gemm_variant): status, and the
+    // text in buffer. Operations without such an entry answer KREG_STATUS_UNSUPPORTED.
+    virtual kreg_status describe_variant(const kreg_kernel_info& /*info*/, void* /*instance*/, const Shape& /*shape*/,
+                                         DType /*dtype*/, const CallOperands& /*operands*/, char* /*buffer*/,
+                                         size_t /*buffer_size*/) const {
+        return KREG_STATUS_UNSUPPORTED;
+    }
 };
 
 const OperationDef& operation_def(Operation op);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/text.hpp"
 #include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
 #include "measure/stats.hpp"
@@ -147,6 +148,20 @@ std::string find_unwritten(const float* c, size_t count, const OutputFill& fill,
     return "";
 }
 
+// extra.variant: what a kernel that chooses per shape says it runs (ABI 1.2). The text is the plugin's claim,
+// recorded as one printable line; a kernel that names nothing leaves it out, a failing description is noted.
+void describe_variant(const OperationDef& op, const kreg_kernel_info& info, const Job& job, void* instance,
+                      const CallOperands& operands, RecordExtras& extra) {
+    char buffer[512] = {};
+    const kreg_status status =
+        op.describe_variant(info, instance, job.shape, job.dtype, operands, buffer, sizeof buffer);
+    buffer[sizeof buffer - 1] = '\0';
+    if (status == KREG_STATUS_UNSUPPORTED) return;
+    const std::string text = printable_utf8(buffer, sizeof buffer);
+    extra.variant =
+        status == KREG_STATUS_OK ? text : std::string("not described: ") + kreg_status_name(status) + ": " + text;
+}
+
 // The first job of a process that times on a backend wanting it waits for the clocks (ClockSettle).
 bool take_first_clock_settle() {
     static bool settled = false;
@@ -181,6 +196,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     }
     CallOperands args = backend.operands(0);
     backend.describe(record, args);
+    describe_variant(op, info, job, kernel.instance, args, record.extra);
     if (info.model_global_bytes != nullptr) {
         // The SDK's trampoline answers a negative value when the author's model threw: no model then.
         const double model = info.model_global_bytes(m, n, k, static_cast<kreg_dtype>(job.dtype));
