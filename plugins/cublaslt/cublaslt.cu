@@ -78,18 +78,18 @@ class Descriptors {
 public:
     Descriptors(cublasComputeType_t compute, cudaDataType_t in_type, uint64_t m, uint64_t n, uint64_t k, int64_t lda,
                 int64_t ldb, int64_t ldc) {
-        KREG_LT_CHECK(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
-        // Column-major C^T (n x m) = B^T (n x k) * A^T (k x m): cuBLASLt's A is the B buffer.
-        KREG_LT_CHECK(cublasLtMatrixLayoutCreate(&lt_a_, in_type, n, k, ldb));
-        KREG_LT_CHECK(cublasLtMatrixLayoutCreate(&lt_b_, in_type, k, m, lda));
-        KREG_LT_CHECK(cublasLtMatrixLayoutCreate(&lt_c_, CUDA_R_32F, n, m, ldc));
+        try {
+            KREG_LT_CHECK(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
+            // Column-major C^T (n x m) = B^T (n x k) * A^T (k x m): cuBLASLt's A is the B buffer.
+            KREG_LT_CHECK(cublasLtMatrixLayoutCreate(&lt_a_, in_type, n, k, ldb));
+            KREG_LT_CHECK(cublasLtMatrixLayoutCreate(&lt_b_, in_type, k, m, lda));
+            KREG_LT_CHECK(cublasLtMatrixLayoutCreate(&lt_c_, CUDA_R_32F, n, m, ldc));
+        } catch (...) {
+            release();  // a constructor that throws runs no destructor
+            throw;
+        }
     }
-    ~Descriptors() {
-        if (lt_c_) cublasLtMatrixLayoutDestroy(lt_c_);
-        if (lt_b_) cublasLtMatrixLayoutDestroy(lt_b_);
-        if (lt_a_) cublasLtMatrixLayoutDestroy(lt_a_);
-        if (op_) cublasLtMatmulDescDestroy(op_);
-    }
+    ~Descriptors() { release(); }
     Descriptors(const Descriptors&) = delete;
     Descriptors& operator=(const Descriptors&) = delete;
 
@@ -99,6 +99,12 @@ public:
     cublasLtMatrixLayout_t c() const { return lt_c_; }
 
 private:
+    void release() noexcept {
+        if (lt_c_) cublasLtMatrixLayoutDestroy(lt_c_);
+        if (lt_b_) cublasLtMatrixLayoutDestroy(lt_b_);
+        if (lt_a_) cublasLtMatrixLayoutDestroy(lt_a_);
+        if (op_) cublasLtMatmulDescDestroy(op_);
+    }
     cublasLtMatmulDesc_t op_ = nullptr;
     cublasLtMatrixLayout_t lt_a_ = nullptr, lt_b_ = nullptr, lt_c_ = nullptr;
 };
