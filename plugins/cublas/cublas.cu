@@ -12,6 +12,8 @@
 // (meta.plugins, meta.gpu.ceilings.plugin) learns which cuBLAS measured the baseline and the ceilings.
 // Each instance owns a handle (made in the constructor on the current device) and binds it to the
 // caller's stream on every call; alpha, beta and the leading dimensions pass straight through.
+// Every row names the cuBLAS and the call that made it (describe_variant, ABI 1.2: extra.variant), so a
+// ratio to this baseline carries its version with it, not only the report's meta.plugins.
 #include <kreg/cuda_check.hpp>
 #include <kreg/kernel.hpp>
 
@@ -30,6 +32,16 @@ void check_cublas(cublasStatus_t status, const char* call) {
             std::string(call) + " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 #define KREG_CUBLAS_CHECK(call) check_cublas((call), #call)
+
+// "MAJOR.MINOR.PATCH" of the libcublas actually loaded.
+std::string library_version() {
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+        return "(version unknown)";
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
 
 enum class Flavour { Sgemm, Tf32, Bf16 };
 
@@ -95,6 +107,14 @@ public:
         }
     }
 
+    // The row's extra.variant (ABI 1.2): which cuBLAS, and which call.
+    std::string describe_variant(const kreg_gemm_args& /*args*/) override {
+        return "cuBLAS " + library_version() +
+               (F == Flavour::Sgemm  ? ": cublasSgemm, CUBLAS_DEFAULT_MATH"
+                : F == Flavour::Tf32 ? ": cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT"
+                                     : ": cublasGemmEx, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT");
+    }
+
 private:
     cublasHandle_t handle_ = nullptr;
 };
@@ -103,12 +123,8 @@ private:
 // plain "1.0.0" where the library cannot say. Static: the descriptor keeps the pointer until unload.
 const char* plugin_version() {
     static const std::string version = [] {
-        int major = 0, minor = 0, patch = 0;
-        if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
-            cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
-            cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
-            return std::string("1.0.0");
-        return "1.0.0+cublas." + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+        const std::string v = library_version();
+        return v == "(version unknown)" ? std::string("1.0.0") : "1.0.0+cublas." + v;
     }();
     return version.c_str();
 }

@@ -491,9 +491,13 @@ TEST(CudaKernelRegistry, LabAndCublasKernelsAreLoaded) {
                                  "cuda_small_tile",
                                  "cuda_gemv",
                                  "cuda_dispatch_fp32",
+                                 "cuda_13_wgmma_persistent",
                                  "cublas_sgemm",
                                  "cublas_tf32",
-                                 "cublas_bf16"})
+                                 "cublas_bf16",
+                                 "cublaslt_fp32",
+                                 "cublaslt_tf32",
+                                 "cublaslt_bf16"})
         EXPECT_EQ(names.count(expected), 1u) << expected << " not found in " << KREG_PLUGIN_DIR;
 }
 

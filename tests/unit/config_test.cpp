@@ -739,7 +739,8 @@ const std::vector<std::string> kKnownKernels{
     "cpu_naive", "cpu_blocked", "cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_03_conflicts",
     "cuda_03_padded", "cuda_03_padded_dynamic", "cuda_04_coarsened", "cuda_05_register_blocked", "cuda_06_vectorized",
     "cuda_07_double_buffered", "cuda_08_cp_async", "cuda_09_warptiled", "cuda_10_mma", "cuda_11_wgmma",
-    "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm", "cublas_tf32", "cublas_bf16",
+    "cuda_12_wgmma_ws", "cuda_12_wgmma_ws_c2", "cublas_sgemm", "cublas_tf32", "cublas_bf16", "cuda_13_wgmma_persistent",
+    "cublaslt_fp32", "cublaslt_tf32", "cublaslt_bf16",  // issue 25
     // transposes (issue 11)
     "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
     "cuda_block_transpose", "cuda_block_transpose_padded",
@@ -771,6 +772,9 @@ TEST(ShippedConfigs, TensorSweepComparesEachDtypeWithItsCublasKernel) {
     const SweepConfig c = load_sweep_config(kSource / "configs" / "sweeps" / "h200-tensor.json");
     EXPECT_EQ(c.dtypes, (std::vector<DType>{DType::bf16, DType::tf32}));
     EXPECT_EQ(c.baseline, Baseline::per_dtype({{DType::bf16, "cublas_bf16"}, {DType::tf32, "cublas_tf32"}}));
+    // Both baselines in one run (issue 25): cuBLAS's default algorithm and cuBLASLt's best of its heuristic's top 8.
+    for (const char* reference : {"cublas_bf16", "cublas_tf32", "cublaslt_bf16", "cublaslt_tf32"})
+        EXPECT_NE(std::find(c.kernels.begin(), c.kernels.end(), reference), c.kernels.end()) << reference;
 }
 
 TEST(ShippedConfigs, GpuSweepsCoverTheProgressionAndOddShapes) {

@@ -340,6 +340,15 @@ kreg_status right_once_then_infinite(void* instance, const kreg_gemm_args* args,
     return KREG_STATUS_OK;
 }
 
+// ABI 1.2's variant is asked for again after the row's calls (issue 25): a kernel that chooses in its first call
+// names its choice, not what it said before choosing.
+TEST(Variant, AKernelThatChoosesInItsFirstCallNamesItsChoice) {
+    const Record r = run_in_session(fixture_job("fixture_chooses_in_first_call", 1, 3));
+    ASSERT_EQ(r.status, RowStatus::ok) << r.reason;
+    ASSERT_TRUE(r.extra.variant);
+    EXPECT_EQ(*r.extra.variant, "chosen in the first call, 5 calls");  // checked + 1 warm-up + 3 timed
+}
+
 Record run_fake(decltype(kreg_kernel_info::run_gemm) run) { return test::run_fake(run, fixture_job("fake", 1, 3)); }
 
 TEST(EveryCallChecked, ANonFiniteElementOnALaterCallIsNamed) {

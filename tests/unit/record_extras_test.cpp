@@ -28,6 +28,7 @@ RecordExtras full_extras() {
     x.device = 1;
     x.launch = LaunchInfo{{16, 8, 1}, {128, 1, 1}, 49152};
     x.launch_error = "KREG_STATUS_ERROR: no";
+    x.variant = "cuBLASLt 13.1.0 algo 66 tile 256x128 stages 4 splitK 1";
     x.attributes = KernelAttributes{96, 32768, 65536, 16, 1024, 90, 90};
     x.attributes_error = "cudaErrorInvalidDeviceFunction";
     x.model_bytes = 1.5e9;

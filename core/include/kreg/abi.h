@@ -225,7 +225,8 @@ typedef struct kreg_kernel_info {
      * of embedded table.json ...)". It must describe what run_gemm does for the same args: a kernel that
      * decides per call decides from args alone. Return KREG_STATUS_UNSUPPORTED when there is nothing to
      * name. The runner calls it once per row, before the first call, and records the text in the row's
-     * evidence (extra.variant). */
+     * evidence (extra.variant); outside strict runs it asks again after the row's calls, so a kernel that chooses
+     * in its first call at a shape (cuBLASLt's timed heuristic) names its choice, not "not chosen yet". */
     kreg_status (*describe_gemm_variant)(void* instance, const kreg_gemm_args* args, char* buffer, size_t buffer_size);
 } kreg_kernel_info;
 
