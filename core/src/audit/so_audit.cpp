@@ -1,7 +1,7 @@
 #include "audit/so_audit.hpp"
 
 #include "audit/elf_dynamic.hpp"
-#include "config/sweep_config.hpp"  // glob_match
+#include "common/glob.hpp"
 
 #include <cstdint>
 #include <algorithm>
