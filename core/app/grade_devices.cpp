@@ -1,6 +1,6 @@
 #include "grade_devices.hpp"
 
-#include "device_lanes.hpp"
+#include "run/device_lanes.hpp"
 #include "merge/gradebook_shard.hpp"
 #include "sweep/executor.hpp"
 #include "worker/stop_request.hpp"
