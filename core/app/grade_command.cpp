@@ -2,9 +2,9 @@
 
 #include "cli.hpp"
 #include "exit_status.hpp"
-#include "grade_devices.hpp"
 #include "paths.hpp"
 #include "run/grade_run.hpp"
+#include "run/grade_shards.hpp"
 
 #include <cxxopts.hpp>
 
