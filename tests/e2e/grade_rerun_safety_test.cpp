@@ -7,6 +7,7 @@
 #include <map>
 
 #include "grade/gradebook.hpp"
+#include "gradebook_results.hpp"
 #include "run_command.hpp"
 
 namespace kreg {
@@ -16,12 +17,6 @@ namespace fs = std::filesystem;
 const std::string kRunner = KREG_RUNNER;
 const fs::path kFixtures = KREG_FIXTURE_DIR;
 const fs::path kRubric = fs::path(KREG_TEST_DATA_DIR) / "grading" / "corpus-rubric.json";
-
-std::map<std::string, StudentResult> results(const fs::path& out) {
-    std::map<std::string, StudentResult> by_student;
-    for (const auto& r : Gradebook(out).all()) by_student[r.student] = r;
-    return by_student;
-}
 
 fs::path two_students(const std::string& name) {
     const auto dir = test::fresh_dir(name);
@@ -48,7 +43,7 @@ TEST(GradeRerunSafety, AResultThatEndedInErrorIsGradedAgainByTheNextRun) {
     EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_NE(again.err.find("alice: its last grading ended in error; grading again"), std::string::npos) << again.err;
     EXPECT_NE(again.err.find("bob: already graded"), std::string::npos) << again.err;
-    EXPECT_EQ(results(dir / "out")["alice"].status, "graded");
+    EXPECT_EQ(test::results_by_student(dir / "out")["alice"].status, "graded");
 }
 
 TEST(GradeRerunSafety, ASecretSeedGradebookIsNotRegradedWithoutItAndReseedNeverMixesSeeds) {
@@ -89,7 +84,7 @@ TEST(GradeRerunSafety, ASecretSeedGradebookIsNotRegradedWithoutItAndReseedNeverM
             "grep -q '\"secret_sha256\": null' out/students/alice.json 2>/dev/null && break; done; sleep 0.5; "
             "kill -TERM $pid; wait $pid; true",
         dir, dir);
-    const auto partial = results(dir / "out");
+    const auto partial = test::results_by_student(dir / "out");
     ASSERT_EQ(partial.count("alice"), 1u);
     EXPECT_TRUE(partial.at("alice").meta["provenance"]["secret_sha256"].is_null()) << partial.at("alice").meta.dump();
     EXPECT_EQ(partial.count("bob"), 0u) << "bob's old-seed result must not stay beside alice's new one";
@@ -118,14 +113,14 @@ TEST(GradeRerunSafety, AStoppedRunSaysHowManyStudentsFinishedAndHowToGoOn) {
                   std::string::npos)
             << stopped.err;
         EXPECT_NE(stopped.err.find("Run the same command again"), std::string::npos) << stopped.err;
-        auto partial = results(dir / "out");
+        auto partial = test::results_by_student(dir / "out");
         EXPECT_EQ(partial.count("a1"), 1u);
         EXPECT_EQ(partial.count("b_hangs"), 0u) << "the student in flight is no result: " << partial["b_hangs"].summary;
 
         const auto resumed = test::run_command(grade, dir, dir);
         EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
         EXPECT_NE(resumed.err.find("a1: already graded"), std::string::npos) << resumed.err;
-        auto all = results(dir / "out");
+        auto all = test::results_by_student(dir / "out");
         EXPECT_EQ(all["b_hangs"].status, "timeout");
         EXPECT_EQ(all["c1"].status, "graded");
     }

@@ -2,6 +2,7 @@
 // submission, rubric, secret seed and kreg version are unchanged, grades again exactly the others, and
 // says why.
 #include "grade/gradebook.hpp"
+#include "gradebook_results.hpp"
 #include "run_command.hpp"
 
 #include <gtest/gtest.h>
@@ -17,12 +18,6 @@ const std::string kRunner = KREG_RUNNER;
 const fs::path kFixtures = KREG_FIXTURE_DIR;
 const fs::path kRubric = fs::path(KREG_TEST_DATA_DIR) / "grading" / "corpus-rubric.json";
 
-std::map<std::string, StudentResult> results(const fs::path& out) {
-    std::map<std::string, StudentResult> by_student;
-    for (const auto& r : Gradebook(out).all()) by_student[r.student] = r;
-    return by_student;
-}
-
 TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
     const auto dir = test::fresh_dir("grade-rerun");
     fs::create_directories(dir / "subs");
@@ -33,7 +28,7 @@ TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
 
     const auto first = test::run_command(grade, dir, dir);
     ASSERT_EQ(first.exit_code, 0) << first.err;
-    auto graded = results(dir / "out");
+    auto graded = test::results_by_student(dir / "out");
     ASSERT_EQ(graded["alice"].status, "graded") << graded["alice"].summary;
     ASSERT_TRUE(graded["alice"].meta.contains("provenance")) << graded["alice"].meta.dump();
     EXPECT_EQ(graded["alice"].meta["provenance"]["submission_sha256"].get<std::string>().size(), 64u);
@@ -49,7 +44,7 @@ TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
     const auto rebuilt = test::run_command(grade, dir, dir);
     EXPECT_NE(rebuilt.err.find("alice: submission changed; grading again"), std::string::npos) << rebuilt.err;
     EXPECT_NE(rebuilt.err.find("bob: already graded"), std::string::npos) << rebuilt.err;
-    graded = results(dir / "out");
+    graded = test::results_by_student(dir / "out");
     EXPECT_EQ(graded["alice"].status, "wrong_result");
     EXPECT_EQ(graded["bob"].status, "graded");
 
@@ -64,7 +59,7 @@ TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
     const auto changed = test::run_command(grade, dir, dir);
     EXPECT_NE(changed.err.find("alice: rubric changed; grading again"), std::string::npos) << changed.err;
     EXPECT_NE(changed.err.find("bob: rubric changed; grading again"), std::string::npos) << changed.err;
-    graded = results(dir / "out");
+    graded = test::results_by_student(dir / "out");
     EXPECT_EQ(graded["bob"].max_score, 90);
 
     // A secret seed where there was none.
@@ -74,7 +69,7 @@ TEST(GradeRerun, OnlyStudentsWhoseInputsChangedAreGradedAgainAndTheRunSaysWhy) {
               std::string::npos)
         << secret.err;
     EXPECT_NE(secret.err.find("graded again: alice, bob"), std::string::npos) << secret.err;
-    EXPECT_EQ(results(dir / "out")["bob"].status, "graded");
+    EXPECT_EQ(test::results_by_student(dir / "out")["bob"].status, "graded");
     EXPECT_EQ(secret.err.find("12345"), std::string::npos) << "the secret must not be printed";
 }
 

@@ -1,7 +1,7 @@
 #include "audit/so_audit.hpp"
 
 #include "audit/elf_dynamic.hpp"
-#include "config/sweep_config.hpp"  // glob_match
+#include "common/glob.hpp"
 
 #include <cstdint>
 #include <algorithm>
@@ -101,6 +101,32 @@ bool read_regular_file(const std::filesystem::path& path, std::string& bytes, st
     return ok;
 }
 
+// The loader's view and the section headers' view must name the same libraries and imports: no linker makes
+// them differ, so a difference is a finding.
+void check_views_agree(const elf::DynamicView& loader, const elf::DynamicView& headers, const std::string& file,
+                       std::vector<AuditFinding>& findings) {
+    auto names = [](const std::vector<elf::NeededLibrary>& list) {
+        std::vector<std::string> out;
+        for (const auto& library : list) out.push_back(printable(library.name));
+        return out;
+    };
+    if (names(loader.needed) != names(headers.needed))
+        findings.push_back(format_finding(
+            file, "the section headers and the dynamic segment list different libraries (" +
+                      join(names(headers.needed), ", ") + " versus " + join(names(loader.needed), ", ") + ")"));
+    std::set<std::string> loader_imports, header_imports;
+    for (const auto& symbol : loader.imports) loader_imports.insert(symbol.name);
+    for (const auto& symbol : headers.imports) header_imports.insert(symbol.name);
+    const auto hidden = missing_from(loader_imports, header_imports);
+    const auto extra = missing_from(header_imports, loader_imports);
+    if (!hidden.empty())
+        findings.push_back(format_finding(
+            file, "the dynamic segment imports symbols that .dynsym does not list: " + first_few(hidden)));
+    if (!extra.empty())
+        findings.push_back(
+            format_finding(file, ".dynsym lists imports that the dynamic segment does not: " + first_few(extra)));
+}
+
 AuditResult audit_image(std::string_view image, const std::string& file, const AuditPolicy& policy) {
     AuditResult result;
     const elf::ElfDynamicReport report = elf::read_elf_dynamic(image);
@@ -127,28 +153,7 @@ AuditResult audit_image(std::string_view image, const std::string& file, const A
         exports.insert(view->interposable_exports.begin(), view->interposable_exports.end());
         search_paths.insert(view->search_paths.begin(), view->search_paths.end());
     }
-    if (loader && headers) {
-        auto names = [](const std::vector<elf::NeededLibrary>& list) {
-            std::vector<std::string> out;
-            for (const auto& library : list) out.push_back(printable(library.name));
-            return out;
-        };
-        if (names(loader->needed) != names(headers->needed))
-            result.findings.push_back(format_finding(
-                file, "the section headers and the dynamic segment list different libraries (" +
-                          join(names(headers->needed), ", ") + " versus " + join(names(loader->needed), ", ") + ")"));
-        std::set<std::string> loader_imports, header_imports;
-        for (const auto& symbol : loader->imports) loader_imports.insert(symbol.name);
-        for (const auto& symbol : headers->imports) header_imports.insert(symbol.name);
-        const auto hidden = missing_from(loader_imports, header_imports);
-        const auto extra = missing_from(header_imports, loader_imports);
-        if (!hidden.empty())
-            result.findings.push_back(format_finding(
-                file, "the dynamic segment imports symbols that .dynsym does not list: " + first_few(hidden)));
-        if (!extra.empty())
-            result.findings.push_back(
-                format_finding(file, ".dynsym lists imports that the dynamic segment does not: " + first_few(extra)));
-    }
+    if (loader && headers) check_views_agree(*loader, *headers, file, result.findings);
     if (!primary && result.findings.empty())
         result.findings.push_back(format_finding(file, "no dynamic section could be read"));
 

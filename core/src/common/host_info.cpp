@@ -1,5 +1,7 @@
 #include "common/host_info.hpp"
 
+#include "common/text.hpp"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -9,12 +11,6 @@
 namespace kreg {
 namespace {
 
-std::string trim(const std::string& s) {
-    const auto first = s.find_first_not_of(" \t");
-    if (first == std::string::npos) return "";
-    return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
-}
-
 // x86 names the CPU in "model name"; other architectures use other keys, tried in this order.
 std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");
@@ -22,8 +18,8 @@ std::string cpu_model() {
     while (std::getline(in, line)) {
         const auto colon = line.find(':');
         if (colon == std::string::npos) continue;
-        const std::string key = trim(line.substr(0, colon));
-        const std::string value = trim(line.substr(colon + 1));
+        const std::string key(trim(line.substr(0, colon), " \t\r"));
+        const std::string value(trim(line.substr(colon + 1), " \t\r"));
         if (value.empty()) continue;
         if (key == "model name") return value;
         if (fallback.empty() && (key == "Hardware" || key == "Processor" || key == "cpu model" || key == "cpu"))

@@ -35,6 +35,12 @@ size_t utf8_sequence(std::string_view text, size_t i) {
 
 }  // namespace
 
+std::string_view trim(std::string_view text, std::string_view blanks) {
+    const size_t first = text.find_first_not_of(blanks);
+    if (first == std::string_view::npos) return {};
+    return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
 std::string printable_utf8(std::string_view text, size_t max_bytes) {
     static const std::string kReplacement = "\xEF\xBF\xBD";
     static const std::string kCut = "...";

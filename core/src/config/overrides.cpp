@@ -3,6 +3,7 @@
 #include "config/sweep_config.hpp"
 
 #include "common/suggest.hpp"
+#include "common/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -15,15 +16,12 @@ namespace kreg {
 namespace fs = std::filesystem;
 
 namespace {
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
+// A command-line value is trimmed of spaces and tabs only: a line end inside one is an error, as before.
+std::string_view trim_blanks(std::string_view s) { return trim(s, " \t"); }
 
 // One dimension typed by a person; context is the whole option value, for the message.
 int64_t parse_size(std::string_view token, const std::string& context, const char* example) {
-    const std::string_view t = trim(token);
+    const std::string_view t = trim_blanks(token);
     const auto bad = [&](const std::string& why) {
         return std::invalid_argument("invalid size '" + std::string(t) + "' in '" + context + "': " + why + " (e.g. " +
                                      example + ")");
@@ -58,7 +56,7 @@ std::vector<Shape> parse_sizes_option(const std::string& text) {
 
 Shape parse_shape_option(const std::string& text) {
     int64_t dims[3];
-    std::string_view rest = trim(text);
+    std::string_view rest = trim_blanks(text);
     for (int d = 0; d < 3; ++d) {
         const auto x = rest.find_first_of("xX");
         if ((d < 2) != (x != std::string_view::npos))
@@ -87,7 +85,7 @@ std::vector<int64_t> parse_blocks_option(const std::string& text) {
 
 std::vector<int64_t> parse_dims_option(const std::string& text) {
     std::vector<int64_t> dims;
-    std::string_view rest = trim(text);
+    std::string_view rest = trim_blanks(text);
     while (true) {
         const auto x = rest.find_first_of("xX");
         if (dims.size() == 3 || (dims.empty() && x == std::string_view::npos))
@@ -102,7 +100,7 @@ std::vector<int64_t> parse_dims_option(const std::string& text) {
 
 Baseline parse_baseline_option(const std::string& text) {
     if (text.find('=') == std::string::npos) {
-        const std::string name(trim(text));
+        const std::string name(trim_blanks(text));
         if (name.empty()) throw cli_error("--baseline", "empty kernel name");
         return Baseline::same_for_all(name);
     }
@@ -115,11 +113,11 @@ Baseline parse_baseline_option(const std::string& text) {
         const std::string_view item = rest.substr(0, comma);
         const auto eq = item.find('=');
         if (eq == std::string_view::npos)
-            throw cli_error("--baseline", "'" + std::string(trim(item)) + "' in '" + text +
+            throw cli_error("--baseline", "'" + std::string(trim_blanks(item)) + "' in '" + text +
                                               "' is not DTYPE=KERNEL; give one kernel name, or DTYPE=KERNEL pairs "
                                               "separated by commas (e.g. fp32=cublas_sgemm,bf16=cublas_bf16)");
-        const std::string key(trim(item.substr(0, eq)));
-        const std::string name(trim(item.substr(eq + 1)));
+        const std::string key(trim_blanks(item.substr(0, eq)));
+        const std::string name(trim_blanks(item.substr(eq + 1)));
         const auto dtype = parse_dtype(key);
         if (!dtype)
             throw cli_error("--baseline", "unknown dtype '" + key + "' in '" + text + "'" +

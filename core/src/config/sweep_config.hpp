@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/baseline.hpp"
+#include "common/glob.hpp"  // glob_match: kernel lists are globs
 #include "common/job.hpp"
 #include "common/types.hpp"
 
@@ -96,10 +97,6 @@ SweepConfig load_sweep_config(const std::filesystem::path& path);
 // with a did-you-mean over the files of the folders searched, and every place tried.
 std::filesystem::path resolve_config_path(const std::string& arg, const std::filesystem::path& configs_dir,
                                           const std::string& kind = "config");
-
-// Shell-style match of the whole name: '*' any run of characters, '?' one character, "[abc]", "[a-z]",
-// "[!abc]" or "[^abc]" one character of (not of) the set. A '[' without its ']' matches itself.
-bool glob_match(std::string_view pattern, std::string_view name);
 
 // The available names (registry order) that some pattern matches, each once. A pattern that matches
 // nothing is a ConfigError at "/kernels/<i>", or at "--kernels" when source is kCommandLineSource, with a

@@ -1,6 +1,7 @@
 #include "grade/grader.hpp"
 
 #include "audit/so_audit.hpp"
+#include "common/elapsed.hpp"
 #include "common/host_info.hpp"
 #include "grade/class_page.hpp"
 #include "grade/compiler_error.hpp"
@@ -47,10 +48,6 @@ constexpr uint64_t kPerformanceSeed = 7, kReferenceSeed = 1;
 constexpr const char* kCorrectnessRunsAreNotBounded =
     "a correctness run: no tier uses its time, so its claims are checked against their windows (a claim longer "
     "than its window is a protocol violation) but not bounded from below; the grade does not depend on them";
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 // Runs a strict job of the submission checked outside its worker: this process issues every call's input
 // seed right before the call and takes every call's output, sealed, right after it (sweep/checked_calls.hpp),

@@ -1,5 +1,7 @@
 #include "measure/sampler.hpp"
 
+#include "common/elapsed.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +15,6 @@ using Clock = std::chrono::steady_clock;
 long long now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());

@@ -110,6 +110,43 @@ std::string disagreement(const ShardRead& a, const ShardRead& b) {
     return "";
 }
 
+// The recorded command line without its --shard option: the unsharded command.
+std::vector<std::string> argv_without_shard(const std::vector<std::string>& recorded) {
+    std::vector<std::string> argv;
+    for (size_t i = 0; i < recorded.size(); ++i) {
+        if (recorded[i] == "--shard")
+            ++i;
+        else if (recorded[i].rfind("--shard=", 0) != 0)
+            argv.push_back(recorded[i]);
+    }
+    return argv;
+}
+
+// The merged meta: the first shard's, as the unsharded command would have written it, plus where it came from.
+nlohmann::json merged_meta(const ShardRead& reference, const std::map<int, const ShardRead*>& by_index, int expect,
+                           const std::vector<std::string>& argv) {
+    nlohmann::json meta = reference.header["meta"];
+    meta.erase("shard");
+    meta.erase("progress");
+    meta["argv"] = argv;
+    nlohmann::json from = nlohmann::json::array();
+    for (const auto& [index, s] : by_index) {
+        const nlohmann::json& m = s->header["meta"];
+        from.push_back({{"index", index},
+                        {"report", fs::absolute(s->given).lexically_normal().string()},
+                        {"argv", s->header["argv"]},
+                        {"timestamp", m.value("timestamp", "")},
+                        {"host", m.value("host", nlohmann::json::object())},
+                        {"rows", s->records.size()}});
+    }
+    meta["merged_from"] = {{"count", expect},
+                           {"plan_size", reference.shard.plan_size},
+                           {"plan_sha256", reference.shard.plan_sha256},
+                           {"config_sha256", reference.shard.config_sha256},
+                           {"shards", from}};
+    return meta;
+}
+
 }  // namespace
 
 Baseline baseline_from_json(const nlohmann::json& j) {
@@ -217,34 +254,8 @@ SweepMerge merge_sweep_shards(int expect, const std::vector<fs::path>& reports) 
     std::sort(out.records.begin(), out.records.end(),
               [](const Record& a, const Record& b) { return a.job_id < b.job_id; });
 
-    // The merged meta: the first shard's, as the unsharded command would have written it, plus where it came from.
-    nlohmann::json meta = reference->header["meta"];
-    meta.erase("shard");
-    meta.erase("progress");
-    std::vector<std::string> argv;
-    const auto recorded = reference->header["argv"].get<std::vector<std::string>>();
-    for (size_t i = 0; i < recorded.size(); ++i) {
-        if (recorded[i] == "--shard")
-            ++i;
-        else if (recorded[i].rfind("--shard=", 0) != 0)
-            argv.push_back(recorded[i]);
-    }
-    meta["argv"] = argv;
-    nlohmann::json from = nlohmann::json::array();
-    for (const auto& [index, s] : by_index) {
-        const nlohmann::json& m = s->header["meta"];
-        from.push_back({{"index", index},
-                        {"report", fs::absolute(s->given).lexically_normal().string()},
-                        {"argv", s->header["argv"]},
-                        {"timestamp", m.value("timestamp", "")},
-                        {"host", m.value("host", nlohmann::json::object())},
-                        {"rows", s->records.size()}});
-    }
-    meta["merged_from"] = {{"count", expect},
-                           {"plan_size", reference->shard.plan_size},
-                           {"plan_sha256", reference->shard.plan_sha256},
-                           {"config_sha256", reference->shard.config_sha256},
-                           {"shards", from}};
+    const std::vector<std::string> argv = argv_without_shard(reference->header["argv"].get<std::vector<std::string>>());
+    const nlohmann::json meta = merged_meta(*reference, by_index, expect, argv);
     out.meta = meta;
     out.baseline = reference->baseline;
     out.header = {{"argv", argv},

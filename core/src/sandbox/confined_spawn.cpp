@@ -1,5 +1,7 @@
 #include "sandbox/confined_spawn.hpp"
 
+#include "common/elapsed.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -28,10 +30,6 @@ extern char** environ;
 
 namespace kreg {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 // --- The reaper's side: after clone, a copy of a possibly multi-threaded parent, so only
 // async-signal-safe calls and no allocation from here to exec. -------------------------------------

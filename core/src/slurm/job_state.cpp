@@ -1,5 +1,7 @@
 #include "job_state.hpp"
 
+#include "common/text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -7,13 +9,6 @@
 
 namespace kreg::slurm {
 namespace {
-
-std::string trim(const std::string& s) {
-    size_t a = 0, b = s.size();
-    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    return s.substr(a, b - a);
-}
 
 bool all_digits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -42,7 +37,8 @@ std::string parse_sbatch_job_id(const std::string& sbatch_stdout) {
     while (std::getline(lines, line))
         if (!trim(line).empty()) last = trim(line);
     const std::string id = last.substr(0, last.find(';'));
-    if (!all_digits(id)) throw std::runtime_error("sbatch --parsable printed no job id: '" + trim(sbatch_stdout) + "'");
+    if (!all_digits(id))
+        throw std::runtime_error("sbatch --parsable printed no job id: '" + std::string(trim(sbatch_stdout)) + "'");
     return id;
 }
 

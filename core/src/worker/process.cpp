@@ -1,5 +1,6 @@
 #include "worker/process.hpp"
 
+#include "common/elapsed.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "worker/stop_request.hpp"
 
@@ -32,10 +33,6 @@ constexpr int kChildReplyFd = 4;
 constexpr int kMaxDescriptorsPerRead = 8;
 // How often a plain worker is checked for having stopped (a confined one is watched by its reaper).
 constexpr int kLivenessTickMs = 100;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 ExitInfo exit_info_from(int status) {
     ExitInfo info;

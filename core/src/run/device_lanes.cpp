@@ -1,9 +1,9 @@
-#include "device_lanes.hpp"
+#include "run/device_lanes.hpp"
 
 #include <mutex>
 #include <thread>
 
-namespace kreg::app {
+namespace kreg {
 
 nlohmann::json gpu_of_device_reply(const nlohmann::json& reply) {
     nlohmann::json gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))},
@@ -79,4 +79,4 @@ void describe_lanes(std::vector<DeviceLane>& lanes, const ExecutorOptions& base,
     for (auto& t : threads) t.join();
 }
 
-}  // namespace kreg::app
+}  // namespace kreg

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace kreg::app {
+namespace kreg {
 
 // The placeholder a report path may carry, replaced by the run's start time (UTC, 20250101-120000).
 inline constexpr const char* kTimePlaceholder = "{time}";
@@ -36,9 +36,6 @@ std::string why_not_overwrite(const ReportTargets& targets, bool force, const st
 // resumed sweep must make again from the recorded command line before it may add a row.
 std::string plan_fingerprint(const std::vector<PlannedJob>& plan);
 
-// The text as one shell word ('...' when it needs quoting).
-std::string shell_word(const std::string& text);
-
 // A sweep to continue, read from its journal.
 struct ResumeState {
     std::filesystem::path journal_path;  // absolute
@@ -48,4 +45,4 @@ struct ResumeState {
 // message (naming the file) in `error`.
 std::optional<ResumeState> read_resume_state(const std::string& report, std::string& error);
 
-}  // namespace kreg::app
+}  // namespace kreg

@@ -1,11 +1,12 @@
-#include "report_files.hpp"
+#include "run/report_files.hpp"
 
 #include "common/sha256.hpp"
+#include "report/markup_text.hpp"  // shell_word
 
 #include <ctime>
 #include <system_error>
 
-namespace kreg::app {
+namespace kreg {
 namespace fs = std::filesystem;
 
 namespace {
@@ -89,14 +90,6 @@ std::string plan_fingerprint(const std::vector<PlannedJob>& plan) {
     return sha256_hex(all);
 }
 
-std::string shell_word(const std::string& text) {
-    const bool plain = !text.empty() && text.find_first_not_of(
-                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                            "_-./=:,+@%") == std::string::npos;
-    if (plain) return text;
-    return "'" + replace_all(text, "'", "'\\''") + "'";
-}
-
 std::optional<ResumeState> read_resume_state(const std::string& report, std::string& error) {
     std::error_code ec;
     const fs::path given = fs::absolute(report, ec);
@@ -127,4 +120,4 @@ std::optional<ResumeState> read_resume_state(const std::string& report, std::str
     return s;
 }
 
-}  // namespace kreg::app
+}  // namespace kreg

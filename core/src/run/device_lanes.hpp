@@ -2,7 +2,7 @@
 // measured ceilings), read in workers so the runner itself never opens a CUDA context.
 #pragma once
 
-#include "cli.hpp"
+#include "run/sweep_request.hpp"
 #include "sweep/executor.hpp"
 
 #include <nlohmann/json.hpp>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace kreg::app {
+namespace kreg {
 
 struct DeviceLane {
     int ordinal = 0;               // as the runner sees the GPU
@@ -33,4 +33,4 @@ void describe_lanes(std::vector<DeviceLane>& lanes, const ExecutorOptions& base,
 // The options of a lane's executor: base, with the lane's workers pinned to its GPU.
 ExecutorOptions lane_options(const ExecutorOptions& base, const DeviceLane& lane);
 
-}  // namespace kreg::app
+}  // namespace kreg

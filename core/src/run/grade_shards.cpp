@@ -1,6 +1,6 @@
-#include "grade_devices.hpp"
+#include "run/grade_shards.hpp"
 
-#include "device_lanes.hpp"
+#include "run/device_lanes.hpp"
 #include "merge/gradebook_shard.hpp"
 #include "sweep/executor.hpp"
 #include "worker/stop_request.hpp"
@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace kreg::app {
+namespace kreg {
 namespace fs = std::filesystem;
 
 std::vector<std::string> without_devices_option(const std::vector<std::string>& args, std::string& value) {
@@ -207,4 +207,4 @@ int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<
     return unfinished ? 1 : below ? 4 : 0;
 }
 
-}  // namespace kreg::app
+}  // namespace kreg

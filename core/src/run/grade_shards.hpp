@@ -1,13 +1,13 @@
 // runner grade --devices all|0,1: the submissions graded on several GPUs at once, as shards that merge.
 #pragma once
 
-#include "cli.hpp"
+#include "run/sweep_request.hpp"
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-namespace kreg::app {
+namespace kreg {
 
 // One `runner grade ... --shard I/K` per GPU (K GPUs), each started with CUDA_VISIBLE_DEVICES set to its
 // GPU's UUID, so that it and every worker it confines see that GPU alone; their output goes to our
@@ -42,4 +42,4 @@ int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<
 // The arguments with every --devices option (and its value) taken out; "" when there was none.
 std::vector<std::string> without_devices_option(const std::vector<std::string>& args, std::string& value);
 
-}  // namespace kreg::app
+}  // namespace kreg

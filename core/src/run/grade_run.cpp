@@ -1,0 +1,250 @@
+#include "run/grade_run.hpp"
+
+#include "grade/gradebook.hpp"
+#include "grade/provenance.hpp"
+#include "merge/gradebook_shard.hpp"
+#include "plugin/discovery.hpp"
+#include "report/meta.hpp"
+#include "sandbox/confined_spawn.hpp"
+#include "sandbox/landlock.hpp"
+#include "sandbox/memory_limit.hpp"
+#include "worker/cpu_time.hpp"
+#include "worker/stop_request.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <iostream>
+#include <map>
+
+namespace kreg {
+namespace fs = std::filesystem;
+
+namespace {
+
+// What is in force for every submission, said once before anyone is graded: the rubric's limits, and how the
+// memory cap is enforced on this machine (a cgroup where one can be made, else RLIMIT_DATA, and why).
+std::string limits_header(const GradeOptions& go) {
+    const GradeLimits& limits = go.rubric.limits;
+    std::string why_no_cgroup;
+    const bool cgroup = WorkerCgroup::create(uint64_t(limits.memory_mb) << 20, 0, why_no_cgroup).has_value();
+    std::string s =
+        "runner grade: limits: memory " + std::to_string(limits.memory_mb) + " MiB per worker and per build (" +
+        (cgroup ? std::string("cgroup v2 memory.max") : "RLIMIT_DATA; no cgroup: " + why_no_cgroup) + "), each call " +
+        format_points(limits.call_s) + " s, a submission's total " + format_points(limits.total_s) + " s, load " +
+        format_points(limits.load_s) + " s, build " + format_points(limits.build_s) + " s\n";
+    s += std::string("runner grade: confinement: namespaces (PID, mount, network with only lo down, IPC, UTS), ") +
+         (::geteuid() == 0 ? "uid " + std::to_string(kSandboxUid) + " without capabilities"
+                           : std::string("a user namespace")) +
+         ", rlimits, seccomp, " +
+         (landlock_abi() > 0 ? "Landlock ABI " + std::to_string(landlock_abi())
+                             : std::string("no Landlock (--allow-no-landlock)")) +
+         "; the first worker's own report follows its result\n";
+    return s;
+}
+
+uint64_t secret_of(const GradeRequest& request) {
+    return request.secret_seed ? parse_secret_seed(*request.secret_seed) : secret_seed_from_environment().value_or(0);
+}
+
+}  // namespace
+
+std::string seed_change_refusal(const fs::path& out, const std::vector<std::string>& students, uint64_t secret) {
+    std::string s = out.string() + " holds " + std::to_string(students.size()) +
+                    " result(s) graded with a secret seed, and this run has " + (secret ? "another one" : "none") +
+                    " (KREG_SECRET_SEED or --secret-seed); grading would overwrite:";
+    for (size_t i = 0; i < students.size(); ++i) s += (i ? ", " : " ") + students[i];
+    return s + "\n  Set the seed they were graded with, or pass --reseed to grade them again with this run's.";
+}
+
+GradeRun::GradeRun(GradeRequest request, GradeEnvironment environment, std::ostream& log, std::ostream& out)
+    : request_(std::move(request)), environment_(std::move(environment)), log_(log), out_(out) {}
+
+int GradeRun::execute() {
+    GradePlan graded_with = plan();
+    std::vector<Submission> students = submissions();
+    if (request_.shard) {
+        students = take_shard(std::move(students), graded_with);
+        if (students.empty()) return 0;  // more shards than students: this one has nobody to grade
+    }
+    const GradeOptions& go = graded_with.options;
+    log_ << "runner grade: " << students.size() << " submission(s), rubric '" << go.rubric.name << "' ("
+         << go.rubric.max_points() << " points" << (go.secret ? ", secret seed mixed in" : "") << "), results in "
+         << go.out_dir.string() << "\n";
+    check_confinement(go);
+    log_ << limits_header(go);
+    return grade(go, students);
+}
+
+// The rubric (the published file and any staff-only ones), the secret seed, the settings and the trusted plugins.
+GradePlan GradeRun::plan() const {
+    const fs::path& exe = environment_.runner_exe;
+    GradePlan out;
+    GradeOptions& go = out.options;
+    try {
+        std::vector<Rubric> rubrics;
+        for (const auto& path : request_.rubrics) {
+            const fs::path resolved = resolve_config_path(path, environment_.configs_dir, "rubric");
+            rubrics.push_back(load_rubric(resolved));
+            out.rubric_files.push_back(resolved.string());  // a shard's manifest names them for runner merge
+        }
+        go.rubric = merge_rubrics(rubrics);
+        go.secret = secret_of(request_);
+    } catch (const ConfigError& e) {
+        throw RunError(RunError::Kind::bad_input, std::string("rubric error: ") + e.what());
+    } catch (const std::exception& e) {
+        throw RunError(RunError::Kind::bad_input, e.what());
+    }
+    go.out_dir = request_.out;
+    if (request_.timed_tier_lock && request_.shard) go.timed_tier_lock = *request_.timed_tier_lock;
+    go.timing_cpu = timing_cpu_for_shard(request_.shard ? request_.shard->index : 1);  // used by CPU rubrics only
+    go.force = request_.force;
+    go.runner_exe = exe.string();
+    go.device = request_.device;
+    go.verbose = request_.verbose;
+    go.tolerate_static_libstdcxx = request_.allow_static_libstdcxx;
+    go.kreg_prefix = (exe.parent_path() / "..").lexically_normal();  // lib/cmake/kreg in the build and install trees
+
+    PluginSearch trusted;
+    for (const auto& d : request_.plugin_dirs) trusted.directories.push_back(d);
+    if (request_.plugin_dirs.empty()) trusted.directories.push_back(default_plugin_dir(exe));
+    std::vector<std::string> problems;
+    go.reference_plugins = find_plugin_files(trusted, problems);
+    for (const auto& p : problems) log_ << "runner grade: warning: " << p << "\n";
+    return out;
+}
+
+std::vector<Submission> GradeRun::submissions() const {
+    std::vector<Submission> found;
+    try {
+        std::vector<fs::path> files(request_.submissions.begin(), request_.submissions.end());
+        std::optional<fs::path> dir;
+        if (request_.submissions_dir) dir = *request_.submissions_dir;
+        std::vector<std::string> ignored;
+        found = find_submissions(files, dir, ignored);
+        for (const auto& i : ignored) log_ << "runner grade: ignored " << i << "\n";
+    } catch (const std::exception& e) {
+        throw RunError(RunError::Kind::bad_input, e.what());
+    }
+    if (found.empty()) throw RunError(RunError::Kind::nothing_to_run, "no submissions found");
+    return found;
+}
+
+// A shard grades every K-th student of the sorted submissions into a gradebook folder of its own, with the
+// manifest runner merge checks it by (merge/gradebook_shard.hpp), written before anyone is graded so that
+// an interrupted shard is seen as one.
+std::vector<Submission> GradeRun::take_shard(std::vector<Submission> submissions, GradePlan& plan) const {
+    const Shard& shard = *request_.shard;
+    GradeOptions& go = plan.options;
+    std::sort(submissions.begin(), submissions.end(),
+              [](const Submission& a, const Submission& b) { return a.student < b.student; });
+    GradebookShard manifest;
+    manifest.index = shard.index;
+    manifest.count = shard.count;
+    for (const auto& s : submissions) manifest.all_students.push_back(s.student);
+    manifest.students = students_of_shard(manifest.all_students, shard.index, shard.count);
+    manifest.rubric_sha256 = rubric_sha256(go.rubric);
+    manifest.rubric_files = plan.rubric_files;
+    manifest.secret_sha256 = provenance("", manifest.rubric_sha256, go.secret)["secret_sha256"];
+    manifest.kreg_version = KREG_VERSION;
+    manifest.git_sha = kreg_git_sha();
+    manifest.argv = request_.argv;
+    manifest.argv.insert(manifest.argv.begin(), environment_.runner_exe.string());
+    manifest.cwd = fs::current_path().string();
+    std::vector<Submission> slice;
+    for (size_t i = 0; i < submissions.size(); ++i)
+        if (i % size_t(shard.count) == size_t(shard.index - 1)) slice.push_back(submissions[i]);
+    go.out_dir = gradebook_shard_dir(go.out_dir, shard.index, shard.count);
+    try {
+        write_gradebook_shard(go.out_dir, manifest);
+    } catch (const std::exception& e) {
+        throw RunError(RunError::Kind::cannot_run, std::string("cannot write the shard's manifest: ") + e.what());
+    }
+    log_ << "runner grade: shard " << shard.index << "/" << shard.count << ": " << slice.size() << " of "
+         << manifest.all_students.size() << " submission(s), into " << go.out_dir.string() << "\n";
+    return slice;
+}
+
+// Untrusted code runs confined or not at all: said once, before any submission is touched.
+void GradeRun::check_confinement(const GradeOptions& go) const {
+    if (const std::string why = why_confinement_fails(go.runner_exe); !why.empty())
+        throw RunError(RunError::Kind::cannot_run,
+                       "this machine cannot confine submissions: " + why +
+                           "\n  (grading needs user or root privileges for PID, mount and network namespaces; see "
+                           "docs/GRADING.md)");
+    if (landlock_abi() == 0 && !request_.allow_no_landlock)
+        throw RunError(RunError::Kind::cannot_run,
+                       "this kernel has no Landlock (Linux >= 5.13, with landlock in its lsm= list): workers "
+                       "could write outside their scratch folder.\n  Grade on a kernel with Landlock, or pass "
+                       "--allow-no-landlock "
+                       "to grade with the other layers only.");
+}
+
+int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submissions) const {
+    try {
+        Grader grader(go);
+        // The seed guard: a staff gradebook made with the secret seed is not silently re-graded by a shell
+        // without it (KREG_SECRET_SEED unset) or with another one.
+        if (const auto others = grader.graded_with_another_seed(true); !others.empty() && !request_.reseed)
+            throw RunError(RunError::Kind::bad_input, seed_change_refusal(go.out_dir, others, go.secret));
+        if (const auto others = grader.graded_with_another_seed(false); !others.empty()) {
+            grader.set_aside_results_of_another_seed();
+            log_ << "runner grade: the secret seed changed: " << others.size()
+                 << " result(s) graded with another seed moved to " << (go.out_dir / "replaced-seed").string()
+                 << " and graded again:";
+            for (size_t i = 0; i < std::min<size_t>(others.size(), 10); ++i) log_ << (i ? ", " : " ") << others[i];
+            log_ << (others.size() > 10 ? ", ...\n" : "\n");
+        }
+        install_stop_handlers();  // Ctrl-C or SIGTERM: the student in flight is dropped, the finished ones stay
+        const GradeRunSummary run =
+            grader.grade_all(submissions, [this](const std::string& line) { log_ << line << "\n"; });
+        if (run.stop_signal) {
+            log_ << "runner grade: interrupted by " << (run.stop_signal == SIGINT ? "SIGINT" : "SIGTERM") << ": "
+                 << run.finished() << " of " << run.submissions << " student(s) finished (" << run.graded_now
+                 << " graded by this run, " << run.already_graded << " already graded), "
+                 << run.submissions - run.finished() << " to go; every finished result is in " << go.out_dir.string()
+                 << ".\n  Run the same command again to grade the rest (finished students are kept).\n";
+            return 128 + run.stop_signal;
+        }
+        out_ << grader.gradebook().console_summary();
+        out_ << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
+        out_ << "class page: " << (go.out_dir / "index.html").string()
+             << " (feedback: " << (go.out_dir / "student-view").string() << "/)\n";
+        return finish(grader.gradebook(), submissions);
+    } catch (const RunError&) {
+        throw;
+    } catch (const ConfigError& e) {  // the rubric against the trusted plugins, before anyone is graded
+        throw RunError(RunError::Kind::bad_input, std::string("rubric error: ") + e.what());
+    } catch (const std::exception& e) {
+        throw RunError(RunError::Kind::cannot_run, e.what());
+    }
+}
+
+// What the run ends with, from the gradebook's results for this run's submissions. With exactly one
+// submission, its checks are listed too (the student template's README promises them).
+int GradeRun::finish(const Gradebook& gradebook, const std::vector<Submission>& submissions) const {
+    std::map<std::string, StudentResult> results;
+    for (auto& result : gradebook.all()) results[result.student] = std::move(result);
+    bool unfinished = false, below = false;
+    for (const auto& s : submissions) {
+        const auto it = results.find(s.student);
+        if (it == results.end() || it->second.status == "error") {
+            unfinished = true;
+            continue;
+        }
+        if (request_.fail_under && it->second.score < *request_.fail_under) below = true;
+        if (submissions.size() == 1) out_ << "\n" << format_checks(it->second);
+    }
+    if (unfinished) {
+        log_ << "runner grade: grading could not finish every submission (status error)\n";
+        return 1;
+    }
+    if (below) {
+        log_ << "runner grade: a score is below --fail-under " << format_points(*request_.fail_under) << "\n";
+        return 4;
+    }
+    return 0;
+}
+
+}  // namespace kreg
