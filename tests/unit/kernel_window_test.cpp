@@ -39,6 +39,21 @@ TEST(KernelWindow, RecordsOutsideTheWindowAreTheHarnessesAndLeftOut) {
     EXPECT_EQ(w.off_stream, 0);
 }
 
+// The H200's cuda_small_tile at 2048^3: a call that returned at once, 0.45 ms between its events, and one
+// 0.012 ms kernel record (the reduction; the partial products' record lost): not the call's time.
+TEST(KernelWindow, RecordsFarShorterThanTheEventsOfACallThatOnlyLaunchedDoNotTimeIt) {
+    const KernelWindow w = summarize_window({on(7, Kind::kernel, 440000, 452000)}, CallWindow{1000, 21000, 460000},
+                                            kHarness);
+    ASSERT_EQ(w.records, 1);
+    EXPECT_FALSE(records_account_for_events(w, CallWindow{1000, 21000, 460000}, 0.45));
+    // The same records beside events that they do cover are the call's time.
+    EXPECT_TRUE(records_account_for_events(w, CallWindow{1000, 21000, 460000}, 0.015));
+    // A call that worked on the host for 2.4 ms (cuBLAS bf16's first calls): its events say nothing of the GPU.
+    EXPECT_TRUE(records_account_for_events(w, CallWindow{1000, 2401000, 2460000}, 2.45));
+    // No records: nothing to account for.
+    EXPECT_FALSE(records_account_for_events(KernelWindow{}, kWindow, 0.01));
+}
+
 TEST(KernelWindow, SpanCoversEveryStreamAndTheSumAddsTheKernels) {
     // Two kernels overlapping on two streams and a memcpy after them: the span is first start to last end,
     // the sum counts the overlap twice and leaves the copy out.

@@ -62,6 +62,13 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
     return w;
 }
 
+bool records_account_for_events(const KernelWindow& w, const CallWindow& window, double event_ms) {
+    if (w.records == 0) return false;
+    const double returned_after_ms = ns_to_ms(window.returned_ns - std::min(window.returned_ns, window.t0_ns));
+    if (returned_after_ms > kLaunchOnlyReturnMs) return true;  // host work inside the call: the events say nothing
+    return w.span_ms >= 0.5 * event_ms - 0.02;
+}
+
 KernelTimeEvidence tally_kernel_windows(const std::vector<KernelWindow>& windows, const std::vector<double>& event_ms) {
     KernelTimeEvidence e;
     e.calls = int(windows.size());

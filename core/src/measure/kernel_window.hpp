@@ -56,6 +56,16 @@ struct KernelWindow {
 KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window,
                               ActivityStream harness);
 
+// Whether a window's records can be all of its call's GPU work. A call that returned within kLaunchOnlyReturnMs of
+// its start left the harness stream nothing to wait for on the host: between the call's two events the stream
+// was busy with the call's work, so records whose span covers less than half that time (less a 0.02 ms of
+// event and launch latency) lost some of it. Seen on the H200: cuda_small_tile at 2048^3 (a partial-products
+// kernel and a reduction) had one 0.012 ms kernel record in each timed call but 0.45 ms between its events, the
+// lost record most likely the first kernel's, whose start CUPTI placed before t0. Such a call is timed by its
+// events instead (the caller counts it among the calls without records).
+inline constexpr double kLaunchOnlyReturnMs = 0.2;
+bool records_account_for_events(const KernelWindow& w, const CallWindow& window, double event_ms);
+
 // The timed calls' windows and the event times measured beside them -> extra.kernel_time (medians of the
 // per-call values, counts of the calls with off-stream or outliving work). event_ms may be empty.
 KernelTimeEvidence tally_kernel_windows(const std::vector<KernelWindow>& windows, const std::vector<double>& event_ms);
