@@ -275,8 +275,7 @@ double CuptiTimer::stop_ms() {
     // Records lost in this window would make the span too short: the call is then timed by its events.
     if (session.dropped() != dropped_at_start_) window = KernelWindow{};
     // Records that cannot be the whole call (measure/kernel_window.hpp): the events time it, never a shorter span.
-    if (!records_account_for_events(window, CallWindow{t0_ns_, returned_ns, t1_ns}, double(event_ms)))
-        window = KernelWindow{};
+    if (!records_account_for_events(window)) window = KernelWindow{};
     windows_.push_back(window);
     return window.records > 0 ? window.span_ms : double(event_ms);
 }

@@ -253,14 +253,19 @@ Record Grader::measure_reference_round(const std::string& kernel, const Shape& s
     return reference_worker(plugin->second).run_job(job);
 }
 
+ExecutorOptions Grader::worker_options() const {
+    ExecutorOptions o;
+    o.runner_exe = options_.runner_exe;
+    o.echo_worker_stderr = options_.verbose;
+    o.timing_cpu = options_.timing_cpu;
+    return o;
+}
+
 Executor& Grader::reference_worker(const std::string& plugin) {
     // One worker per reference plugin, alive through the rounds of a shape (finish_reference_rounds).
     auto& executor = reference_workers_[plugin];
     if (!executor) {
-        ExecutorOptions trusted;
-        trusted.runner_exe = options_.runner_exe;
-        trusted.echo_worker_stderr = options_.verbose;
-        trusted.timing_cpu = options_.timing_cpu;  // on the submission's CPU, as its calibration must be
+        ExecutorOptions trusted = worker_options();  // on the submission's CPU, as its calibration must be
         // CPU rubrics: in a worker confined as the submission's is, so that the harness's CPU work the calibration
         // measures is the one inside the submission's windows (the confined worker's was up to 1.5 ms larger at
         // 256^3 than an unconfined one's, which put an honest kernel's bound above its own CPU time).
@@ -423,13 +428,10 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     if (!audit.passed) return finish("rejected_audit", "rejected by the static audit: " + audit.summary());
 
     // 3. Load it in a hardened worker and pick the kernel to grade.
-    ExecutorOptions untrusted;
-    untrusted.runner_exe = options_.runner_exe;
+    ExecutorOptions untrusted = worker_options();
     untrusted.load_timeout_s = limits.load_s;
-    untrusted.echo_worker_stderr = options_.verbose;
     untrusted.sandbox = options_.sandbox;
     untrusted.sandbox->cpu_seconds = limits.total_s;
-    untrusted.timing_cpu = options_.timing_cpu;
     // The rubric's limit is the submission's; the sealed copies of C a run hands over are charged to the
     // worker too, so they come on top (every call of the longest run, at the largest shape).
     const uint64_t most_calls = uint64_t(1 + std::max(2, rubric.warmup + rubric.repeats));

@@ -22,6 +22,7 @@
 namespace kreg {
 
 class Executor;
+struct ExecutorOptions;
 struct Record;
 
 struct GradeOptions {
@@ -90,6 +91,8 @@ private:
     void finish_reference_rounds();
     // The reference plugin's trusted worker, alive through the rounds of a shape.
     Executor& reference_worker(const std::string& plugin);
+    // What every worker of this grader starts with: the runner, its verbosity and the CPU rubrics' timing CPU.
+    ExecutorOptions worker_options() const;
     // The harness's own work inside the grader's window around one call at shape (grade/timing_claims.hpp),
     // measured with a trusted reference kernel: for a CPU submission right before each of its rounds (call it
     // once a round), in that reference's worker; for a CUDA one once per shape. No bound (and why) when none

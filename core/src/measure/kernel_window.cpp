@@ -49,6 +49,19 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
     }
     if (w.records == 0) return w;
     w.span_ms = ns_to_ms(last_end - first_start);
+    // The union of the records over [returned, t1], by start: what it leaves uncovered is the idle time.
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (const GpuActivity& r : records)
+        if (r.start_ns >= window.t0_ns && r.end_ns <= window.t1_ns && r.end_ns >= r.start_ns)
+            busy.push_back({std::max(r.start_ns, window.returned_ns), std::max(r.end_ns, window.returned_ns)});
+    std::sort(busy.begin(), busy.end());
+    uint64_t covered_until = window.returned_ns, idle_ns = 0;
+    for (const auto& [start, end] : busy) {
+        if (start > covered_until) idle_ns += start - covered_until;
+        covered_until = std::max(covered_until, end);
+    }
+    if (window.t1_ns > covered_until) idle_ns += window.t1_ns - covered_until;
+    w.idle_after_return_ms = ns_to_ms(idle_ns);
     w.streams = int(streams.size());
     w.off_stream = int(off_stream.size());
     // An event recorded on the harness stream after the call completes once the call has returned and the
@@ -62,11 +75,8 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
     return w;
 }
 
-bool records_account_for_events(const KernelWindow& w, const CallWindow& window, double event_ms) {
-    if (w.records == 0) return false;
-    const double returned_after_ms = ns_to_ms(window.returned_ns - std::min(window.returned_ns, window.t0_ns));
-    if (returned_after_ms > kLaunchOnlyReturnMs) return true;  // host work inside the call: the events say nothing
-    return w.span_ms >= 0.5 * event_ms - 0.02;
+bool records_account_for_events(const KernelWindow& w) {
+    return w.records > 0 && w.idle_after_return_ms <= kLostRecordGapMs;
 }
 
 KernelTimeEvidence tally_kernel_windows(const std::vector<KernelWindow>& windows, const std::vector<double>& event_ms) {

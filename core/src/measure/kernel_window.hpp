@@ -49,6 +49,9 @@ struct KernelWindow {
     // is how long it ran past the later of those two moments.
     bool outlived = false;
     double outlived_ms = 0;
+    // The part of [the call's return, t1] that no record covers: once the call has returned all its work is queued,
+    // so the device runs it back to back and only the final synchronisation is idle (a few microseconds).
+    double idle_after_return_ms = 0;
 };
 
 // The window's records and their arithmetic. Records outside [t0, t1] (the harness's work before and after
@@ -56,15 +59,15 @@ struct KernelWindow {
 KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window,
                               ActivityStream harness);
 
-// Whether a window's records can be all of its call's GPU work. A call that returned within kLaunchOnlyReturnMs of
-// its start left the harness stream nothing to wait for on the host: between the call's two events the stream
-// was busy with the call's work, so records whose span covers less than half that time (less a 0.02 ms of
-// event and launch latency) lost some of it. Seen on the H200: cuda_small_tile at 2048^3 (a partial-products
-// kernel and a reduction) had one 0.012 ms kernel record in each timed call but 0.45 ms between its events, the
-// lost record most likely the first kernel's, whose start CUPTI placed before t0. Such a call is timed by its
-// events instead (the caller counts it among the calls without records).
-inline constexpr double kLaunchOnlyReturnMs = 0.2;
-bool records_account_for_events(const KernelWindow& w, const CallWindow& window, double event_ms);
+// Whether a window's records can be all of its call's GPU work: none is missing where the device must have been
+// busy, after the call returned with everything queued (idle_after_return_ms at most kLostRecordGapMs). Seen on
+// the H200 in one tuning sweep: cuda_small_tile at 896-2048^3 (partial products, then a reduction) had in most
+// timed calls only the reduction's record, 0.012 ms of a call that took 0.45 ms between its events, and read
+// 13-29x cuBLAS; a second sweep of the same build had both records in every call (the cause was not found).
+// Such a call is timed by its events instead (the caller counts it among the calls without records). Host work
+// inside a call (cuBLAS's, before it launches) leaves the device idle before the return, which is not judged.
+inline constexpr double kLostRecordGapMs = 0.05;
+bool records_account_for_events(const KernelWindow& w);
 
 // The timed calls' windows and the event times measured beside them -> extra.kernel_time (medians of the
 // per-call values, counts of the calls with off-stream or outliving work). event_ms may be empty.

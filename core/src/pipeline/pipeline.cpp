@@ -168,6 +168,16 @@ bool take_first_clock_settle() {
     return !std::exchange(settled, true);
 }
 
+// A and B, and the bands around C, after a checked call of a sweep (the first, every scanned and the last call;
+// strict runs check them after every call): a kernel that writes into its inputs or just outside C fails wherever
+// it does so, not only when graded.
+void check_inputs_and_bands(MeasureBackend& backend, int set, const std::string& label) {
+    if (const std::string change = backend.inputs_changed(set); !change.empty())
+        throw StrictViolation{RowStatus::failed, label + ": " + change};
+    if (const std::string oob = backend.guard_damage(set); !oob.empty())
+        throw StrictViolation{RowStatus::failed, label + ": " + oob};
+}
+
 }  // namespace
 
 void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
@@ -277,15 +287,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
         if (v.sampled) record.extra.verify_sampled = true;
         if (!v.passed) throw StrictViolation{RowStatus::wrong_result, label + ": " + v.reason};
     };
-    // A and B, and the bands around C, after a checked call of a sweep (the first, every scanned and the
-    // last call; strict runs check them after every call below): a kernel that writes into its inputs or
-    // just outside C fails wherever it does so, not only when graded.
-    auto check_inputs = [&](const std::string& label) {
-        if (const std::string change = backend.inputs_changed(set); !change.empty())
-            throw StrictViolation{RowStatus::failed, label + ": " + change};
-        if (const std::string oob = backend.guard_damage(set); !oob.empty())
-            throw StrictViolation{RowStatus::failed, label + ": " + oob};
-    };
+    auto check_inputs = [&](const std::string& label) { check_inputs_and_bands(backend, set, label); };
     // Right after every call (and after the timer stopped): wait for it, then check what it left.
     auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
         if (channel != nullptr) channel->call_returned();
@@ -320,10 +322,7 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             ++evidence.calls_exported;
         }
         backend.after_call(evidence);
-        if (const std::string change = backend.inputs_changed(set); !change.empty())
-            throw StrictViolation{RowStatus::failed, site.label() + ": " + change};
-        if (const std::string oob = backend.guard_damage(set); !oob.empty())
-            throw StrictViolation{RowStatus::failed, site.label() + ": " + oob};
+        check_inputs(site.label());
         if (channel != nullptr) return;
         verify_full(site.label(), verify_seed + number);
     };

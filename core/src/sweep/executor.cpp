@@ -482,9 +482,7 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     if (calls)
         collector.emplace(worker_->process, job, 1 + job.settings.warmup + job.settings.repeats,
                           worker_->cpu_clock_pid);
-    // The kernel brings another process's CPU time up to date only when that process leaves its CPU (a tick or a
-    // switch): read from another CPU while the worker runs, it lags by up to a tick (4 ms here). On the worker's
-    // own CPU this thread runs only while no thread of the worker does, so each reading is exact.
+    // On the worker's own CPU, so that each reading of its CPU time is exact (worker/cpu_time.hpp).
     const OneCpuWhileStarting on_the_workers_cpu(calls && worker_->cpu_clock_pid > 0 ? options_.timing_cpu : -1);
     const auto reply = worker_->process.exchange({{"op", "run"}, {"job", sent}}, job.settings.timeout_s,
                                                  collector ? &collector->interim() : nullptr);

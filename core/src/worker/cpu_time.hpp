@@ -15,7 +15,10 @@
 
 namespace kreg {
 
-// The CPU time (all threads) of another process, on its kernel clock (clock_getcpuclockid).
+// The CPU time (all threads) of another process, on its kernel clock (clock_getcpuclockid). The kernel brings it
+// up to date only when that process leaves its CPU (a tick or a switch): read from another CPU while the process
+// runs, it lags by up to a tick (4 ms on the 2-core VM). Read by a thread on the process's own, only CPU, it is
+// exact: that thread runs only while none of the process's threads does.
 class ProcessCpuClock {
 public:
     // nullopt, with why_not, when the clock of pid cannot be read.
