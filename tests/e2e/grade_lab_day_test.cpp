@@ -145,9 +145,10 @@ TEST(GradeLabDay, WithJobsAHangingSubmissionDoesNotHoldUpTheOthers) {
         ASSERT_NE(done, std::string::npos) << s << ":\n" << run.err;
         EXPECT_LT(done, hang) << s << " waited for the hanging submission:\n" << run.err;
     }
-    // One gradebook, merged.
+    // One gradebook, merged, and its class page named last, as a run without shards names it.
     const auto graded = results(dir / "out");
     ASSERT_EQ(graded.size(), 4u) << run.err;
+    EXPECT_NE(run.out.find("class page: out/index.html (feedback: out/student-view/)"), std::string::npos) << run.out;
     EXPECT_EQ(graded.at("a_hangs").status, "timeout");
     for (const char* s : {"b1", "b2", "b3"}) EXPECT_EQ(graded.at(s).status, "graded") << graded.at(s).summary;
     const std::string csv = test::slurp(dir / "out" / "gradebook.csv");
