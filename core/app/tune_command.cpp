@@ -60,7 +60,12 @@ int run_tune_command(int argc, char** argv) {
         std::cerr << "runner tune: refused: " << e.what() << "\n";
         return 2;
     }
-    write_file_atomically(out, table.dump(2) + "\n");
+    try {
+        write_file_atomically(out, table.dump(2) + "\n");
+    } catch (const std::exception& e) {
+        std::cerr << "runner tune: cannot write " << out << ": " << e.what() << "\n";
+        return 3;
+    }
     for (const auto& entry : table["tables"])
         std::cout << entry["device"].get<std::string>() << " " << entry["dtype"].get<std::string>() << ": "
                   << entry["classes"]["measured"].size() << " measured shapes, " << entry["rules"].size()

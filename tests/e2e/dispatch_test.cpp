@@ -184,6 +184,10 @@ TEST_F(DispatchE2E, TuneRefusesBadInputWithTheFileAndTheReason) {
     run = run_command(kRunner + " tune cpu.json --out table.json", bad, bad / "run");
     EXPECT_EQ(run.exit_code, 2);
     EXPECT_NE(run.err.find("table.json exists"), std::string::npos) << run.err;
+    // A table that cannot be written is exit 3 with the path and why, not an abort (/proc takes no new file).
+    run = run_command(kRunner + " tune cpu.json --out /proc/kreg-table.json", bad, bad / "run");
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_NE(run.err.find("runner tune: cannot write /proc/kreg-table.json"), std::string::npos) << run.err;
     fs::remove_all(bad);
 }
 
