@@ -205,8 +205,8 @@ int grade_in_shards(const std::vector<GradeShardLane>& lanes, const std::vector<
     if (merged != 0) return merged;
     std::cout << "gradebook: " << (out / "gradebook.csv").string() << "\n";
     if (fs::exists(out / "index.html"))  // the merged class page, as a run without shards names it
-        std::cout << "class page: " << (out / "index.html").string() << " (feedback: " << (out / "student-view").string()
-                  << "/)\n";
+        std::cout << "class page: " << (out / "index.html").string()
+                  << " (feedback: " << (out / "student-view").string() << "/)\n";
     return unfinished ? 1 : below ? 4 : 0;
 }
 
