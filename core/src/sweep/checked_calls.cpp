@@ -151,6 +151,10 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
     std::string why_not;
     c.output = SealedOutput::take(std::exchange(owned.fd, -1), output_count_, why_not);
     if (!why_not.empty()) return "handed over call " + std::to_string(number) + ", but " + why_not;
+    // The worker waits for this before it goes on: what it does next (checking its inputs, preparing the next
+    // call) is then outside the window, which ended with the reading of its CPU clock above. Without the wait it
+    // ran on until the scheduler gave this thread the CPU they share, and that ran into the window's CPU time.
+    if (!worker_.send({{"op", "output_held"}, {"call", number}})) return "";  // its death is seen next
     calls_.push_back(std::move(c));
     seed_out_.reset();
     return "";

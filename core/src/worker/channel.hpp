@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace kreg {
 
@@ -32,6 +34,26 @@ private:
 // handed over, nothing in this process can alter what the parent checks. Throws std::runtime_error.
 int sealed_copy(const float* c, size_t count, uint64_t call);
 
+// sealed_copy in two steps: create() makes the memfd and allocates its pages (before the grader's window on
+// the call opens), seal() copies C in, seals it and gives up the descriptor (inside it: a copy, no allocation).
+// A plugin that maps or writes the memfd meanwhile gains nothing: seal() overwrites all of it and fails when a
+// writable mapping of it exists (EBUSY), and once sealed it cannot be written.
+class OutputMemfd {
+public:
+    static OutputMemfd create(size_t count, uint64_t call);
+    OutputMemfd(OutputMemfd&& o) noexcept : fd_(std::exchange(o.fd_, -1)), count_(o.count_), call_(o.call_) {}
+    OutputMemfd& operator=(OutputMemfd&&) = delete;
+    ~OutputMemfd();
+    bool fits(size_t count, uint64_t call) const { return fd_ >= 0 && count == count_ && call == call_; }
+    int seal(const float* c, size_t count, uint64_t call) &&;
+
+private:
+    OutputMemfd(int fd, size_t count, uint64_t call) : fd_(fd), count_(count), call_(call) {}
+    int fd_;
+    size_t count_;
+    uint64_t call_;
+};
+
 class ParentCallChannel : public CallChannel {
 public:
     ParentCallChannel(WorkerChannel& channel, std::string request_id) : channel_(channel), id_(std::move(request_id)) {}
@@ -43,8 +65,10 @@ public:
 private:
     WorkerChannel& channel_;
     std::string id_;
-    std::optional<double> call_started_cpu_ms_;  // this thread's CPU time when the call started
-    std::optional<double> call_cpu_ms_;          // and what the call used, until its output is handed over
+    std::optional<double> call_started_cpu_ms_;   // this thread's CPU time when the call started
+    std::optional<double> call_cpu_ms_;           // and what the call used, until its output is handed over
+    std::optional<size_t> output_count_;          // C's size, known from the first call handed over
+    std::optional<OutputMemfd> prepared_output_;  // the next call's, made before its seed was asked for
 };
 
 }  // namespace kreg

@@ -11,7 +11,8 @@
 //       with job.settings.checked_outside, before it, for every call n = 0, 1, ...:
 //       {"op":"next_call","call":n} <- {"op":"call_seed","call":n,"seed":S}, the call, then
 //       {"op":"output","call":n,"count":C,"measured_ms":T|null[,"call_cpu_ms":U]} with C's sealed memfd attached
-//       (U: the worker's CPU time from right before the call to right after it)
+//       (U: the worker's CPU time from right before the call to right after it) <- {"op":"output_held","call":n},
+//       which the worker waits for before it does anything else
 //   {"op":"device","device":N[,"ceiling_plugin":PATH]}
 //                                              -> {"op":"device","facts":{...},"ceilings":{...}|null
 //                                                  [,"ceilings_unavailable":"..."]} or {"op":"device","error":"..."}
@@ -38,7 +39,7 @@
 
 namespace kreg {
 
-inline constexpr int kWorkerProtocolVersion = 3;  // 3: the device request names its ceiling plugin
+inline constexpr int kWorkerProtocolVersion = 4;  // 4: the parent acknowledges each output (output_held)
 
 class WorkerSession {
 public:
