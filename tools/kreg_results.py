@@ -20,6 +20,9 @@ sections are:
                   ratio to the baseline, cv. Rows that are not ok show their status and reason
   summary         ratio to the baseline, kernels as rows and sizes as columns (and, for transposes, the
                   fraction of the copy bandwidth the same way)
+  dispatch        for a dispatch kernel (name with "dispatch"): per shape the variant it ran
+                  (extra.variant), its ratio to the baseline, and the fastest single kernel of the same
+                  report there (neither dispatch, baseline nor a `*_reference` plugin) with its ratio
   charts          GEMM: TFLOP/s and time against size (square shapes); transposes: GB/s against size (square
                   shapes); block transposes: GB/s against the block; each only when the report has ok rows
                   to draw
@@ -435,6 +438,87 @@ def copy_fraction_section(res, level=2):
     return lines + table(["kernel"] + [kr.problem_label(p) for p in problems], rows)
 
 
+# ---------------------------------------------------------------------------------------------- dispatch
+
+def is_dispatch(kernel):
+    """A dispatch kernel routes each call to a table's choice: by the project's naming rule its name says so
+    (`cpu_dispatch`, `cuda_dispatch_<dtype>`, docs/DISPATCH.md)."""
+    return "dispatch" in kernel
+
+
+def is_reference(record):
+    """A trusted in-tree reference (cuBLAS, cuBLASLt): its plugin is named `*_reference`."""
+    return str(record.get("plugin", "")).endswith("_reference")
+
+
+def routed_to(record):
+    """The variant a dispatch row ran: the first word of its `extra.variant` ("cuda_splitk (rule 638 ...)")."""
+    variant = (record.get("extra") or {}).get("variant")
+    return variant.split(" (")[0].strip() if isinstance(variant, str) and variant.strip() else None
+
+
+def best_single(res, problem, exclude):
+    """The fastest ok row at `problem` that is not a dispatch kernel, a reference or a baseline."""
+    best = None
+    for kernel in res.kernels_of(problem):
+        record = res.row(kernel, problem)
+        if kernel in exclude or is_dispatch(kernel) or is_reference(record) or record["status"] != "ok":
+            continue
+        if kr.median_ms(record) is None:
+            continue
+        if best is None or kr.median_ms(record) < kr.median_ms(best):
+            best = record
+    return best
+
+
+def dispatch_rows(res, kernel):
+    """(table rows, shapes with both ratios, shapes within 5 % of the best single kernel) of one dispatch kernel."""
+    exclude = set(kr.baseline_kernels(res.baseline))
+    rows, compared, close = [], 0, 0
+    for problem in res.gemm_problems:
+        record = res.row(kernel, problem)
+        if record is None:
+            continue
+        best = best_single(res, problem, exclude)
+        ok = record["status"] == "ok" and kr.median_ms(record) is not None
+        versus = kr.median_ms(best) / kr.median_ms(record) if ok and best else None
+        if versus is not None:
+            compared += 1
+            close += versus >= 0.95
+        rows.append([
+            kr.problem_label(problem),
+            record["status"] if not ok else kr.fmt(kr.median_ms(record), 4),
+            f"`{routed_to(record)}`" if ok and routed_to(record) else "—",
+            kr.fmt(res.ratio(record)) if ok else "—",
+            f"`{best['kernel']}`" if best else "—",
+            kr.fmt(res.ratio(best)) if best else "—",
+            kr.fmt(versus),
+        ])
+    return rows, compared, close
+
+
+def dispatch_section(res, level=2):
+    """GEMM reports with a dispatch kernel: each shape's routed variant against the baseline and against the
+    fastest single kernel the same report measured there."""
+    kernels = [k for k in res.kernels_over(res.gemm_problems) if is_dispatch(k)]
+    if not kernels:
+        return []
+    lines = [heading(level, "Dispatch against the baseline and the best single kernel"), "",
+             "A dispatch kernel runs, for each call, the variant its table chose for the shape (`ran`: the row's "
+             "`extra.variant`). Per shape: its median, its ratio to the baseline, the fastest single kernel this "
+             "report measured at that shape (an ok row that is neither a dispatch kernel, a baseline nor a "
+             "reference: a plugin named `*_reference`), that kernel's ratio to the baseline, and *vs best* = best "
+             "single kernel's median / the dispatch kernel's (1: the table chose as well as this run could; "
+             "below 1: a kernel measured here was faster).", ""]
+    for kernel in kernels:
+        rows, compared, close = dispatch_rows(res, kernel)
+        lines += [heading(level + 1, f"`{kernel}`"), ""]
+        lines += table(["shape", "median (ms)", "ran", "× baseline", "best single kernel", "its × baseline",
+                        "vs best"], rows)
+        lines += [f"Within 5 % of the best single kernel (vs best ≥ 0.95) at {close} of {compared} shapes.", ""]
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------- roofline (GEMM)
 
 def roof_parameters(res):
@@ -628,6 +712,7 @@ def render_charts(kreg_charts, res, charts_dir):
 def results_sections(res, charts, md_dir, level):
     """Everything of one report after its provenance: per size, summaries, charts, roofline, progression."""
     lines = per_size_section(res, level) + summary_section(res, level) + copy_fraction_section(res, level)
+    lines += dispatch_section(res, level)
     lines += [heading(level, "Charts"), ""] + chart_lines(charts, md_dir, CHART_NAMES)
     if res.gemm_problems or not res.movement_problems:
         lines += roofline_section(res, chart_lines(charts, md_dir, ["roofline"]), level)

@@ -600,6 +600,75 @@ def mode_timers(a):
     print(f"ok: timers side by side, {len(rows)} lines ({ta} against {tb}), medians, ratios and baselines recomputed")
 
 
+def mode_dispatch(a):
+    """A report with a dispatch kernel (issue 24's check sweep): its "Dispatch against the baseline and the best
+    single kernel" section has, for each dispatch kernel, a line for every shape it ran, with the variant it ran,
+    its ratio to the baseline, and the fastest single kernel there recomputed here from the JSON (ok, same dtype,
+    not a dispatch kernel, not a baseline, not a `*_reference` plugin); a report without one has no section."""
+    workdir = fresh_dir(a.workdir)
+    tool = os.path.join(a.tools, "kreg_results.py")
+    expect(len(a.report) == 2, "dispatch needs two --report: one with a dispatch kernel, one without")
+    with_dispatch, without = a.report
+    heading = "## Dispatch against the baseline and the best single kernel"
+    out = os.path.join(workdir, "with.md")
+    done = run_tool([tool, with_dispatch, "--out", out, "--no-charts"])
+    expect(done.returncode == 0, f"kreg_results.py exited {done.returncode}: {done.stderr}")
+    with open(with_dispatch, encoding="utf-8") as f:
+        report = json.load(f)
+    records = report["records"]
+    baseline = report.get("baseline")
+    baselines = set(baseline.values()) if isinstance(baseline, dict) else {baseline}
+    index = {(r["kernel"], r["m"], r["n"], r["k"], r["dtype"]): r for r in reversed(records)}  # first row wins
+    with open(out, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    part = section(lines, heading)
+    dispatchers = list(dict.fromkeys(r["kernel"] for r in records if "dispatch" in r["kernel"]))
+    expect(dispatchers, f"{with_dispatch} has no dispatch kernel")
+    checked = 0
+    for kernel in dispatchers:
+        header, rows = table_after(part, f"### `{kernel}`")
+        expect(header == ["shape", "median (ms)", "ran", "× baseline", "best single kernel", "its × baseline", "vs best"],
+               f"dispatch header {header}")
+        mine = [r for r in records if r["kernel"] == kernel and "operation" not in r]
+        expect(len(rows) == len(mine), f"{kernel}: {len(rows)} lines for {len(mine)} rows")
+        by_shape = {row[0]: row for row in rows}
+        compared = close = 0
+        for r in mine:
+            row = by_shape.get(f"{r['m']}x{r['n']}x{r['k']} ({r['dtype']})")
+            expect(row is not None, f"{kernel}: no line for {r['m']}x{r['n']}x{r['k']}")
+            if r["status"] != "ok":
+                expect(row[1] == r["status"], f"{kernel}: status {row[1]!r}, the row says {r['status']}")
+                continue
+            check_number(row[1], r["stats"]["median_ms"], f"{kernel} {row[0]}: median")
+            expect(row[2].strip("`") == r["extra"]["variant"].split(" (")[0], f"{kernel} {row[0]}: ran {row[2]!r}, "
+                   f"the row's variant {r['extra']['variant'][:60]!r}")
+            base_name = baseline.get(r["dtype"]) if isinstance(baseline, dict) else baseline
+            base = index.get((base_name, r["m"], r["n"], r["k"], r["dtype"]))
+            base_ms = base["stats"]["median_ms"] if base and base["status"] == "ok" else None
+            check_number(row[3], base_ms / r["stats"]["median_ms"] if base_ms else None, f"{kernel} {row[0]}: x baseline")
+            singles = [x for x in records if (x["m"], x["n"], x["k"], x["dtype"]) == (r["m"], r["n"], r["k"], r["dtype"])
+                       and x["status"] == "ok" and "dispatch" not in x["kernel"] and x["kernel"] not in baselines
+                       and not str(x.get("plugin", "")).endswith("_reference") and "operation" not in x]
+            best = min(singles, key=lambda x: x["stats"]["median_ms"]) if singles else None
+            expect(row[4].strip("`") == (best["kernel"] if best else "—"), f"{kernel} {row[0]}: best {row[4]!r}, "
+                   f"recomputed {best['kernel'] if best else None}")
+            if best:
+                check_number(row[5], base_ms / best["stats"]["median_ms"] if base_ms else None, f"{kernel} {row[0]}: best x baseline")
+                versus = best["stats"]["median_ms"] / r["stats"]["median_ms"]
+                check_number(row[6], versus, f"{kernel} {row[0]}: vs best")
+                compared += 1
+                close += versus >= 0.95
+            checked += 1
+        expect(f"Within 5 % of the best single kernel (vs best ≥ 0.95) at {close} of {compared} shapes." in part,
+               f"{kernel}: no line 'Within 5 % ... at {close} of {compared} shapes'")
+    plain = os.path.join(workdir, "without.md")
+    done = run_tool([tool, without, "--out", plain, "--no-charts"])
+    expect(done.returncode == 0, f"kreg_results.py exited {done.returncode} on {without}")
+    with open(plain, encoding="utf-8") as f:
+        expect(heading not in f.read().split("\n"), f"a dispatch section for {without}, which has no dispatch kernel")
+    print(f"ok: dispatch section, {checked} lines of {len(dispatchers)} dispatch kernel(s) recomputed; none without one")
+
+
 def check_no_silent_overwrite(cmd, out, env):
     """A second run refuses to replace what the first wrote; with --force it does."""
     with open(out, encoding="utf-8") as f:
@@ -730,7 +799,7 @@ def mode_layout(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["render", "multi", "refuse", "compare", "layout", "timers"])
+    p.add_argument("mode", choices=["render", "multi", "refuse", "compare", "layout", "timers", "dispatch"])
     p.add_argument("--tools", help="the tools/ folder")
     p.add_argument("--runner", help="compare: the runner binary")
     p.add_argument("--readme", help="layout: the document with the '## Layout' folder map (docs/ARCHITECTURE.md)")
@@ -746,7 +815,7 @@ def main():
     p.add_argument("--slow-kernel", default="cuda_04_coarsened", help="compare: the kernel made 3x slower in B")
     a = p.parse_args()
     try:
-        {"render": mode_render, "multi": mode_multi, "timers": mode_timers, "refuse": mode_refuse, "compare": mode_compare,
+        {"render": mode_render, "multi": mode_multi, "timers": mode_timers, "dispatch": mode_dispatch, "refuse": mode_refuse, "compare": mode_compare,
          "layout": mode_layout}[a.mode](a)
     except CheckFailed as e:
         print(f"FAILED: {e}", file=sys.stderr)
