@@ -8,7 +8,8 @@
 
 Prints, per kernel and shape, the CUPTI span median (the row's sample), its kernel-sum median and kernels per
 call, the event time beside it, ncu's median per-call duration (the launches of one call summed), CUPTI / ncu,
-and ncu - CUPTI per launch in microseconds. The runner flushes L2 before every timed call itself, so ncu's own
+ncu - CUPTI per launch in microseconds, and ncu's time by the GPCs' own clock (gpc__cycles_elapsed.max over
+gpc__cycles_elapsed.avg.per_second, summed over a call's launches) with CUPTI's kernel sum over it. The runner flushes L2 before every timed call itself, so ncu's own
 cache control is off by default (--cache-control all adds ncu's flush of every cache on top of the runner's).
 ncu's duration of a launch carries a fixed cost that CUPTI's record of the same launch does not (about 0.75 us
 with --cache-control none, 1.2 us with all, on the H200, the same for kernels of 1 to 126 us:
@@ -56,28 +57,53 @@ def cupti_rows(runner, sizes, out):
     return rows
 
 
-def ncu_durations_ms(ncu, runner, kernel, dtype, size, out, cache_control):
-    """Every kernel launch ncu profiled inside the kernel's NVTX ranges, in launch order: gpu__time_duration.sum in ms."""
-    r = run([ncu, "--clock-control", "none", "--cache-control", cache_control, "--metrics", "gpu__time_duration.sum", "--nvtx", "--nvtx-include",
-             f"{kernel}/", "--csv", "--print-units", "base", runner, "--profile", "--isolation", "none", "--kernels", kernel,
-             "--dtype", dtype, "--shape", f"{size}x{size}x{size}", "--no-calibrate", "--warmup", "2", "--repeat", "10"])
+TIME_SCALE_MS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3, "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+# A clock in cycles per unit of time, to cycles per millisecond.
+RATE_PER_MS = {"cycle/second": 1e-3, "cycle/msecond": 1.0, "cycle/usecond": 1e3, "cycle/nsecond": 1e6,
+               "hz": 1e-3, "khz": 1.0, "mhz": 1e3, "ghz": 1e6}
+METRICS = ["gpu__time_duration.sum", "gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"]
+
+
+def ncu_launches(ncu, runner, kernel, dtype, size, out, cache_control):
+    """Every kernel launch ncu profiled inside the kernel's NVTX ranges, in launch order: (gpu__time_duration.sum,
+    the GPCs' elapsed cycles over their clock) in ms. The second is the time the SMs' clock counted for the launch:
+    it leaves out what the front end's timestamps hold beyond the kernel (the fixed cost a launch carries under
+    ncu, above), so it says whether that cost is inside the kernel or around it."""
+    r = run([ncu, "--clock-control", "none", "--cache-control", cache_control, "--metrics", ",".join(METRICS), "--nvtx",
+             "--nvtx-include", f"{kernel}/", "--csv", "--print-units", "base", runner, "--profile", "--isolation", "none",
+             "--kernels", kernel, "--dtype", dtype, "--shape", f"{size}x{size}x{size}", "--no-calibrate", "--warmup", "2",
+             "--repeat", "10"])
     path = os.path.join(out, f"ncu-{kernel}-{size}.csv")
     with open(path, "w") as f:
         f.write(r.stdout)
     text = r.stdout[r.stdout.find('"ID"'):] if '"ID"' in r.stdout else ""
-    durations = []
+    by_launch = {}
     for row in csv.DictReader(io.StringIO(text)):
-        if row.get("Metric Name") == "gpu__time_duration.sum":
-            unit = row.get("Metric Unit", "nsecond")
-            value = float(row["Metric Value"].replace(",", ""))
-            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,
-                     "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}.get(unit)
-            if scale is None:
-                sys.exit(f"{path}: unknown unit {unit!r}")
-            durations.append(value * scale)
-    if not durations:
+        name, unit = row.get("Metric Name"), (row.get("Metric Unit") or "").strip()
+        if name not in METRICS:
+            continue
+        value = float(row["Metric Value"].replace(",", ""))
+        launch = by_launch.setdefault(int(row["ID"]), {})
+        if name == "gpu__time_duration.sum":
+            if unit not in TIME_SCALE_MS:
+                sys.exit(f"{path}: unknown unit {unit!r} for {name}")
+            launch[name] = value * TIME_SCALE_MS[unit]
+        elif name == "gpc__cycles_elapsed.avg.per_second":
+            if unit.lower() not in RATE_PER_MS:
+                sys.exit(f"{path}: unknown unit {unit!r} for {name}")
+            launch[name] = value * RATE_PER_MS[unit.lower()]
+        else:
+            launch[name] = value
+    launches = []
+    for _, launch in sorted(by_launch.items()):
+        if "gpu__time_duration.sum" not in launch:
+            continue
+        rate = launch.get("gpc__cycles_elapsed.avg.per_second")
+        cycles = launch.get("gpc__cycles_elapsed.max")
+        launches.append((launch["gpu__time_duration.sum"], cycles / rate if cycles and rate else None))
+    if not launches:
         print(f"{path}: ncu profiled nothing (exit {r.returncode}):\n{r.stderr[-2000:]}", file=sys.stderr)
-    return durations
+    return launches
 
 
 def main():
@@ -96,28 +122,32 @@ def main():
         sys.exit(f"no ncu at {a.ncu} (--ncu PATH)")
     rows = cupti_rows(runner, sizes, a.out)
     print(f"{'kernel':14} {'size':>5} {'cupti span':>11} {'kernel sum':>11} {'k/call':>6} {'events':>9} "
-          f"{'ncu':>11} {'cupti/ncu':>9} {'ncu-cupti/launch':>16}")
+          f"{'ncu':>11} {'cupti/ncu':>9} {'ncu-cupti/launch':>16} {'ncu cycles':>11} {'sum/cycles':>9}")
     worst, missing = 0.0, False
     for kernel, dtype in KERNELS:
         for size in sizes:
             rec = rows.get((kernel, size))
-            durations = ncu_durations_ms(a.ncu, runner, kernel, dtype, size, a.out, a.cache_control)
-            if rec is None or not durations or rec.get("timer") != "cupti":
-                print(f"{kernel:14} {size:5} not measured (row: {rec and rec.get('timer')}, ncu launches: {len(durations)})")
+            launches = ncu_launches(a.ncu, runner, kernel, dtype, size, a.out, a.cache_control)
+            if rec is None or not launches or rec.get("timer") != "cupti":
+                print(f"{kernel:14} {size:5} not measured (row: {rec and rec.get('timer')}, ncu launches: {len(launches)})")
                 missing = True
                 continue
             kt = rec["extra"]["kernel_time"]
             # A call may launch several kernels of different lengths (cuBLAS's split-K: a GEMM and a reduction):
             # sum the launches of each call before taking the median, never the median launch times the count.
             per_call = int(kt["kernels_median"] or 1)
-            calls = [sum(durations[i:i + per_call]) for i in range(0, len(durations) - per_call + 1, per_call)]
-            ncu_ms = statistics.median(calls)
+            calls = [launches[i:i + per_call] for i in range(0, len(launches) - per_call + 1, per_call)]
+            ncu_ms = statistics.median(sum(d for d, _ in call) for call in calls)
+            by_cycles = [sum(c for _, c in call) for call in calls if all(c is not None for _, c in call)]
+            cycles_ms = statistics.median(by_cycles) if by_cycles else None
             ratio = kt["span_ms_median"] / ncu_ms
             offset_us = (ncu_ms - kt["kernel_sum_ms_median"]) * 1e3 / per_call
             worst = max(worst, abs(ratio - 1))
+            cycles_text = (f"{cycles_ms * 1e3:9.2f}us {kt['kernel_sum_ms_median'] / cycles_ms:9.4f}" if cycles_ms
+                           else f"{'—':>11} {'—':>9}")
             print(f"{kernel:14} {size:5} {kt['span_ms_median'] * 1e3:9.2f}us {kt['kernel_sum_ms_median'] * 1e3:9.2f}us "
                   f"{per_call:6g} {kt.get('event_ms_median', 0) * 1e3:7.2f}us {ncu_ms * 1e3:9.2f}us {ratio:9.4f} "
-                  f"{offset_us:14.2f}us")
+                  f"{offset_us:14.2f}us {cycles_text}")
     print(f"worst |cupti/ncu - 1| = {worst:.4f} (tolerance {a.tolerance})")
     if missing:
         return 2
