@@ -2,6 +2,7 @@
 
 #include "audit/elf_dynamic.hpp"
 #include "common/glob.hpp"
+#include "common/library_format.hpp"
 
 #include <cstdint>
 #include <algorithm>
@@ -129,6 +130,11 @@ void check_views_agree(const elf::DynamicView& loader, const elf::DynamicView& h
 
 AuditResult audit_image(std::string_view image, const std::string& file, const AuditPolicy& policy) {
     AuditResult result;
+    // A library built for another system is said to be one, with what to build instead.
+    if (const std::string advice = foreign_library_advice(library_format_of(image)); !advice.empty()) {
+        result.findings.push_back(format_finding(file, advice));
+        return result;
+    }
     const elf::ElfDynamicReport report = elf::read_elf_dynamic(image);
     for (const std::string& problem : report.problems) result.findings.push_back(format_finding(file, problem));
 

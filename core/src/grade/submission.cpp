@@ -2,6 +2,7 @@
 
 #include "grade/compiler_error.hpp"
 #include "grade/gradebook.hpp"
+#include "common/library_format.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/memory_limit.hpp"
 #include "sandbox/policy_json.hpp"
@@ -37,7 +38,9 @@ std::vector<Submission> find_submissions(const std::vector<fs::path>& files, con
             const fs::path p = entry.path();
             if (entry.is_directory() && fs::exists(p / "CMakeLists.txt"))
                 out.push_back({student_id_from_path(p), p, true});
-            else if (entry.is_regular_file() && p.extension() == ".so")
+            // A .dll or .dylib is the student's work built on another system: graded (the audit refuses it
+            // with what it is and what to build), so the student has a row saying why, not no row at all.
+            else if (entry.is_regular_file() && (p.extension() == ".so" || has_foreign_library_suffix(p)))
                 out.push_back({student_id_from_path(p), p, false});
             else
                 ignored.push_back(p.string() + ": neither a .so nor a folder with a CMakeLists.txt");

@@ -18,7 +18,8 @@ struct Submission {
     bool needs_build = false;
 };
 
-// --submission FILE (repeatable) and --submissions DIR. In DIR: every *.so is a submission, every
+// --submission FILE (repeatable) and --submissions DIR. In DIR: every *.so is a submission (and every .dll
+// or .dylib: another system's build, which the audit refuses saying what it is, so the student has a row), every
 // folder with a CMakeLists.txt is one to build; anything else is reported in `ignored`. Sorted by
 // student; two submissions with one student id are an error (std::runtime_error naming both).
 std::vector<Submission> find_submissions(const std::vector<std::filesystem::path>& files,

@@ -1,5 +1,7 @@
 #include "plugin/discovery.hpp"
 
+#include "common/library_format.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -31,6 +33,16 @@ std::vector<std::filesystem::path> split_search_path(const std::string& value) {
     return out;
 }
 
+namespace {
+
+// What a .dll or .dylib in a plugin folder is, and what to build instead.
+std::string foreign_file_advice(const std::filesystem::path& file) {
+    const std::string advice = foreign_library_advice(library_format(file));
+    return advice.empty() ? "named like another system's library, and this runner loads only .so files" : advice;
+}
+
+}  // namespace
+
 std::vector<std::filesystem::path> find_plugin_files(const PluginSearch& search, std::vector<std::string>& problems) {
     std::vector<std::filesystem::path> out;
     std::set<std::filesystem::path> seen;
@@ -47,8 +59,13 @@ std::vector<std::filesystem::path> find_plugin_files(const PluginSearch& search,
             continue;
         }
         std::vector<std::filesystem::path> files;
-        for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-            if (entry.path().extension() == ".so" && !entry.is_directory()) files.push_back(entry.path());
+        for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+            if (entry.is_directory()) continue;
+            if (entry.path().extension() == ".so") files.push_back(entry.path());
+            // Another system's plugin is not loaded, but not passed over in silence either.
+            else if (has_foreign_library_suffix(entry.path()))
+                problems.push_back(entry.path().string() + ": not loaded: " + foreign_file_advice(entry.path()));
+        }
         std::sort(files.begin(), files.end());
         for (const auto& f : files) add(f);
     }

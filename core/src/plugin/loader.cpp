@@ -1,5 +1,7 @@
 #include "plugin/loader.hpp"
 
+#include "common/library_format.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -11,16 +13,6 @@ using Kind = PluginLoadError::Kind;
 
 [[noreturn]] void fail(Kind kind, const std::filesystem::path& path, const std::string& what) {
     throw PluginLoadError(kind, path.string() + ": " + what);
-}
-
-bool has_elf_header(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    char magic[4] = {};
-    in.read(magic, 4);
-    return in.gcount() == 4 && std::memcmp(magic,
-                                           "\x7f"
-                                           "ELF",
-                                           4) == 0;
 }
 
 bool valid_kernel_name(const char* name) {
@@ -78,7 +70,10 @@ LoadedPlugin LoadedPlugin::load(const std::filesystem::path& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) fail(Kind::not_found, path, "no such file");
     if (!std::filesystem::is_regular_file(path, ec)) fail(Kind::not_shared_library, path, "not a regular file");
-    if (!has_elf_header(path)) fail(Kind::not_shared_library, path, "not a shared library (no ELF header)");
+    const LibraryFormat format = library_format(path);
+    if (const std::string advice = foreign_library_advice(format); !advice.empty())
+        fail(Kind::not_shared_library, path, advice);
+    if (format != LibraryFormat::elf) fail(Kind::not_shared_library, path, "not a shared library (no ELF header)");
 
     LoadedPlugin plugin;
     plugin.path_ = path;
