@@ -69,7 +69,8 @@ int run_tune_command(int argc, char** argv) {
     for (const auto& entry : table["tables"])
         std::cout << entry["device"].get<std::string>() << " " << entry["dtype"].get<std::string>() << ": "
                   << entry["classes"]["measured"].size() << " measured shapes, " << entry["rules"].size()
-                  << " rules, fallback " << entry["fallback"].get<std::string>() << "\n";
+                  << " rules, fallback " << entry["fallback"].get<std::string>() << tune::leave_one_out_text(entry)
+                  << "\n";
     std::cout << "wrote " << out << "\n";
     return 0;
 }
