@@ -129,22 +129,26 @@ const std::map<std::string, std::string> kGradeStatus = {
     {"fixture_honest_gemm", "graded"},
 };
 
-// The third mode as nobody: the same fixtures graded in one run, confined (namespaces, seccomp, Landlock, a
-// memory cap without a delegated cgroup) and checked outside the worker. Every one fails with its status and
-// loses correctness points; the honest ones keep every one.
+// The third mode as an ordinary user: the same fixtures graded in one run, confined (namespaces, seccomp,
+// Landlock, a memory cap without a delegated cgroup) and checked outside the worker. As nobody where the tests
+// run as root, else as the user running them, who is one. Every fixture fails with its status and loses
+// correctness points; the honest ones keep every one.
 TEST(SweepDefencesGrade, TheSameFixturesGradedAsAnUnprivilegedUser) {
-    if (auto why = test::why_cannot_run_as_nobody(KREG_RUNNER)) GTEST_SKIP() << *why;
-    const fs::path dir = test::fresh_dir("sweep-defences-grade-nobody");
+    const RunAs who{::geteuid() == 0};
+    if (who.nobody)
+        if (auto why = test::why_cannot_run_as_nobody(KREG_RUNNER)) GTEST_SKIP() << *why;
+    const fs::path dir = test::fresh_dir("sweep-defences-grade-unprivileged");
     fs::create_directories(dir / "subs");
     fs::create_directories(dir / "home");
     for (const auto& [fixture, status] : kGradeStatus)
         fs::copy_file(test::fixture(fixture), dir / "subs" / (fixture + ".so"));
-    test::give_to_nobody(dir);
-    const std::string command = test::as_nobody(dir / "home") + KREG_RUNNER + " grade --rubric " + KREG_TEST_DATA_DIR +
+    if (who.nobody) test::give_to_nobody(dir);
+    const std::string command = who.prefix(dir / "home") + KREG_RUNNER + " grade --rubric " + KREG_TEST_DATA_DIR +
                                 "/grading/attack-rubric.json --submissions subs --out out";
     const auto run = test::run_command(command, dir, dir / "console");
     ASSERT_EQ(run.exit_code, 0) << command << "\n" << run.err;
-    EXPECT_EQ(test::owner_uid(dir / "out" / "gradebook.csv"), long(test::kNobodyUid)) << "not graded as nobody";
+    EXPECT_EQ(test::owner_uid(dir / "out" / "gradebook.csv"), who.nobody ? long(test::kNobodyUid) : long(::geteuid()))
+        << "not graded as " << who.name();
     std::map<std::string, StudentResult> graded;
     for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
     ASSERT_EQ(graded.size(), kGradeStatus.size()) << run.err;
