@@ -10,6 +10,7 @@
 // without the defences they end this grading run and nothing else (tests/fixtures/attacks/
 // attacks_common.hpp). The tests share fixed paths (/tmp/kreg-escape-*, the listener socket) and run
 // serially (tests/e2e/CMakeLists.txt).
+#include "as_nobody.hpp"
 #include "grade/gradebook.hpp"
 #include "run_command.hpp"
 
@@ -38,7 +39,6 @@ const std::string kRunner = KREG_RUNNER;
 const fs::path kFixtures = KREG_FIXTURE_DIR;
 const std::string kRubric = std::string(KREG_TEST_DATA_DIR) + "/grading/attack-rubric.json";
 const std::string kSecret = "0x5eedc0ffee";  // KREG_SECRET_SEED for every grading run here
-constexpr uid_t kNobody = 65534;
 
 // The attack rubric's points: "odd shapes" 60 (all or nothing), "a mid-size shape" 20, and two tiers at
 // 64^3 of 10 each, "within 50x of the naive loop" (any honest loop, whatever the load) and "20x faster
@@ -281,20 +281,8 @@ void expect_status(const std::string& student, const StudentResult& r, const std
     EXPECT_FALSE(r.status.empty()) << student;
 }
 
-void chown_tree(const fs::path& root, uid_t uid) {
-    ::chown(root.c_str(), uid, uid);
-    for (const auto& entry : fs::recursive_directory_iterator(root)) ::chown(entry.path().c_str(), uid, uid);
-}
-
-// How the grading command is run: as this process's user, or as nobody through setpriv.
-struct Identity {
-    bool nobody = false;
-    std::string prefix() const {
-        return nobody ? "setpriv --reuid=" + std::to_string(kNobody) + " --regid=" + std::to_string(kNobody) +
-                            " --clear-groups -- "
-                      : "";
-    }
-};
+// How the grading command is run: as this process's user, or as nobody through setpriv (as_nobody.hpp).
+using Identity = test::RunAs;
 
 std::optional<std::string> why_cannot_run_attacks() {
     if (std::system("command -v setsid >/dev/null 2>&1") != 0)
@@ -320,11 +308,7 @@ void grade_attack_corpus(const std::string& name, const Identity& who) {
     fs::copy_file(fixture_file(kCorpus.at("alice").file), dir / "baseline" / "alice.so");
     fs::copy_file(fixture_file(kCorpus.at("bob").file), dir / "baseline" / "bob.so");
     fs::copy_file("/bin/sleep", dir / "kreg-bystander");
-    if (who.nobody) {
-        chown_tree(dir, kNobody);
-        fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                 fs::perms::others_read | fs::perms::others_exec);
-    }
+    if (who.nobody) test::give_to_nobody(dir);
 
     // The honest students alone, with the same rubric and secret: what they must get with the attackers.
     const auto baseline_run = grade(dir, "baseline", "out-baseline", who);
@@ -425,11 +409,7 @@ void grade_ways_and_forgeries(const std::string& name, const Identity& who) {
     for (const auto& [student, e] : kWaysAndForgeries)
         fs::copy_file(fixture_file(e.file), dir / "subs" / (student + ".so"));
     fs::copy_file("/bin/sleep", dir / "kreg-bystander");
-    if (who.nobody) {
-        chown_tree(dir, kNobody);
-        fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                 fs::perms::others_read | fs::perms::others_exec);
-    }
+    if (who.nobody) test::give_to_nobody(dir);
     const auto run = grade(dir, "subs", "out", who);
     if (const int pid = std::atoi(test::slurp(dir / "bystander-out.pid").c_str()); pid > 0) ::kill(pid, SIGKILL);
     EXPECT_EQ(run.exit_code, 0) << "the grading run did not finish normally\n" << run.err;
@@ -454,12 +434,7 @@ TEST(GradeAttack, ForgedEndCausesAndEveryWayOfAskingForMemory) {
 
 TEST(GradeAttack, ForgedEndCausesAndEveryWayOfAskingForMemoryAsAnUnprivilegedUser) {
     if (auto why = why_cannot_run_attacks()) GTEST_SKIP() << *why;
-    if (::geteuid() != 0) GTEST_SKIP() << "not root: the test above already graded them as this user";
-    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv (util-linux) is missing";
-    if (std::system(("setpriv --reuid=" + std::to_string(kNobody) + " --regid=" + std::to_string(kNobody) +
-                     " --clear-groups -- test -x " + kRunner)
-                        .c_str()) != 0)
-        GTEST_SKIP() << "uid " << kNobody << " cannot execute " << kRunner << " (a parent folder is not searchable)";
+    if (auto why = test::why_cannot_run_as_nobody(kRunner)) GTEST_SKIP() << *why;
     grade_ways_and_forgeries("grade-ways-nobody", Identity{true});
 }
 
@@ -470,12 +445,7 @@ TEST(GradeAttack, AttackCorpusAndHonestSubmissionsInOneRun) {
 
 TEST(GradeAttack, AttackCorpusAsAnUnprivilegedUser) {
     if (auto why = why_cannot_run_attacks()) GTEST_SKIP() << *why;
-    if (::geteuid() != 0) GTEST_SKIP() << "not root: the first test already ran the corpus as this user";
-    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv (util-linux) is missing";
-    if (std::system(("setpriv --reuid=" + std::to_string(kNobody) + " --regid=" + std::to_string(kNobody) +
-                     " --clear-groups -- test -x " + kRunner)
-                        .c_str()) != 0)
-        GTEST_SKIP() << "uid " << kNobody << " cannot execute " << kRunner << " (a parent folder is not searchable)";
+    if (auto why = test::why_cannot_run_as_nobody(kRunner)) GTEST_SKIP() << *why;
     grade_attack_corpus("grade-attack-nobody", Identity{true});
 }
 

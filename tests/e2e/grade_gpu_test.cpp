@@ -1,6 +1,7 @@
 // On a GPU: one `runner grade` run over the GPU corpus (faults, a hung kernel, a write past C and the
 // CUDA cheats) plus honest CUDA plugins. Every bad one gets its status, every honest one is scored. The
 // CPU corpus and resuming are grade_test's.
+#include "as_nobody.hpp"
 #include "cuda/device_facts.hpp"
 #include "grade/gradebook.hpp"
 #include "run_command.hpp"
@@ -152,11 +153,7 @@ TEST(GradeGpu, GpuCorpusAndHonestKernelsInOneRun) {
 // CPU corpus is (grade_attack_test.cpp): the defences do not depend on the grader being root.
 TEST(GradeGpu, HarnessStateAndOutcomeFixturesAsAnUnprivilegedUser) {
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
-    if (::geteuid() != 0) GTEST_SKIP() << "not root: GpuCorpusAndHonestKernelsInOneRun already graded as this user";
-    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "setpriv (util-linux) is missing";
-    const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups -- ";
-    if (std::system((as_nobody + "test -x " + KREG_RUNNER).c_str()) != 0)
-        GTEST_SKIP() << "uid 65534 cannot execute " << KREG_RUNNER << " (a parent folder is not searchable)";
+    if (auto why = test::why_cannot_run_as_nobody(KREG_RUNNER)) GTEST_SKIP() << *why;
     const std::vector<std::string> students = {"honest",
                                                "phrases",
                                                "nan_as_zero",
@@ -169,9 +166,8 @@ TEST(GradeGpu, HarnessStateAndOutcomeFixturesAsAnUnprivilegedUser) {
     fs::create_directories(dir / "subs");
     for (const auto& student : students)
         fs::copy_file(fs::path(KREG_FIXTURE_DIR) / kGpuCorpus.at(student).file, dir / "subs" / (student + ".so"));
-    for (const auto& entry : fs::recursive_directory_iterator(dir)) (void)::chown(entry.path().c_str(), 65534, 65534);
-    (void)::chown(dir.c_str(), 65534, 65534);
-    const std::string cmd = as_nobody + KREG_RUNNER + " grade --rubric " + KREG_TEST_DATA_DIR +
+    test::give_to_nobody(dir);
+    const std::string cmd = test::as_nobody() + KREG_RUNNER + " grade --rubric " + KREG_TEST_DATA_DIR +
                             "/grading/gpu-corpus-rubric.json --submissions subs --out out --allow-static-libstdcxx";
     const auto run = test::run_command(cmd, dir, dir);
     ASSERT_EQ(run.exit_code, 0) << run.err;
