@@ -181,7 +181,7 @@ void read_value(const json& j, const std::string& path, KernelTimeEvidence& v) {
     const Fields f(j, path,
                    {"calls", "span_ms_median", "kernel_sum_ms_median", "event_ms_median", "kernels_median",
                     "memcpys_median", "memsets_median", "streams_max", "off_stream_calls", "off_stream_ms_median",
-                    "outliving_calls", "outlived_ms_max", "calls_without_records"});
+                    "outliving_calls", "outlived_ms_max", "calls_without_records", "late_record_calls"});
     f.required("calls", v.calls);
     f.required("span_ms_median", v.span_ms_median);
     f.required("kernel_sum_ms_median", v.kernel_sum_ms_median);
@@ -195,6 +195,7 @@ void read_value(const json& j, const std::string& path, KernelTimeEvidence& v) {
     f.required("outliving_calls", v.outliving_calls);
     f.required("outlived_ms_max", v.outlived_ms_max);
     f.required("calls_without_records", v.calls_without_records);
+    if (f.has("late_record_calls")) f.required("late_record_calls", v.late_record_calls);  // 0 in older reports
 }
 
 void read_value(const json& j, const std::string& path, CallChecks& v) {
@@ -389,7 +390,8 @@ void to_json(json& j, const KernelTimeEvidence& v) {
          {"off_stream_ms_median", v.off_stream_ms_median},
          {"outliving_calls", v.outliving_calls},
          {"outlived_ms_max", v.outlived_ms_max},
-         {"calls_without_records", v.calls_without_records}};
+         {"calls_without_records", v.calls_without_records},
+         {"late_record_calls", v.late_record_calls}};
     put(j, "event_ms_median", v.event_ms_median);
 }
 void from_json(const json& j, KernelTimeEvidence& v) { read_value(j, "", v); }

@@ -85,6 +85,9 @@ struct KernelTimeEvidence {
     int outliving_calls = 0;          // calls whose off-stream work ran past the call and the harness stream
     double outlived_ms_max = 0;       // the longest such overhang
     int calls_without_records = 0;    // calls CUPTI saw nothing of: their sample is the event time
+    // Calls whose records CUPTI delivered only after their window had closed, found when the next window
+    // opened: their samples may be short. Absent in reports before 2026-12-03 (read as 0).
+    int late_record_calls = 0;
 };
 
 // extra.call_checks: the checks of a plain (not strict) run's calls (pipeline/pipeline.cpp).

@@ -253,6 +253,15 @@ CuptiTimer::~CuptiTimer() { CuptiSession::instance().release(); }
 
 void CuptiTimer::start() {
     CuptiSession& session = CuptiSession::instance();
+    // The device is idle: what CUPTI hands over now ran before this call (the harness's poison and flush, the
+    // previous call's output checks), so this window's flush holds only what ran after it. A record of the
+    // previous timed call among them came after its window had closed: that call's sample may be short.
+    const std::vector<GpuActivity> before = session.flush_and_take();
+    if (!windows_.empty()) {
+        const CallWindow& previous = last_window_;
+        for (const GpuActivity& r : before)
+            if (in_window(r, previous)) ++windows_.back().late_records;
+    }
     wall_start_ = std::chrono::steady_clock::now();
     dropped_at_start_ = session.dropped();
     t0_ns_ = session.timestamp();
@@ -271,7 +280,8 @@ double CuptiTimer::stop_ms() {
     float event_ms = 0;
     KREG_RUNNER_CUDA_CHECK(cudaEventElapsedTime(&event_ms, start_.get(), stop_.get()));
     event_ms_.push_back(double(event_ms));
-    KernelWindow window = summarize_window(session.flush_and_take(), CallWindow{t0_ns_, returned_ns, t1_ns}, harness_);
+    last_window_ = CallWindow{t0_ns_, returned_ns, t1_ns};
+    KernelWindow window = summarize_window(session.flush_and_take(), last_window_, harness_);
     // Records lost in this window would make the span too short: the call is then timed by its events.
     if (session.dropped() != dropped_at_start_) window = KernelWindow{};
     // Records that cannot be the whole call (measure/kernel_window.hpp): the events time it, never a shorter span.

@@ -66,6 +66,7 @@ private:
     ActivityStream harness_;
     Event start_, stop_;
     uint64_t t0_ns_ = 0;
+    CallWindow last_window_;  // the last stop_ms()'s, to recognise its records delivered late
     uint64_t dropped_at_start_ = 0;
     std::chrono::steady_clock::time_point wall_start_{};
     std::vector<KernelWindow> windows_;

@@ -15,6 +15,11 @@ double median_of(std::vector<double> values) { return values.empty() ? 0.0 : com
 
 }  // namespace
 
+bool in_window(const GpuActivity& r, const CallWindow& window) {
+    return r.end_ns >= r.start_ns && r.end_ns > window.t0_ns && r.start_ns + kClockSkewNs >= window.t0_ns &&
+           r.start_ns <= window.t1_ns;
+}
+
 KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window,
                               ActivityStream harness) {
     KernelWindow w;
@@ -23,7 +28,7 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
     std::set<std::pair<uint32_t, uint32_t>> streams;
     std::vector<const GpuActivity*> off_stream;
     for (const GpuActivity& r : records) {
-        if (r.start_ns < window.t0_ns || r.end_ns > window.t1_ns || r.end_ns < r.start_ns) continue;
+        if (!in_window(r, window)) continue;
         if (w.records == 0 || r.start_ns < first_start) first_start = r.start_ns;
         last_end = std::max(last_end, r.end_ns);
         ++w.records;
@@ -52,7 +57,7 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
     // The union of the records over [returned, t1], by start: what it leaves uncovered is the idle time.
     std::vector<std::pair<uint64_t, uint64_t>> busy;
     for (const GpuActivity& r : records)
-        if (r.start_ns >= window.t0_ns && r.end_ns <= window.t1_ns && r.end_ns >= r.start_ns)
+        if (in_window(r, window))
             busy.push_back({std::max(r.start_ns, window.returned_ns), std::max(r.end_ns, window.returned_ns)});
     std::sort(busy.begin(), busy.end());
     uint64_t covered_until = window.returned_ns, idle_ns = 0;
@@ -60,7 +65,7 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
         if (start > covered_until) idle_ns += start - covered_until;
         covered_until = std::max(covered_until, end);
     }
-    if (window.t1_ns > covered_until) idle_ns += window.t1_ns - covered_until;
+    if (window.t1_ns > covered_until) idle_ns += window.t1_ns - covered_until;  // nothing when a record ends past t1
     w.idle_after_return_ms = ns_to_ms(idle_ns);
     w.streams = int(streams.size());
     w.off_stream = int(off_stream.size());
@@ -84,6 +89,7 @@ KernelTimeEvidence tally_kernel_windows(const std::vector<KernelWindow>& windows
     e.calls = int(windows.size());
     std::vector<double> span, sum, kernels, memcpys, memsets, off_ms;
     for (const KernelWindow& w : windows) {
+        if (w.late_records > 0) ++e.late_record_calls;
         if (w.records == 0) {
             ++e.calls_without_records;
             continue;

@@ -2,9 +2,12 @@
 // as plain arithmetic over (kind, stream, start, end) so that it is tested without a GPU.
 //
 // A call's window opens at t0 (read right before the call, with the device idle) and closes at t1 (read once
-// the device is idle again). Its records are those that started at or after t0 and ended by t1, on every
-// stream and context of the process: the harness's own work (poison, L2 flush, the output scan) is queued
-// and finished outside the window, so everything inside is the call's.
+// the device is idle again). Its records are those that ran in it, on every stream and context of the
+// process: the harness's own work (poison, L2 flush, the output scan) is queued and finished outside the
+// window, so everything inside is the call's. CUPTI places a GPU timestamp on the host's clock by a
+// conversion that can be off by microseconds, so a record's edges are not held to t0 and t1 exactly: one that
+// started up to kClockSkewNs before t0 and ended after it, or started by t1 and ended after it, is the
+// call's (the device was idle at t0 and at t1, so nothing real straddles either).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,17 @@ struct CallWindow {
     uint64_t t0_ns = 0, returned_ns = 0, t1_ns = 0;
 };
 
+// How far a record's converted timestamps may stand past the window's host-read edges and still be the
+// call's. Seen on the H200 (docs/MEASUREMENT.md): cuda_gemv's second kernel, its deterministic reduction
+// ending a few microseconds before the device-wide wait returned, left out of most calls of a row (its CUPTI
+// time 17 % short, its event time unchanged), and cuda_small_tile's first kernel left out in one sweep.
+// The harness's last work before a call, the L2 flush (tens of microseconds), ends before t0 and starts
+// further than this before it.
+inline constexpr uint64_t kClockSkewNs = 20000;
+
+// Whether a record belongs to the window (with the tolerance above); a record with end < start never does.
+bool in_window(const GpuActivity& record, const CallWindow& window);
+
 // One call's GPU work.
 struct KernelWindow {
     int records = 0;           // activities in the window (0: nothing the GPU ran was seen)
@@ -52,10 +66,13 @@ struct KernelWindow {
     // The part of [the call's return, t1] that no record covers: once the call has returned all its work is queued,
     // so the device runs it back to back and only the final synchronisation is idle (a few microseconds).
     double idle_after_return_ms = 0;
+    // Records of this call that CUPTI delivered only after the window had closed (found when the next call's
+    // window opened): the call's sample may have been short by them.
+    int late_records = 0;
 };
 
-// The window's records and their arithmetic. Records outside [t0, t1] (the harness's work before and after
-// the call, delivered by the same flush) are left out; a record with end < start is left out as malformed.
+// The window's records and their arithmetic. Records outside the window (in_window: the harness's work
+// before and after the call, delivered by the same flush) are left out; so is a record with end < start.
 KernelWindow summarize_window(const std::vector<GpuActivity>& records, const CallWindow& window,
                               ActivityStream harness);
 
