@@ -15,6 +15,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace kreg::test {
@@ -112,6 +113,32 @@ inline void PrintTo(const RunAs& who, std::ostream* os) { *os << who.name(); }
 // A readable test name for one case: kernel_mode_user.
 inline std::string case_name(const ExpectedRow& e, SweepMode mode, const RunAs& who) {
     return std::string(e.kernel) + "_" + to_text(mode) + "_" + who.name();
+}
+
+// A defence table's cases: every fixture of it, plain and strict, as the invoker and as nobody.
+using DefenceCase = std::tuple<ExpectedRow, SweepMode, RunAs>;
+template <std::size_t N>
+auto every_mode_and_user(const ExpectedRow (&table)[N]) {
+    return ::testing::Combine(::testing::ValuesIn(table), ::testing::Values(SweepMode::plain, SweepMode::strict),
+                              ::testing::Values(RunAs{false}, RunAs{true}));
+}
+inline std::string defence_case_name(const ::testing::TestParamInfo<DefenceCase>& info) {
+    return case_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
+}
+
+// One case: the fixture swept as the case says (more_options before the table line's own), its rows held to
+// the table's line; the sweep is returned for checks of the backend's own.
+inline FixtureSweep sweep_defence_case(const std::string& prefix, const DefenceCase& c,
+                                       const std::vector<std::string>& shapes, const std::string& more_options = "") {
+    const auto& [expected, mode, who] = c;
+    FixtureSweepOptions options;
+    options.mode = mode;
+    options.who = who;
+    options.shapes = shapes;
+    options.extra_options = more_options + expected.options;
+    FixtureSweep sweep = sweep_fixture(prefix + case_name(expected, mode, who), fixture(expected.kernel), options);
+    expect_rows(sweep, expected, options);
+    return sweep;
 }
 
 }  // namespace kreg::test

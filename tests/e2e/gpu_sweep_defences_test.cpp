@@ -59,9 +59,7 @@ const ExpectedRow kFixtures[] = {
 // Odd edges, and tiles enough that a far write's block is not the first (gpu_harness_state_test.cpp's first two).
 const std::vector<std::string> kShapes = {"33x65x17", "256x192x160"};
 
-using Case = std::tuple<ExpectedRow, SweepMode, RunAs>;
-
-class GpuSweepDefences : public ::testing::TestWithParam<Case> {};
+class GpuSweepDefences : public ::testing::TestWithParam<test::DefenceCase> {};
 
 // Why nobody cannot use the GPU here, if so: the driver's control node must be open to it.
 std::optional<std::string> why_nobody_has_no_gpu() {
@@ -71,34 +69,20 @@ std::optional<std::string> why_nobody_has_no_gpu() {
 }
 
 TEST_P(GpuSweepDefences, EveryRowEndsAsItsDefenceSays) {
-    const auto& [expected, mode, who] = GetParam();
+    const bool nobody = std::get<2>(GetParam()).nobody;
     if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
-    if (who.nobody) {
+    if (nobody) {
         if (auto why = test::why_cannot_run_as_nobody(KREG_RUNNER)) GTEST_SKIP() << *why;
         if (auto why = why_nobody_has_no_gpu()) GTEST_SKIP() << *why;
     }
-    test::FixtureSweepOptions options;
-    options.mode = mode;
-    options.who = who;
-    options.shapes = kShapes;
-    options.extra_options = std::string("--no-calibrate ") + expected.options;
-    const auto sweep = test::sweep_fixture("gpu-sweep-defence-" + test::case_name(expected, mode, who),
-                                           test::fixture(expected.kernel), options);
-    test::expect_rows(sweep, expected, options);
+    const auto sweep = test::sweep_defence_case("gpu-sweep-defence-", GetParam(), kShapes, "--no-calibrate ");
     // Every CUDA row says how C was fenced; on the H200 (the VMM API), by unmapped pages.
     for (const Record& r : sweep.rows)
         if (r.status == RowStatus::ok)
             EXPECT_EQ(r.extra.c_fence, std::optional<std::string>("unmapped_pages")) << r.kernel << ": " << r.reason;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cuda, GpuSweepDefences,
-                         ::testing::Combine(::testing::ValuesIn(kFixtures),
-                                            ::testing::Values(SweepMode::plain, SweepMode::strict),
-                                            ::testing::Values(RunAs{false}, RunAs{true})),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                             return test::case_name(std::get<0>(info.param), std::get<1>(info.param),
-                                                    std::get<2>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Cuda, GpuSweepDefences, test::every_mode_and_user(kFixtures), test::defence_case_name);
 
 }  // namespace
 }  // namespace kreg

@@ -73,32 +73,16 @@ const ExpectedRow kFixtures[] = {
 // Two shapes: odd edges, and one with several rows of tiles; a crashed worker's next row starts a new one.
 const std::vector<std::string> kShapes = {"33x20x17", "64x48x40"};
 
-using Case = std::tuple<ExpectedRow, SweepMode, RunAs>;
-
-class SweepDefences : public ::testing::TestWithParam<Case> {};
+class SweepDefences : public ::testing::TestWithParam<test::DefenceCase> {};
 
 TEST_P(SweepDefences, EveryRowEndsAsItsDefenceSays) {
-    const auto& [expected, mode, who] = GetParam();
-    if (who.nobody)
+    const bool nobody = std::get<2>(GetParam()).nobody;
+    if (nobody)
         if (auto why = test::why_cannot_run_as_nobody(KREG_RUNNER)) GTEST_SKIP() << *why;
-    test::FixtureSweepOptions options;
-    options.mode = mode;
-    options.who = who;
-    options.shapes = kShapes;
-    options.extra_options = expected.options;
-    const auto sweep = test::sweep_fixture("sweep-defence-" + test::case_name(expected, mode, who),
-                                           test::fixture(expected.kernel), options);
-    test::expect_rows(sweep, expected, options);
+    test::sweep_defence_case("sweep-defence-", GetParam(), kShapes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, SweepDefences,
-                         ::testing::Combine(::testing::ValuesIn(kFixtures),
-                                            ::testing::Values(SweepMode::plain, SweepMode::strict),
-                                            ::testing::Values(RunAs{false}, RunAs{true})),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                             return test::case_name(std::get<0>(info.param), std::get<1>(info.param),
-                                                    std::get<2>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Cpu, SweepDefences, test::every_mode_and_user(kFixtures), test::defence_case_name);
 
 // ---- Grading (checked outside the worker) as nobody -----------------------------------------------------
 
