@@ -35,10 +35,12 @@ struct Winner {
 };
 
 // Every candidate kernel's time at one measured shape (the lowest over the reports that measured it there),
-// with its ratio to the reference from the same report; the winner is the fastest of them.
+// with its ratio to the reference from the same report, which it names; the winner is the fastest of them.
 struct Timing {
     double median_ms = 0;
     std::optional<double> ratio;
+    std::string report;
+    std::optional<std::string> reference;
 };
 struct MeasuredShape {
     Winner winner;
@@ -104,7 +106,7 @@ std::map<Group, std::map<Shape3, MeasuredShape>> measured_shapes(const std::vect
                 if (const auto reference_ms = median_of(report, *reference, row)) ratio = *reference_ms / row.median_ms;
             const auto known = shape.kernels.find(row.kernel);
             if (known == shape.kernels.end() || row.median_ms < known->second.median_ms)
-                shape.kernels[row.kernel] = {row.median_ms, ratio};
+                shape.kernels[row.kernel] = {row.median_ms, ratio, report.path, reference};
             const Winner& w = shape.winner;
             if (!w.kernel.empty() && std::tie(w.median_ms, w.kernel) <= std::tie(row.median_ms, row.kernel)) continue;
             shape.winner = Winner{row.kernel, row.median_ms, report.path, ratio, reference};
@@ -202,8 +204,10 @@ Choice choose(const std::map<Shape3, MeasuredShape>& measured, const Shape3& poi
         }
         return best ? best->second : closest.winner.kernel;
     }();
-    Choice choice{kernel, near.front(), std::nullopt, closest.winner.reference, closest.winner.report, ""};
-    if (const auto it = closest.kernels.find(kernel); it != closest.kernels.end()) choice.ratio = it->second.ratio;
+    // The chosen kernel was measured at the nearest shape (candidates are taken from it): its ratio there, from
+    // the report that measured it.
+    const Timing& there = closest.kernels.at(kernel);
+    Choice choice{kernel, near.front(), there.ratio, there.reference, there.report, ""};
     choice.shape_class =
         log2_distance(near.front(), point) == 0
             ? "measured " + shape_text(near.front())
