@@ -1,7 +1,8 @@
 // The command values of `runner submit --slurm` and `runner grade --slurm`, without Slurm or a child runner:
 // submit's own options taken out of a command line (common/argv_words.hpp for the rest), the job name, the
 // task and merge commands of a sharded sweep and grading run (slurm/sharded_submit.hpp), what a sweep's
-// dry run and kernel list say (run/shard_probe.hpp), and a --dry-run submission, which writes nothing.
+// dry run and kernel list say and what a grade command line's rubric and submissions are (run/shard_probe.hpp),
+// and a --dry-run submission, which writes nothing.
 #include "common/argv_words.hpp"
 #include "run/shard_probe.hpp"
 #include "scratch_dir.hpp"
@@ -9,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "config/sweep_config.hpp"
+
+#include <fstream>
 #include <sstream>
 
 namespace kreg {
@@ -144,6 +148,24 @@ TEST(SubmitDryRun, PrintsTheScriptsAndWritesNothing) {
     EXPECT_EQ(slurm::submit_sharded_job(job, dir, o, "the sweep", out2, err2), 2);
     EXPECT_EQ(out2.str(), "");
     EXPECT_NE(err2.str().find("--partition"), std::string::npos) << err2.str();
+}
+
+TEST(SubmitProbe, AGradingRunsRubricAndSubmissions) {
+    const std::filesystem::path dir = kScratch.fresh_dir("grading");
+    std::filesystem::create_directories(dir / "subs");
+    for (const char* student : {"carol", "alice", "bob"}) std::ofstream(dir / "subs" / (std::string(student) + ".so"));
+    const std::string rubric = std::string(KREG_TEST_DATA_DIR) + "/grading/corpus-rubric.json";
+    const std::filesystem::path configs = std::filesystem::path(KREG_SOURCE_DIR) / "configs";
+    const GradingProbe probe =
+        probe_grading({"--rubric", rubric, "--submissions", (dir / "subs").string(), "--out", "x"}, configs);
+    EXPECT_EQ(probe.students, 3u);
+    EXPECT_EQ(probe.backend, Backend::cpu);
+    EXPECT_EQ(
+        probe_grading({"--rubric=" + rubric, "--submission", (dir / "subs" / "bob.so").string()}, configs).students,
+        1u);
+    EXPECT_THROW(probe_grading({"--submissions", (dir / "subs").string()}, configs), std::invalid_argument);
+    std::ofstream(dir / "broken.json") << "{";
+    EXPECT_THROW(probe_grading({"--rubric", (dir / "broken.json").string()}, configs), ConfigError);
 }
 
 }  // namespace
