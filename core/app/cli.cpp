@@ -90,10 +90,10 @@ DevicesSpec parse_devices(const std::string& text) {
     return d;
 }
 
-CommandLine parse_command_line(int argc, char** argv) {
-    CommandLine cl;
-    for (int i = 0; i < argc; ++i) cl.argv.emplace_back(argv[i]);
+namespace {
 
+// Every option of the sweep command line, in the groups --help shows.
+cxxopts::Options sweep_options() {
     cxxopts::Options options("runner",
                              "kreg: load kernel plugins (GEMM, transpose, block_transpose), verify them against a "
                              "reference, time them, report.");
@@ -147,26 +147,25 @@ CommandLine parse_command_line(int argc, char** argv) {
         ("isolation", "process: every plugin runs in a worker process (default); none: in this process, for debugging", cxxopts::value<std::string>()->default_value("process"))
         ("load-timeout", "Seconds a worker may take to start and load its plugin", cxxopts::value<double>()->default_value("60"));
     // clang-format on
-    cl.help_text =
-        options.help() +
-        "\nSubcommands:\n"
-        "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
-        "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
-        "  runner submit --slurm --shards K [--partition P] [--exclusive] [--wait] --config X [OPTION...]\n"
-        "        Run a sweep on Slurm as K shards (a job array) and merge them (see 'runner submit --help')\n"
-        "  runner compare A.json B.json [--control KERNEL,..] [--threshold PCT] [--json FILE] [--csv FILE]\n"
-        "        Compare two reports row by row from their raw samples; exit 1 on a regression\n"
-        "  runner merge --expect K OUT REPORT...\n"
-        "        Put the K shards of a sweep (--shard) or of a grading run back together (see 'runner merge --help')\n";
+    return options;
+}
 
-    cxxopts::ParseResult r;
-    try {
-        r = options.parse(argc, argv);
-    } catch (const cxxopts::exceptions::exception& e) {
-        throw std::invalid_argument(e.what());
-    }
-    if (!r.unmatched().empty()) throw std::invalid_argument("unexpected argument '" + r.unmatched().front() + "'");
+std::string help_text(const cxxopts::Options& options) {
+    return options.help() +
+           "\nSubcommands:\n"
+           "  runner grade --rubric RUBRIC.json --submission PATH | --submissions DIR [OPTION...]\n"
+           "        Grade untrusted student plugins against a rubric, confined (see 'runner grade --help')\n"
+           "  runner submit --slurm --shards K [--partition P] [--exclusive] [--wait] --config X [OPTION...]\n"
+           "        Run a sweep on Slurm as K shards (a job array) and merge them (see 'runner submit --help')\n"
+           "  runner compare A.json B.json [--control KERNEL,..] [--threshold PCT] [--json FILE] [--csv FILE]\n"
+           "        Compare two reports row by row from their raw samples; exit 1 on a regression\n"
+           "  runner merge --expect K OUT REPORT...\n"
+           "        Put the K shards of a sweep (--shard) or of a grading run back together (see 'runner merge "
+           "--help')\n";
+}
 
+// --help, --version, the listing, the lab conveniences and --config.
+void read_general(const cxxopts::ParseResult& r, CommandLine& cl) {
     cl.help = r.count("help") > 0;
     cl.version = r.count("version") > 0;
     cl.list = r.count("list") > 0;
@@ -185,7 +184,10 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (cl.format != "table" && cl.format != "json")
         throw std::invalid_argument("--format must be table or json, got '" + cl.format + "'");
     if (r.count("config")) cl.config = r["config"].as<std::string>();
+}
 
+// What the kernels, operation, shapes, blocks and dtypes of a config become.
+void read_selection_overrides(const cxxopts::ParseResult& r, CommandLine& cl) {
     auto& o = cl.overrides;
     if (r.count("kernels")) {
         o.kernels = split_list(r["kernels"].as<std::string>());
@@ -229,6 +231,11 @@ CommandLine parse_command_line(int argc, char** argv) {
         if (dtypes.empty()) throw std::invalid_argument("--dtype: no dtype given");
         o.dtypes = dtypes;
     }
+}
+
+// How each row is measured, where the reports go, the shard and the resumed report.
+void read_run_overrides(const cxxopts::ParseResult& r, CommandLine& cl) {
+    auto& o = cl.overrides;
     if (r.count("warmup")) o.warmup = r["warmup"].as<int>();
     if (r.count("repeat")) o.repeats = r["repeat"].as<int>();
     if (r.count("time-budget")) o.time_budget_s = r["time-budget"].as<double>();
@@ -275,7 +282,9 @@ CommandLine parse_command_line(int argc, char** argv) {
                 throw std::invalid_argument("--resume takes no other option but --verbose (got --" + kv.key() +
                                             "): the sweep continues with the options recorded in the report");
     }
+}
 
+void read_plugins_and_isolation(const cxxopts::ParseResult& r, CommandLine& cl) {
     if (r.count("plugin-dir")) cl.plugin_dirs = r["plugin-dir"].as<std::vector<std::string>>();
     if (r.count("plugin")) cl.plugin_files = r["plugin"].as<std::vector<std::string>>();
     cl.default_plugins = r.count("no-default-plugins") == 0;
@@ -290,6 +299,26 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (!(cl.load_timeout_s > 0)) throw std::invalid_argument("--load-timeout must be > 0");
     if (cl.devices && cl.isolation == Isolation::none)
         throw std::invalid_argument("--devices needs --isolation process: each GPU gets its own worker");
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, char** argv) {
+    CommandLine cl;
+    for (int i = 0; i < argc; ++i) cl.argv.emplace_back(argv[i]);
+    cxxopts::Options options = sweep_options();
+    cl.help_text = help_text(options);
+    cxxopts::ParseResult r;
+    try {
+        r = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw std::invalid_argument(e.what());
+    }
+    if (!r.unmatched().empty()) throw std::invalid_argument("unexpected argument '" + r.unmatched().front() + "'");
+    read_general(r, cl);
+    read_selection_overrides(r, cl);
+    read_run_overrides(r, cl);
+    read_plugins_and_isolation(r, cl);
     return cl;
 }
 

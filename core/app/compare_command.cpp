@@ -1,13 +1,12 @@
 #include "compare_command.hpp"
 
-#include "compare/compare.hpp"
+#include "compare/compare_files.hpp"
 #include "compare/compare_output.hpp"
 #include "config/sweep_config.hpp"
 #include "report/atomic_file.hpp"
 
 #include <cxxopts.hpp>
 
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -34,33 +33,6 @@ const char* const kExitStatusHelp =
     "\nExit status: 0 no regression; 1 a regression: a row slower (as above) whose plugin changed, or a row ok\n"
     "in A and not ok in B (with --fail-on-missing also an ok row of A that B lacks); 2 bad command line or a\n"
     "report that cannot be read (the message names the file and the JSON path).\n";
-
-// "5%", "5" and "2.5%" are percentages; the result is a fraction (0.05).
-double parse_threshold(std::string text) {
-    if (!text.empty() && text.back() == '%') text.pop_back();
-    std::size_t used = 0;
-    double percent = 0;
-    try {
-        percent = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (text.empty() || used != text.size() || !std::isfinite(percent) || percent < 0 || percent >= 100)
-        throw std::invalid_argument("--threshold: expected a percentage from 0 to below 100 such as 5% or 2.5, got '" +
-                                    text + "'");
-    return percent / 100.0;
-}
-
-// Output is never overwritten silently: an existing file needs --force.
-void check_output(const std::optional<std::string>& path, bool force, const char* option) {
-    if (!path) return;
-    if (path->empty()) throw std::invalid_argument(std::string(option) + ": empty path");
-    std::error_code ec;
-    if (fs::is_directory(*path, ec))
-        throw std::invalid_argument(std::string(option) + ": " + *path + " is a directory");
-    if (!force && fs::exists(*path, ec))
-        throw std::invalid_argument(std::string(option) + ": " + *path + " exists (use --force to overwrite it)");
-}
 }  // namespace
 
 int run_compare_command(int argc, char** argv) {
@@ -98,7 +70,7 @@ int run_compare_command(int argc, char** argv) {
         if (reports.size() != 2)
             throw std::invalid_argument("expected two reports, A.json and B.json, got " +
                                         std::to_string(reports.size()));
-        if (r.count("threshold")) compare.threshold = parse_threshold(r["threshold"].as<std::string>());
+        if (r.count("threshold")) compare.threshold = parse_threshold_percent(r["threshold"].as<std::string>());
         if (r.count("control")) {
             compare.controls = r["control"].as<std::vector<std::string>>();
             for (const auto& pattern : compare.controls)
@@ -119,29 +91,26 @@ int run_compare_command(int argc, char** argv) {
         if (r.count("csv")) csv_path = r["csv"].as<std::string>();
         if (json_path && csv_path && fs::path(*json_path).lexically_normal() == fs::path(*csv_path).lexically_normal())
             throw std::invalid_argument("--json and --csv name the same file " + *json_path);
-        check_output(json_path, r.count("force") > 0, "--json");
-        check_output(csv_path, r.count("force") > 0, "--csv");
+        check_output_path(json_path, r.count("force") > 0, "--json");
+        check_output_path(csv_path, r.count("force") > 0, "--csv");
     } catch (const std::exception& e) {
         std::cerr << "runner compare: " << e.what() << "\nTry 'runner compare --help'.\n";
         return 2;
     }
 
-    std::vector<ReportFile> runs_a, runs_b;  // the first of each is A (B) itself
+    std::vector<std::string> paths_a{reports[0]}, paths_b{reports[1]};
+    paths_a.insert(paths_a.end(), more_a.begin(), more_a.end());
+    paths_b.insert(paths_b.end(), more_b.begin(), more_b.end());
+    ComparedReports compared;
     try {
-        runs_a.push_back(read_report_rows(reports[0]));
-        for (const auto& path : more_a) runs_a.push_back(read_report_rows(path));
-        runs_b.push_back(read_report_rows(reports[1]));
-        for (const auto& path : more_b) runs_b.push_back(read_report_rows(path));
+        compared = compare_report_files(paths_a, paths_b, compare);
     } catch (const ConfigError& e) {
         std::cerr << "runner compare: bad report: " << e.what() << "\n";
         return 2;
     }
-    const ReportFile& a = runs_a[0];
-    const ReportFile& b = runs_b[0];
-    std::vector<const ReportFile*> side_a, side_b;
-    for (const auto& r : runs_a) side_a.push_back(&r);
-    for (const auto& r : runs_b) side_b.push_back(&r);
-    const Comparison result = compare_runs(side_a, side_b, compare);
+    const ReportFile& a = compared.runs_a[0];
+    const ReportFile& b = compared.runs_b[0];
+    const Comparison& result = compared.result;
     std::cout << format_comparison_table(a, b, result);
     try {
         if (json_path) write_file_atomically(*json_path, comparison_to_json(a, b, result).dump(2) + "\n");

@@ -12,82 +12,23 @@
 #include "tune_command.hpp"
 #include "merge_command.hpp"
 #include "sweep_command.hpp"
-#include "worker/session.hpp"
-#include "sandbox/policy_json.hpp"
+#include "cuda/profile_driver.hpp"
+#include "sandbox/sandboxed_exec.hpp"
+#include "worker/worker_command.hpp"
+
+#include <kreg/abi.h>
 
 #include <sys/prctl.h>
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <vector>
 
-namespace kreg::app {
-// `runner __worker [--sandbox POLICY_JSON] [--cuda-visible-devices UUID] --nonce N`: the worker process
-// (see worker/session.hpp).
-int worker_main(int argc, char** argv) {
-    std::optional<SandboxPolicy> sandbox;
-    std::string nonce;
-    for (int i = 2; i < argc; i += 2) {
-        const std::string flag = argv[i];
-        if (i + 1 >= argc || (flag != "--sandbox" && flag != "--nonce" && flag != "--cuda-visible-devices")) {
-            std::cerr << "kreg worker: unexpected arguments\n";
-            return 2;
-        }
-        if (flag == "--nonce") {
-            nonce = argv[i + 1];
-            continue;
-        }
-        if (flag == "--cuda-visible-devices") {
-            // A lane of runner --devices: this worker sees one GPU, as device 0, whatever a plugin does.
-            // Set before anything initialises CUDA, which reads it once.
-            ::setenv("CUDA_VISIBLE_DEVICES", argv[i + 1], 1);
-            continue;
-        }
-        try {
-            sandbox = nlohmann::json::parse(argv[i + 1]).get<SandboxPolicy>();
-        } catch (const std::exception& e) {
-            std::cerr << "kreg worker: bad --sandbox policy: " << e.what() << "\n";
-            return 2;
-        }
-    }
-    if (nonce.empty()) {
-        std::cerr << "kreg worker: no --nonce\n";
-        return 2;
-    }
-    return run_worker(3, 4, nonce, sandbox);
-}
-
-// `runner __sandboxed_exec --sandbox POLICY_JSON -- PROGRAM ARGS...`: a step of a submission's build
-// (cmake, and through it the compilers), started confined by the grader (sandbox/confined_spawn.hpp),
-// hardens itself with the policy (Landlock, rlimits, seccomp stage 1; fork and exec stay allowed) and
-// becomes PROGRAM.
-int sandboxed_exec_main(int argc, char** argv) {
-    if (argc < 6 || std::string(argv[2]) != "--sandbox" || std::string(argv[4]) != "--") {
-        std::cerr << "kreg: usage: runner __sandboxed_exec --sandbox POLICY_JSON -- PROGRAM ARGS...\n";
-        return 126;
-    }
-    try {
-        harden_before_load(nlohmann::json::parse(argv[3]).get<SandboxPolicy>());
-    } catch (const std::exception& e) {
-        std::cerr << "kreg: sandbox: " << e.what() << "\n";
-        return 126;
-    }
-    ::execvp(argv[5], argv + 5);
-    std::cerr << "kreg: cannot run " << argv[5] << ": " << std::strerror(errno) << "\n";
-    return 127;
-}
-}  // namespace kreg::app
-
 int main(int argc, char** argv) {
     // Hidden subcommand: the runner re-executes itself as a worker process (see worker/session.hpp).
-    if (argc >= 2 && std::string(argv[1]) == "__worker") return kreg::app::worker_main(argc, argv);
-    if (argc >= 2 && std::string(argv[1]) == "__sandboxed_exec") return kreg::app::sandboxed_exec_main(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "__worker") return kreg::worker_main(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "__sandboxed_exec") return kreg::sandboxed_exec_main(argc, argv);
 
     std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
     if (argc >= 2 && std::string(argv[1]) == "grade" && kreg::app::grade_wants_slurm(argc - 1, argv + 1))
@@ -103,7 +44,7 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "merge") return kreg::app::run_merge_command(argc - 1, argv + 1);
     if (argc >= 2 && std::string(argv[1]) == "tune") return kreg::app::run_tune_command(argc - 1, argv + 1);
     // `runner --profile [options]`: the bank-conflict profile under ncu (profile_command.cpp), its own options.
-    if (argc >= 2 && std::string(argv[1]) == "__profile_driver") return kreg::app::profile_driver_main(argc, argv);
+    if (argc >= 2 && std::string(argv[1]) == "__profile_driver") return kreg::profile_driver_main(argc, argv);
     // `runner --profile ... --isolation none` (or any run under ncu/nsys, which set CUDA_INJECTION64_PATH) is
     // the sweep mode that wraps each kernel's call in an NVTX range, for a profiler the user runs.
     {

@@ -4,7 +4,7 @@
 // The run itself is a ProfileRun (run/profile_run.hpp): the parent lists the registry with
 // `runner --list --format json`, and for every kernel (and every block of a block transpose) starts
 //     ncu --clock-control none --metrics <shared-memory metrics> --csv --log-file F runner __profile_driver ...
-// where the driver (profile_driver.cpp) loads the one plugin, fills the inputs with cudaMemcpy (no kernel
+// where the driver (cuda/profile_driver.cpp) loads the one plugin, fills the inputs with cudaMemcpy (no kernel
 // of the harness runs, so everything ncu reports is the plugin's), calls the kernel once and exits. This
 // file reads the options into a ProfileRequest.
 #include "profile_command.hpp"

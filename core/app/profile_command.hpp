@@ -4,6 +4,4 @@
 namespace kreg::app {
 // argv without "--profile": the profile command's own options (see `runner --profile --help`).
 int run_profile_command(int argc, char** argv);
-// `runner __profile_driver ...`: the process ncu profiles; loads one plugin and calls one kernel once.
-int profile_driver_main(int argc, char** argv);
 }  // namespace kreg::app

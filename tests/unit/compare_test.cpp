@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "compare/compare_files.hpp"
 #include "compare/compare_output.hpp"
 #include "compare/mann_whitney.hpp"
 #include "config/sweep_config.hpp"
@@ -678,6 +679,33 @@ TEST(ReadReportRows, BadInputNamesTheFileAndThePath) {
         }
     }
     EXPECT_THROW(read_report_rows(dir / "absent.json"), ConfigError);
+}
+
+// runner compare's option values, as compare_files.hpp checks them.
+TEST(CompareOptionValues, ThresholdIsAPercentageBelow100) {
+    EXPECT_DOUBLE_EQ(parse_threshold_percent("5%"), 0.05);
+    EXPECT_DOUBLE_EQ(parse_threshold_percent("2.5"), 0.025);
+    EXPECT_DOUBLE_EQ(parse_threshold_percent("0"), 0.0);
+    for (const char* bad : {"", "%", "100", "-1", "5%%", "five", "nan", "5 %"}) {
+        try {
+            parse_threshold_percent(bad);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("--threshold: expected a percentage", 0), 0u) << e.what();
+        }
+    }
+}
+
+TEST(CompareOptionValues, OutputIsNeverOverwrittenWithoutForce) {
+    const std::filesystem::path dir = kScratch.fresh_dir("option_values_out");
+    const std::string file = (dir / "c.json").string();
+    EXPECT_NO_THROW(check_output_path(std::nullopt, false, "--json"));
+    EXPECT_NO_THROW(check_output_path(file, false, "--json"));  // not there yet
+    std::ofstream(file) << "{}";
+    EXPECT_THROW(check_output_path(file, false, "--json"), std::invalid_argument);
+    EXPECT_NO_THROW(check_output_path(file, true, "--json"));
+    EXPECT_THROW(check_output_path(dir.string(), true, "--csv"), std::invalid_argument);  // a folder, even forced
+    EXPECT_THROW(check_output_path(std::string(), true, "--csv"), std::invalid_argument);
 }
 
 }  // namespace

@@ -426,6 +426,100 @@ std::optional<DynamicView> read_section_view(const Image& image, const std::vect
     return decode(image, t);
 }
 
+// The ELF header's fields the tables are found by; read_section_headers may replace the counts with their
+// extended values.
+struct HeaderFields {
+    std::uint64_t phoff = 0, shoff = 0;
+    std::uint16_t phentsize = 0, shentsize = 0;
+    std::uint64_t phnum = 0, shnum = 0, shstrndx = 0;
+};
+
+// The section headers, read first: extended numbering keeps counts in section 0.
+std::vector<Section> read_section_headers(const Image& image, HeaderFields& h, bool& has_section_headers) {
+    std::vector<Section> sections;
+    if (h.shoff != 0 || h.shnum != 0) {
+        if (h.shoff == 0)
+            throw FormatError("e_shnum is " + std::to_string(h.shnum) + " but there is no section header table");
+        if (h.shentsize != kShdrSize)
+            throw FormatError("section headers are " + std::to_string(h.shentsize) + " bytes, not 64");
+        image.region(h.shoff, kShdrSize, "the section header table");
+        if (h.shnum == 0) h.shnum = image.u64(h.shoff + 32);  // extended count in section 0's sh_size
+        if (h.shstrndx == kShnXindex) h.shstrndx = image.u32(h.shoff + 40);
+        if (h.phnum == kPnXnum) h.phnum = image.u32(h.shoff + 44);  // extended program header count
+        if (h.shnum > kMaxSections)
+            throw FormatError("the file claims " + std::to_string(h.shnum) + " sections (the limit is " +
+                              std::to_string(kMaxSections) + ")");
+        image.region(h.shoff, h.shnum * kShdrSize, "the section header table");
+        if (h.shstrndx >= h.shnum && h.shstrndx != 0)
+            throw FormatError("the section name table index " + std::to_string(h.shstrndx) + " is not a section");
+        has_section_headers = h.shnum > 0;
+        for (std::uint64_t i = 0; i < h.shnum; ++i) {
+            const std::uint64_t at = h.shoff + i * kShdrSize;
+            const Section s{image.u32(at + 4),  image.u32(at + 40), image.u32(at + 44),
+                            image.u64(at + 24), image.u64(at + 32), image.u64(at + 56)};
+            if (i > 0 && s.type != kShtNull && s.type != kShtNobits)
+                image.region(s.offset, s.size, "section " + std::to_string(i) + " (" + section_kind(s.type) + ")");
+            sections.push_back(s);
+        }
+    }
+    return sections;
+}
+
+// Segments that share a page must map the same file bytes to it, or the loader's later mapping replaces
+// bytes this reader would have taken from the earlier one.
+void check_shared_pages(const std::vector<LoadSegment>& loads) {
+    for (std::size_t i = 0; i < loads.size(); ++i)
+        for (std::size_t j = i + 1; j < loads.size(); ++j) {
+            const LoadSegment &a = loads[i], &b = loads[j];
+            auto first_page = [](const LoadSegment& s) { return s.vaddr / kPageSize; };
+            auto end_page = [](const LoadSegment& s) {  // vaddr + memsz cannot overflow (checked above)
+                const std::uint64_t end = s.vaddr + s.memsz;
+                return end / kPageSize + (end % kPageSize != 0);
+            };
+            const std::uint64_t a_begin = first_page(a), a_end = end_page(a);
+            const std::uint64_t b_begin = first_page(b), b_end = end_page(b);
+            const bool share = a_begin < b_end && b_begin < a_end;
+            if (share && a.vaddr - a.offset != b.vaddr - b.offset)
+                throw FormatError("loadable segments " + std::to_string(i) + " and " + std::to_string(j) +
+                                  " share a page but map different file bytes to it");
+        }
+}
+
+// The program headers and the loader's view of the dynamic section.
+DynamicView read_loader_view(const Image& image, const HeaderFields& h, std::vector<std::string>& problems) {
+    if (h.phnum == 0) throw FormatError("there are no program headers: the object cannot be loaded");
+    if (h.phentsize != kPhdrSize)
+        throw FormatError("program headers are " + std::to_string(h.phentsize) + " bytes, not 56");
+    if (h.phnum > kMaxProgramHeaders)
+        throw FormatError("the file claims " + std::to_string(h.phnum) + " program headers");
+    image.region(h.phoff, h.phnum * kPhdrSize, "the program header table");
+    std::vector<LoadSegment> loads;
+    std::optional<std::uint64_t> dynamic_address;
+    for (std::uint64_t i = 0; i < h.phnum; ++i) {
+        const std::uint64_t at = h.phoff + i * kPhdrSize;
+        const std::uint32_t p_type = image.u32(at);
+        const LoadSegment s{image.u64(at + 16), image.u64(at + 8), image.u64(at + 32), image.u64(at + 40)};
+        if (p_type == kPtLoad) {
+            image.region(s.offset, s.filesz, "loadable segment " + std::to_string(loads.size()));
+            if (s.filesz > s.memsz) throw FormatError("a loadable segment has more file bytes than memory bytes");
+            if (!fits(s.vaddr, s.memsz, std::numeric_limits<std::uint64_t>::max()))
+                throw FormatError("a loadable segment wraps around the address space");
+            if (loads.size() >= kMaxLoadSegments)
+                throw FormatError("more than " + std::to_string(kMaxLoadSegments) + " loadable segments");
+            loads.push_back(s);
+        } else if (p_type == kPtDynamic) {
+            if (dynamic_address) throw FormatError("more than one PT_DYNAMIC program header");
+            dynamic_address = s.vaddr;
+            image.region(s.offset, s.filesz, "the PT_DYNAMIC segment");
+        }
+    }
+    check_shared_pages(loads);
+    if (!dynamic_address)
+        throw FormatError("there is no PT_DYNAMIC program header: the object cannot be loaded dynamically");
+    const AddressMap map(std::move(loads));
+    return read_segment_view(image, map, *dynamic_address, problems);
+}
+
 }  // namespace
 
 ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
@@ -452,40 +546,21 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
     if (bytes.size() < kEhdrSize) return fail("the ELF header runs past the end of the file");
     const std::uint16_t type = image.u16(16);
     if (type != kEtDyn) return fail("not a shared object (e_type " + std::to_string(type) + ", expected ET_DYN = 3)");
-    const std::uint64_t phoff = image.u64(32), shoff = image.u64(40);
-    const std::uint16_t phentsize = image.u16(54), shentsize = image.u16(58);
-    std::uint64_t phnum = image.u16(56), shnum = image.u16(60), shstrndx = image.u16(62);
+    HeaderFields h;
+    h.phoff = image.u64(32);
+    h.shoff = image.u64(40);
+    h.phentsize = image.u16(54);
+    h.shentsize = image.u16(58);
+    h.phnum = image.u16(56);
+    h.shnum = image.u16(60);
+    h.shstrndx = image.u16(62);
     report.header_ok = true;
 
     // ---- Section headers (read first: extended numbering keeps counts in section 0) ----
     std::vector<Section> sections;
     bool sections_ok = true;
     try {
-        if (shoff != 0 || shnum != 0) {
-            if (shoff == 0)
-                throw FormatError("e_shnum is " + std::to_string(shnum) + " but there is no section header table");
-            if (shentsize != kShdrSize)
-                throw FormatError("section headers are " + std::to_string(shentsize) + " bytes, not 64");
-            image.region(shoff, kShdrSize, "the section header table");
-            if (shnum == 0) shnum = image.u64(shoff + 32);  // extended count in section 0's sh_size
-            if (shstrndx == kShnXindex) shstrndx = image.u32(shoff + 40);
-            if (phnum == kPnXnum) phnum = image.u32(shoff + 44);  // extended program header count
-            if (shnum > kMaxSections)
-                throw FormatError("the file claims " + std::to_string(shnum) + " sections (the limit is " +
-                                  std::to_string(kMaxSections) + ")");
-            image.region(shoff, shnum * kShdrSize, "the section header table");
-            if (shstrndx >= shnum && shstrndx != 0)
-                throw FormatError("the section name table index " + std::to_string(shstrndx) + " is not a section");
-            report.has_section_headers = shnum > 0;
-            for (std::uint64_t i = 0; i < shnum; ++i) {
-                const std::uint64_t at = shoff + i * kShdrSize;
-                const Section s{image.u32(at + 4),  image.u32(at + 40), image.u32(at + 44),
-                                image.u64(at + 24), image.u64(at + 32), image.u64(at + 56)};
-                if (i > 0 && s.type != kShtNull && s.type != kShtNobits)
-                    image.region(s.offset, s.size, "section " + std::to_string(i) + " (" + section_kind(s.type) + ")");
-                sections.push_back(s);
-            }
-        }
+        sections = read_section_headers(image, h, report.has_section_headers);
     } catch (const FormatError& e) {
         report.problems.push_back(e.what());
         sections_ok = false;
@@ -494,53 +569,7 @@ ElfDynamicReport read_elf_dynamic(std::string_view bytes) {
 
     // ---- Program headers and the loader's view ----
     try {
-        if (phnum == 0) throw FormatError("there are no program headers: the object cannot be loaded");
-        if (phentsize != kPhdrSize)
-            throw FormatError("program headers are " + std::to_string(phentsize) + " bytes, not 56");
-        if (phnum > kMaxProgramHeaders)
-            throw FormatError("the file claims " + std::to_string(phnum) + " program headers");
-        image.region(phoff, phnum * kPhdrSize, "the program header table");
-        std::vector<LoadSegment> loads;
-        std::optional<std::uint64_t> dynamic_address;
-        for (std::uint64_t i = 0; i < phnum; ++i) {
-            const std::uint64_t at = phoff + i * kPhdrSize;
-            const std::uint32_t p_type = image.u32(at);
-            const LoadSegment s{image.u64(at + 16), image.u64(at + 8), image.u64(at + 32), image.u64(at + 40)};
-            if (p_type == kPtLoad) {
-                image.region(s.offset, s.filesz, "loadable segment " + std::to_string(loads.size()));
-                if (s.filesz > s.memsz) throw FormatError("a loadable segment has more file bytes than memory bytes");
-                if (!fits(s.vaddr, s.memsz, std::numeric_limits<std::uint64_t>::max()))
-                    throw FormatError("a loadable segment wraps around the address space");
-                if (loads.size() >= kMaxLoadSegments)
-                    throw FormatError("more than " + std::to_string(kMaxLoadSegments) + " loadable segments");
-                loads.push_back(s);
-            } else if (p_type == kPtDynamic) {
-                if (dynamic_address) throw FormatError("more than one PT_DYNAMIC program header");
-                dynamic_address = s.vaddr;
-                image.region(s.offset, s.filesz, "the PT_DYNAMIC segment");
-            }
-        }
-        // Segments that share a page must map the same file bytes to it, or the loader's later mapping
-        // replaces bytes this reader would have taken from the earlier one.
-        for (std::size_t i = 0; i < loads.size(); ++i)
-            for (std::size_t j = i + 1; j < loads.size(); ++j) {
-                const LoadSegment &a = loads[i], &b = loads[j];
-                auto first_page = [](const LoadSegment& s) { return s.vaddr / kPageSize; };
-                auto end_page = [](const LoadSegment& s) {  // vaddr + memsz cannot overflow (checked above)
-                    const std::uint64_t end = s.vaddr + s.memsz;
-                    return end / kPageSize + (end % kPageSize != 0);
-                };
-                const std::uint64_t a_begin = first_page(a), a_end = end_page(a);
-                const std::uint64_t b_begin = first_page(b), b_end = end_page(b);
-                const bool share = a_begin < b_end && b_begin < a_end;
-                if (share && a.vaddr - a.offset != b.vaddr - b.offset)
-                    throw FormatError("loadable segments " + std::to_string(i) + " and " + std::to_string(j) +
-                                      " share a page but map different file bytes to it");
-            }
-        if (!dynamic_address)
-            throw FormatError("there is no PT_DYNAMIC program header: the object cannot be loaded dynamically");
-        const AddressMap map(std::move(loads));
-        report.segments = read_segment_view(image, map, *dynamic_address, report.problems);
+        report.segments = read_loader_view(image, h, report.problems);
     } catch (const FormatError& e) {
         report.problems.push_back(e.what());
     }

@@ -22,16 +22,11 @@ const std::vector<std::string>& static_libstdcxx_imports() {
     return names;
 }
 
-AuditPolicy default_grading_policy() {
-    AuditPolicy policy;
-    // System runtime libraries plus the CUDA runtime. Not cuBLAS, cuBLASLt, cuDNN, cuTENSOR (a borrowed
-    // GEMM), not libcuda (the driver API: see cu[A-Z]* below), not OpenMP's libgomp (ask for it if a
-    // CPU assignment wants it; it is harmless but not in the assignment's toolset).
-    policy.allowed_libraries = {"libc.so.*",      "libm.so.*",       "libstdc++.so.*",
-                                "libgcc_s.so.*",  "libpthread.so.*", "ld-linux-x86-64.so.*",
-                                "libcudart.so.*", "libdl.so.*",      "librt.so.*"};
+namespace {
 
-    policy.denied_symbols = {
+// Symbols that borrow a GEMM, time the kernel or change what the runner measures next.
+std::vector<std::string> denied_borrowing_timing_and_device_state() {
+    return {
         // Someone else's GEMM. The library rule already refuses libcublas.so as DT_NEEDED, but a plugin
         // can import the names without naming the library: the runner itself links cuBLAS for its
         // reference, so an unqualified cublasSgemm_v2 would bind to the runner's copy. cublas* also
@@ -64,6 +59,13 @@ AuditPolicy default_grading_policy() {
         "cu[A-Z]*",
         "cudaGetDriverEntryPoint*",
         "cudaGetExportTable",
+    };
+}
+
+// Symbols that reach code the audit cannot see or leave the process: loading, children, the network, other
+// processes, raw system calls and executable memory.
+std::vector<std::string> denied_escapes() {
+    return {
         // Loading code at run time, or looking names up by string, bypasses this audit: dlsym with
         // RTLD_DEFAULT finds cuBLAS when the runner has it loaded. dl_iterate_phdr/dlinfo walk the loaded
         // libraries to the same end; _dl_* and __libc_dl* are glibc's private spellings of the same calls.
@@ -124,6 +126,21 @@ AuditPolicy default_grading_policy() {
         "pkey_mprotect",
         "memfd_create",
     };
+}
+
+}  // namespace
+
+AuditPolicy default_grading_policy() {
+    AuditPolicy policy;
+    // System runtime libraries plus the CUDA runtime. Not cuBLAS, cuBLASLt, cuDNN, cuTENSOR (a borrowed
+    // GEMM), not libcuda (the driver API: see cu[A-Z]* below), not OpenMP's libgomp (ask for it if a
+    // CPU assignment wants it; it is harmless but not in the assignment's toolset).
+    policy.allowed_libraries = {"libc.so.*",      "libm.so.*",       "libstdc++.so.*",
+                                "libgcc_s.so.*",  "libpthread.so.*", "ld-linux-x86-64.so.*",
+                                "libcudart.so.*", "libdl.so.*",      "librt.so.*"};
+
+    policy.denied_symbols = denied_borrowing_timing_and_device_state();
+    for (std::string& name : denied_escapes()) policy.denied_symbols.push_back(std::move(name));
     return policy;
 }
 

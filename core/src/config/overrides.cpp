@@ -132,16 +132,20 @@ Baseline parse_baseline_option(const std::string& text) {
     return Baseline::per_dtype(std::move(kernels));
 }
 
-void apply_overrides(SweepConfig& config, const CliOverrides& o) {
-    // Validate everything first so that a bad option leaves the config untouched.
+namespace {
+
+void check_kernels(const CliOverrides& o) {
     if (o.kernels) {
         if (o.kernels->empty()) throw cli_error("--kernels", "must name at least one kernel or glob");
         for (const auto& k : *o.kernels)
             if (k.empty()) throw cli_error("--kernels", "empty kernel name");
     }
-    const Operation op = o.operation.value_or(config.operation);
+}
+
+// The shapes as typed (--sizes, --shape, --shapes), in the operation's terms; none when none was typed.
+std::optional<std::vector<Shape>> typed_shapes(const CliOverrides& o, Operation op) {
     const std::string op_name(to_string(op));
-    // The shapes as typed, in the operation's terms (k = 0 for transposes, block set below).
+    // k = 0 for transposes, block set below.
     std::optional<std::vector<Shape>> given;
     if (o.sizes || o.shape_texts || o.shapes) given.emplace();
     if (o.sizes)
@@ -168,6 +172,11 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
         if (o.shapes->empty()) throw cli_error("--shapes", "must give at least one shape");
         given->insert(given->end(), o.shapes->begin(), o.shapes->end());
     }
+    return given;
+}
+
+void check_blocks(const CliOverrides& o, Operation op) {
+    const std::string op_name(to_string(op));
     if (o.blocks) {
         if (op != Operation::block_transpose)
             throw cli_error("--block", "--block is the tile edge of block_transpose, but this sweep's operation is " +
@@ -178,64 +187,56 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
                 throw cli_error("--block", "block must be between 1 and " + std::to_string(kMaxBlockEdge) + ", got " +
                                                std::to_string(b));
     }
-    if (o.operation && *o.operation != config.operation && !given) {
-        if (config.source != kCommandLineSource)
-            throw cli_error("--operation", "changes the operation of " + config.source + " from " +
-                                               std::string(to_string(config.operation)) + " to " + op_name +
-                                               ", whose shapes differ: give --sizes or --shape too");
-        given = std::vector<Shape>{op == Operation::gemm ? Shape{512, 512, 512} : Shape{512, 512, 0}};
+}
+
+// A block_transpose sweep: every (M, N) with every block; what is not given comes from a block_transpose config.
+void cross_with_blocks(const SweepConfig& config, const CliOverrides& o, std::optional<std::vector<Shape>>& given) {
+    const bool from_config = config.operation == Operation::block_transpose;
+    std::vector<int64_t> blocks;
+    if (o.blocks)
+        blocks = *o.blocks;
+    else if (from_config)
+        for (const auto& s : config.shapes)
+            if (std::find(blocks.begin(), blocks.end(), s.block) == blocks.end()) blocks.push_back(s.block);
+    if (blocks.empty())
+        throw cli_error("--block", "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
+    std::vector<Shape> planes;
+    if (given)
+        planes = *given;
+    else {  // each (M, N) of the config once: its blocks are replaced, not repeated
+        std::set<std::pair<int64_t, int64_t>> seen;
+        for (const auto& s : config.shapes)
+            if (seen.emplace(s.m, s.n).second) planes.push_back(s);
     }
-    if (op == Operation::block_transpose && (given || o.blocks)) {
-        // Every (M, N) with every block; what is not given comes from a block_transpose config.
-        const bool from_config = config.operation == Operation::block_transpose;
-        std::vector<int64_t> blocks;
-        if (o.blocks)
-            blocks = *o.blocks;
-        else if (from_config)
-            for (const auto& s : config.shapes)
-                if (std::find(blocks.begin(), blocks.end(), s.block) == blocks.end()) blocks.push_back(s.block);
-        if (blocks.empty())
-            throw cli_error("--block",
-                            "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
-        std::vector<Shape> planes;
-        if (given)
-            planes = *given;
-        else {  // each (M, N) of the config once: its blocks are replaced, not repeated
-            std::set<std::pair<int64_t, int64_t>> seen;
-            for (const auto& s : config.shapes)
-                if (seen.emplace(s.m, s.n).second) planes.push_back(s);
-        }
-        std::vector<Shape> crossed;
-        for (const auto& p : planes)
-            for (int64_t b : blocks) crossed.push_back(Shape{p.m, p.n, 0, b});
-        given = std::move(crossed);
+    std::vector<Shape> crossed;
+    for (const auto& p : planes)
+        for (int64_t b : blocks) crossed.push_back(Shape{p.m, p.n, 0, b});
+    given = std::move(crossed);
+}
+
+// The typed shapes checked and made unique, with the notes of those given twice.
+std::vector<Shape> checked_shapes(const CliOverrides& o, Operation op, const std::vector<Shape>& given,
+                                  std::vector<std::string>& shape_notes) {
+    const char* option = o.shapes ? "--shapes" : o.shape_texts ? "--shape" : o.sizes ? "--sizes" : "--block";
+    if (given.empty()) throw cli_error(option, "must give at least one shape");
+    for (const auto& s : given) {
+        std::vector<int64_t> dims{s.m, s.n};
+        if (op == Operation::gemm) dims.push_back(s.k);
+        if (op == Operation::block_transpose) dims.push_back(s.block);
+        for (int64_t v : dims)
+            if (v < 1 || v > kMaxDimension)
+                throw cli_error(option, "size must be between 1 and " + std::to_string(kMaxDimension) + ", got " +
+                                            std::to_string(v) + " in " + to_string(s));
     }
-    std::vector<Shape> shapes;
-    std::vector<std::string> shape_notes;
-    if (given) {
-        const char* option = o.shapes ? "--shapes" : o.shape_texts ? "--shape" : o.sizes ? "--sizes" : "--block";
-        if (given->empty()) throw cli_error(option, "must give at least one shape");
-        for (const auto& s : *given) {
-            std::vector<int64_t> dims{s.m, s.n};
-            if (op == Operation::gemm) dims.push_back(s.k);
-            if (op == Operation::block_transpose) dims.push_back(s.block);
-            for (int64_t v : dims)
-                if (v < 1 || v > kMaxDimension)
-                    throw cli_error(option, "size must be between 1 and " + std::to_string(kMaxDimension) + ", got " +
-                                                std::to_string(v) + " in " + to_string(s));
-        }
-        config_detail::UniqueShapes unique;
-        unique.add(*given, option);
-        if (unique.size() > kMaxSweepShapes) throw cli_error(option, "too many shapes");
-        shape_notes = unique.notes(std::string(kCommandLineSource));
-        shapes = unique.take();
-    }
-    std::vector<DType> dtypes;
-    if (o.dtypes) {
-        if (o.dtypes->empty()) throw cli_error("--dtypes", "must give at least one dtype");
-        for (DType d : *o.dtypes)
-            if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
-    }
+    config_detail::UniqueShapes unique;
+    unique.add(given, option);
+    if (unique.size() > kMaxSweepShapes) throw cli_error(option, "too many shapes");
+    shape_notes = unique.notes(std::string(kCommandLineSource));
+    return unique.take();
+}
+
+// The run settings and report paths, checked.
+void check_run_overrides(const SweepConfig& config, const CliOverrides& o) {
     const auto positive = [](const char* option, const char* what, const std::optional<double>& v) {
         if (v && !(*v > 0)) throw cli_error(option, std::string(what) + " must be > 0, got " + std::to_string(*v));
     };
@@ -261,14 +262,10 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
                                                             (o.csv ? "--csv" : "output.csv") + " are the same path '" +
                                                             *csv + "'; the CSV report would overwrite the JSON one");
     }
+}
 
+void apply_checked_overrides(SweepConfig& config, const CliOverrides& o) {
     if (o.kernels) config.kernels = *o.kernels;
-    config.operation = op;
-    if (given) {
-        config.shapes = std::move(shapes);
-        config.notes = std::move(shape_notes);  // the config's own shapes, and their notes, are replaced
-    }
-    if (o.dtypes) config.dtypes = std::move(dtypes);
     RunSettings& s = config.settings;
     if (o.warmup) s.warmup = *o.warmup;
     if (o.repeats) s.repeats = *o.repeats;
@@ -286,6 +283,43 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
         if (!o.csv) config.output.csv.reset();  // the runner writes it beside the JSON report
     }
     if (o.csv) config.output.csv = o.csv;
+}
+
+}  // namespace
+
+void apply_overrides(SweepConfig& config, const CliOverrides& o) {
+    // Validate everything first so that a bad option leaves the config untouched.
+    check_kernels(o);
+    const Operation op = o.operation.value_or(config.operation);
+    const std::string op_name(to_string(op));
+    std::optional<std::vector<Shape>> given = typed_shapes(o, op);
+    check_blocks(o, op);
+    if (o.operation && *o.operation != config.operation && !given) {
+        if (config.source != kCommandLineSource)
+            throw cli_error("--operation", "changes the operation of " + config.source + " from " +
+                                               std::string(to_string(config.operation)) + " to " + op_name +
+                                               ", whose shapes differ: give --sizes or --shape too");
+        given = std::vector<Shape>{op == Operation::gemm ? Shape{512, 512, 512} : Shape{512, 512, 0}};
+    }
+    if (op == Operation::block_transpose && (given || o.blocks)) cross_with_blocks(config, o, given);
+    std::vector<Shape> shapes;
+    std::vector<std::string> shape_notes;
+    if (given) shapes = checked_shapes(o, op, *given, shape_notes);
+    std::vector<DType> dtypes;
+    if (o.dtypes) {
+        if (o.dtypes->empty()) throw cli_error("--dtypes", "must give at least one dtype");
+        for (DType d : *o.dtypes)
+            if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end()) dtypes.push_back(d);
+    }
+    check_run_overrides(config, o);
+
+    config.operation = op;
+    if (given) {
+        config.shapes = std::move(shapes);
+        config.notes = std::move(shape_notes);  // the config's own shapes, and their notes, are replaced
+    }
+    if (o.dtypes) config.dtypes = std::move(dtypes);
+    apply_checked_overrides(config, o);
 }
 
 }  // namespace kreg

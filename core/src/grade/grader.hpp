@@ -55,6 +55,9 @@ struct GradeRunSummary {
     size_t finished() const { return already_graded + graded_now; }
 };
 
+// The largest C a rubric's runs export (bytes): the sandbox's file size limit must let the worker write it.
+uint64_t largest_output_bytes(const Rubric& rubric);
+
 // Grader::graded_with_another_seed for any gradebook folder (the merged one of --jobs), against secret (0: none).
 std::vector<std::string> graded_with_another_seed_than(const Gradebook& gradebook, uint64_t secret, bool with_secret);
 
@@ -85,6 +88,31 @@ public:
     Gradebook& gradebook() { return gradebook_; }
 
 private:
+    // The published seeds of performance runs (the submission's is mixed with the secret; the trusted
+    // reference's is not: its inputs are no secret).
+    static constexpr uint64_t kPerformanceSeed = 7, kReferenceSeed = 1;
+
+    // grade()'s phases (grade/grade_submission.cpp), each on the submission being graded: the copy ceiling
+    // recorded, the build, the static audit, the load and the kernel picked (false: grading ends, with the
+    // status and summary the phase set), then the correctness cases and the performance tiers.
+    struct InProgress;
+    void record_copy_ceiling(InProgress& g);
+    bool build_phase(InProgress& g);
+    bool audit_phase(InProgress& g);
+    ExecutorOptions submission_worker_options() const;
+    bool load_phase(InProgress& g, Executor& executor);
+    bool pick_kernel(InProgress& g);
+    bool check_kernel_fits_rubric(InProgress& g);
+    void grade_correctness_case(InProgress& g, Executor& executor, const CorrectnessCase& c);
+    void grade_performance(InProgress& g, Executor& executor);
+    void grade_tier_group(InProgress& g, Executor& executor, const std::vector<size_t>& group,
+                          std::vector<std::optional<CheckResult>>& tier_checks);
+    // The paired rounds of a group of tiers of one shape: the submission's, and each reference's.
+    struct TierGroupRounds;
+    void run_tier_rounds(InProgress& g, Executor& executor, const std::vector<size_t>& group, TierGroupRounds& rounds);
+    // The physics check on one of the submission's rounds: its roofline floor, or why there is none.
+    void annotate_floor(Record& mine, Backend backend);
+
     // One round of a tier's reference at shape (round 0 warms up fully), in the trusted worker of the
     // kernel's plugin, which stays alive until finish_reference_rounds().
     Record measure_reference_round(const std::string& kernel, const Shape& shape, int round);
@@ -109,6 +137,14 @@ private:
     // submission_removed (and clears the mark of one that is back), saying so through progress.
     void mark_removed_submissions(const std::vector<Submission>& submissions,
                                   const std::function<void(const std::string&)>& progress);
+    // grade_all's steps for one student: whether its stored result stands (saying so, or why it is graded
+    // again), recording its result (false: nothing could be recorded), and its files and console lines.
+    bool keeps_stored_result(const Submission& s, const nlohmann::json& current, const std::string& counter,
+                             const std::function<void(const std::string&)>& progress) const;
+    bool record_result(const Submission& s, StudentResult& r, const std::string& counter,
+                       const std::function<void(const std::string&)>& progress);
+    void report_student(const Submission& s, const StudentResult& r, const std::string& counter,
+                        const std::function<void(const std::string&)>& progress);
     // The status of student's stored result, "" when there is none that reads back.
     std::string previous_status(const std::string& student) const;
 

@@ -133,90 +133,138 @@ bool is_gradebook_shard_dir(const fs::path& path) {
     return fs::is_directory(path, ec) && fs::is_regular_file(path / kGradebookShardManifest, ec);
 }
 
-GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& dirs) {
-    GradebookMerge out;
-    auto& problems = out.problems;
-    auto mismatch = [&](const fs::path& file, const std::string& what) {
-        problems.push_back({MergeProblem::Kind::mismatch, file.string() + ": " + what, ""});
-    };
-    struct Read {
-        fs::path dir;
-        GradebookShard shard;
-    };
-    std::vector<Read> shards;
+namespace {
+
+struct ReadShard {
+    fs::path dir;
+    GradebookShard shard;
+};
+
+void mismatch(std::vector<MergeProblem>& problems, const fs::path& file, const std::string& what) {
+    problems.push_back({MergeProblem::Kind::mismatch, file.string() + ": " + what, ""});
+}
+
+// Each folder's manifest, sorted by shard index; one that cannot be read is a mismatch.
+std::vector<ReadShard> read_shard_manifests(const std::vector<fs::path>& dirs, std::vector<MergeProblem>& problems) {
+    std::vector<ReadShard> shards;
     for (const fs::path& dir : dirs) {
         const fs::path manifest = dir / kGradebookShardManifest;
         try {
             shards.push_back({dir, gradebook_shard_from_json(nlohmann::json::parse(read_text(manifest)))});
         } catch (const std::exception& e) {
-            mismatch(manifest, e.what());
+            mismatch(problems, manifest, e.what());
         }
     }
     std::stable_sort(shards.begin(), shards.end(),
-                     [](const Read& a, const Read& b) { return a.shard.index < b.shard.index; });
-    const Read* reference = nullptr;
-    std::map<int, const Read*> by_index;
-    std::map<std::string, const Read*> student_owner;
-    for (const Read& r : shards) {
+                     [](const ReadShard& a, const ReadShard& b) { return a.shard.index < b.shard.index; });
+    return shards;
+}
+
+// Why shard r cannot be merged with the reference shard (another rubric, seed, kreg or set of submissions);
+// "" when it can.
+std::string differs_from_reference(const ReadShard& r, const ReadShard& reference) {
+    const GradebookShard& s = r.shard;
+    const GradebookShard& ref = reference.shard;
+    std::string why;
+    if (s.rubric_sha256 != ref.rubric_sha256)
+        why = "was graded with another rubric than " + reference.dir.string();
+    else if (s.secret_sha256 != ref.secret_sha256)
+        why = "was graded with another secret seed than " + reference.dir.string();
+    else if (s.kreg_version != ref.kreg_version || s.git_sha != ref.git_sha)
+        why = "was graded by another kreg than " + reference.dir.string() + " (" + s.kreg_version + " " + s.git_sha +
+              " here, " + ref.kreg_version + " " + ref.git_sha + " there)";
+    else if (s.all_students != ref.all_students)
+        why = "graded another set of submissions than " + reference.dir.string() + " (" +
+              std::to_string(s.all_students.size()) + " students here, " + std::to_string(ref.all_students.size()) +
+              " there)";
+    return why;
+}
+
+// Every student of the slice graded (a result file that reads back as that student), and nobody else.
+void collect_students(const ReadShard& r, int expect, GradebookMerge& out,
+                      std::map<std::string, const ReadShard*>& student_owner) {
+    auto& problems = out.problems;
+    const GradebookShard& s = r.shard;
+    const Gradebook book(r.dir);
+    std::set<std::string> owned(s.students.begin(), s.students.end());
+    size_t graded = 0;
+    for (const auto& student : s.students) {
+        if (book.has(student)) {
+            ++graded;
+            out.student_files.push_back(book.student_file(student));
+        }
+        const auto [other, first] = student_owner.emplace(student, &r);
+        if (!first) mismatch(problems, r.dir, "student " + student + " is also in " + other->second->dir.string());
+    }
+    for (const auto& [student, path] : json_files(r.dir / "students"))
+        if (!owned.count(student)) mismatch(problems, path, "student " + student + " is not in this shard's slice");
+    if (graded < s.students.size())
+        problems.push_back({MergeProblem::Kind::incomplete,
+                            r.dir.string() + ": grading shard " + std::to_string(s.index) + "/" +
+                                std::to_string(expect) + " is incomplete (" + std::to_string(graded) + " of " +
+                                std::to_string(s.students.size()) + " students graded)",
+                            shell_command(s.cwd, s.argv)});
+    out.view_dirs.push_back(r.dir / "student-view");
+}
+
+// The merged folder's manifest: what each shard was, and what they graded.
+nlohmann::json merge_manifest(int expect, const std::map<int, const ReadShard*>& by_index, const ReadShard& reference) {
+    nlohmann::json from = nlohmann::json::array();
+    for (const auto& [index, r] : by_index)
+        from.push_back({{"index", index},
+                        {"dir", fs::absolute(r->dir).lexically_normal().string()},
+                        {"argv", r->shard.argv},
+                        {"students", r->shard.students.size()}});
+    return {{"schema", "kreg-gradebook-merge"},
+            {"schema_version", 1},
+            {"count", expect},
+            {"students", reference.shard.all_students.size()},
+            {"rubric_sha256", reference.shard.rubric_sha256},
+            {"kreg_version", reference.shard.kreg_version},
+            {"git_sha", reference.shard.git_sha},
+            {"shards", from}};
+}
+
+}  // namespace
+
+GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& dirs) {
+    GradebookMerge out;
+    auto& problems = out.problems;
+    std::vector<ReadShard> shards = read_shard_manifests(dirs, problems);
+    const ReadShard* reference = nullptr;
+    std::map<int, const ReadShard*> by_index;
+    std::map<std::string, const ReadShard*> student_owner;
+    for (const ReadShard& r : shards) {
         const GradebookShard& s = r.shard;
         if (s.count != expect) {
-            mismatch(r.dir, "is grading shard " + std::to_string(s.index) + " of " + std::to_string(s.count) +
-                                ", not of --expect " + std::to_string(expect));
+            mismatch(problems, r.dir,
+                     "is grading shard " + std::to_string(s.index) + " of " + std::to_string(s.count) +
+                         ", not of --expect " + std::to_string(expect));
             continue;
         }
         if (!reference) {
             reference = &r;
         } else {
-            const GradebookShard& ref = reference->shard;
-            std::string why;
-            if (s.rubric_sha256 != ref.rubric_sha256)
-                why = "was graded with another rubric than " + reference->dir.string();
-            else if (s.secret_sha256 != ref.secret_sha256)
-                why = "was graded with another secret seed than " + reference->dir.string();
-            else if (s.kreg_version != ref.kreg_version || s.git_sha != ref.git_sha)
-                why = "was graded by another kreg than " + reference->dir.string() + " (" + s.kreg_version + " " +
-                      s.git_sha + " here, " + ref.kreg_version + " " + ref.git_sha + " there)";
-            else if (s.all_students != ref.all_students)
-                why = "graded another set of submissions than " + reference->dir.string() + " (" +
-                      std::to_string(s.all_students.size()) + " students here, " +
-                      std::to_string(ref.all_students.size()) + " there)";
+            const std::string why = differs_from_reference(r, *reference);
             if (!why.empty()) {
-                mismatch(r.dir, why);
+                mismatch(problems, r.dir, why);
                 continue;
             }
         }
         const auto [at, fresh] = by_index.emplace(s.index, &r);
         if (!fresh) {
-            mismatch(r.dir, "is grading shard " + std::to_string(s.index) + "/" + std::to_string(expect) +
-                                " again (so is " + at->second->dir.string() + "); give each shard once");
+            mismatch(problems, r.dir,
+                     "is grading shard " + std::to_string(s.index) + "/" + std::to_string(expect) + " again (so is " +
+                         at->second->dir.string() + "); give each shard once");
             continue;
         }
         if (s.students != students_of_shard(s.all_students, s.index, s.count)) {
-            mismatch(r.dir, "its students are not slice " + std::to_string(s.index) + "/" + std::to_string(s.count) +
-                                " of the submissions");
+            mismatch(problems, r.dir,
+                     "its students are not slice " + std::to_string(s.index) + "/" + std::to_string(s.count) +
+                         " of the submissions");
             continue;
         }
-        // Every student of the slice graded (a result file that reads back as that student), and nobody else.
-        const Gradebook book(r.dir);
-        std::set<std::string> owned(s.students.begin(), s.students.end());
-        size_t graded = 0;
-        for (const auto& student : s.students) {
-            if (book.has(student)) {
-                ++graded;
-                out.student_files.push_back(book.student_file(student));
-            }
-            const auto [other, first] = student_owner.emplace(student, &r);
-            if (!first) mismatch(r.dir, "student " + student + " is also in " + other->second->dir.string());
-        }
-        for (const auto& [student, path] : json_files(r.dir / "students"))
-            if (!owned.count(student)) mismatch(path, "student " + student + " is not in this shard's slice");
-        if (graded < s.students.size())
-            problems.push_back({MergeProblem::Kind::incomplete,
-                                r.dir.string() + ": grading shard " + std::to_string(s.index) + "/" +
-                                    std::to_string(expect) + " is incomplete (" + std::to_string(graded) + " of " +
-                                    std::to_string(s.students.size()) + " students graded)",
-                                shell_command(s.cwd, s.argv)});
-        out.view_dirs.push_back(r.dir / "student-view");
+        collect_students(r, expect, out, student_owner);
     }
     if (reference) {
         for (int i = 1; i <= expect; ++i)
@@ -233,20 +281,7 @@ GradebookMerge merge_gradebook_shards(int expect, const std::vector<fs::path>& d
         problems.push_back({MergeProblem::Kind::mismatch, "no grading shard folders given", ""});
     }
     if (!problems.empty()) return out;
-    nlohmann::json from = nlohmann::json::array();
-    for (const auto& [index, r] : by_index)
-        from.push_back({{"index", index},
-                        {"dir", fs::absolute(r->dir).lexically_normal().string()},
-                        {"argv", r->shard.argv},
-                        {"students", r->shard.students.size()}});
-    out.manifest = {{"schema", "kreg-gradebook-merge"},
-                    {"schema_version", 1},
-                    {"count", expect},
-                    {"students", reference->shard.all_students.size()},
-                    {"rubric_sha256", reference->shard.rubric_sha256},
-                    {"kreg_version", reference->shard.kreg_version},
-                    {"git_sha", reference->shard.git_sha},
-                    {"shards", from}};
+    out.manifest = merge_manifest(expect, by_index, *reference);
     return out;
 }
 

@@ -178,48 +178,70 @@ void check_inputs_and_bands(MeasureBackend& backend, int set, const std::string&
         throw StrictViolation{RowStatus::failed, label + ": " + oob};
 }
 
-}  // namespace
+// One job through the protocol (pipeline.hpp): what its checked call, warm-ups and timed calls share, what is
+// done before and after each call, and what the record gets at the end.
+struct PipelineRun {
+    PipelineRun(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
+                CallChannel* channel)
+        : job(job),
+          kernel(kernel),
+          backend(backend),
+          record(record),
+          channel(channel),
+          settings(job.settings),
+          info(*kernel.info),
+          op(operation_def(job.operation)),
+          geometry(op.geometry(job.shape)),
+          m(job.shape.m),
+          n(job.shape.n),
+          k(job.operation == Operation::block_transpose ? job.shape.block : job.shape.k),
+          strict(settings.strict || settings.checked_outside),
+          check(strict || settings.verify),
+          sets(strict ? kStrictBufferSets : 1),
+          // Exact operations are compared bit for bit: their tolerance is 0.
+          tolerance(op.exact() ? 0.0 : settings.tolerance.value_or(default_tolerance(job.dtype, k))),
+          verify_seed(job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL)),
+          scanner(op, job.shape, tolerance, verify_seed),
+          limit(job) {}
 
-void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
-                  CallChannel* channel) {
-    const RunSettings& settings = job.settings;
-    const kreg_kernel_info& info = *kernel.info;
-    const OperationDef& op = operation_def(job.operation);
-    const OperandGeometry geometry = op.geometry(job.shape);
+    // The buffers and the first inputs, and what the record says of the kernel before any call.
+    void set_up();
+    // Outside the timed region, before every call.
+    void prepare(const CallSite& site);
+    // Full verification of the host copy c.
+    void verify_full(const std::string& label, uint64_t seed);
+    void check_inputs(const std::string& label) { check_inputs_and_bands(backend, set, label); }
+    // Right after every call (and after the timer stopped): wait for it, then check what it left.
+    void inspect(const CallSite& site, std::optional<double> measured_ms);
+    // The checked call, then the sampler's warm-ups and timed calls; throws KernelFailed or StrictViolation.
+    void run_calls();
+    // The calls, and how the row ends when one of them fails.
+    void run();
+    // Timings, statistics and the sampling's evidence of a row whose calls all passed.
+    void record_results();
+
+    const Job& job;
+    const LoadedKernel& kernel;
+    MeasureBackend& backend;
+    Record& record;
+    CallChannel* channel;
+    const RunSettings& settings;
+    const kreg_kernel_info& info;
+    const OperationDef& op;
+    const OperandGeometry geometry;
     // model_global_bytes' k: K for GEMM, the block for block_transpose, 0 for transpose (abi.h).
-    const int64_t m = job.shape.m, n = job.shape.n,
-                  k = job.operation == Operation::block_transpose ? job.shape.block : job.shape.k;
-    const bool strict = settings.strict || settings.checked_outside;
-    const bool check = strict || settings.verify;
-    const int sets = strict ? kStrictBufferSets : 1;
-
-    backend.allocate(job, sets, strict);
+    const int64_t m, n, k;
+    const bool strict;
+    const bool check;
+    const int sets;
     // Host side: the current call's inputs as the reference sees them, and a copy of its C.
-    std::vector<float> a(geometry.a_count), b(geometry.b_count), c(geometry.c_count);
-    if (!strict) {
-        // Two streams per job: A and B differ, and every job of a plan draws from its own pair; the same
-        // on every backend, so a job's inputs do not depend on where it runs.
-        fill_uniform(a.data(), a.size(), job.seed, 2 * job.id);
-        fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
-        op.plant_special_values(a, job.seed ^ job.id);
-        backend.fill_inputs(0, a, b);
-    }
-    CallOperands args = backend.operands(0);
-    backend.describe(record, args);
-    describe_variant(op, info, job, kernel.instance, args, record.extra);
-    if (info.model_global_bytes != nullptr) {
-        // The SDK's trampoline answers a negative value when the author's model threw: no model then.
-        const double model = info.model_global_bytes(m, n, k, static_cast<kreg_dtype>(job.dtype));
-        if (std::isfinite(model) && model >= 0) record.extra.model_bytes = model;
-    }
+    std::vector<float> a, b, c;
+    CallOperands args;
+    const double tolerance;
+    const uint64_t verify_seed;
+    const CallScan scanner;
 
-    // Exact operations are compared bit for bit: their tolerance is 0.
-    const double tolerance = op.exact() ? 0.0 : settings.tolerance.value_or(default_tolerance(job.dtype, k));
-    if (check) record.tolerance = tolerance;
-    const uint64_t verify_seed = job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL);
-    const CallScan scanner(op, job.shape, tolerance, verify_seed);
-
-    CallLimit limit(job);
+    CallLimit limit;
     StrictEvidence evidence;
     uint64_t call_number = 0;  // 0: the checked call, then warm-ups, then timed calls
     int set = 0;
@@ -232,135 +254,163 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
     OutputFill fill;
     bool first_call_finite = false;
     uint64_t previous_call_seed = 0;  // checked outside: the seed the checker issued for the last call
-
-    // Outside the timed region, before every call.
-    auto prepare = [&](const CallSite& site) {
-        current = site;
-        std::optional<uint64_t> call_seed;
-        // Checked outside, what does not depend on the call's inputs is done before its seed is asked for:
-        // outside the grader's window, which then holds little more than the call (grade/timing_claims.hpp).
-        // C's fill is then drawn from the previous call's seed (checked_fill_seed), which the checker knows too.
-        const bool before_seed = channel != nullptr && !geometry.in_place;
-        auto fill_c = [&](uint64_t fill_seed) {
-            fill = backend.poison_output(set, call_output_fill(call_number, fill_seed, first_call_finite));
-            if (call_number == 0) first_call_finite = fill.finite;
-        };
-        const uint64_t channel_fill_seed = checked_fill_seed(call_number, job.seed, previous_call_seed);
-        if (before_seed) {
-            set = int(call_number % uint64_t(sets));
-            fill_c(channel_fill_seed);
-            backend.before_call();
-        }
-        if (strict) {
-            set = int(call_number % uint64_t(sets));
-            if (channel != nullptr) {
-                call_seed = channel->seed_for_call(call_number);
-                fill_call_inputs(job, *call_seed, a.data(), b.data());
-            } else {
-                fill_uniform(a.data(), a.size(), job.seed, strict_input_stream(job.id, call_number, 0));
-                fill_uniform(b.data(), b.size(), job.seed, strict_input_stream(job.id, call_number, 1));
-                op.plant_special_values(a, job.seed ^ strict_input_stream(job.id, call_number, 0));
-            }
-            backend.fill_inputs(set, a, b);
-        }
-        if (call_seed) previous_call_seed = *call_seed;
-        if (!before_seed)
-            fill_c(channel != nullptr ? channel_fill_seed : (uint64_t(fill_entropy()) << 32) ^ fill_entropy());
-        if (site.role != CallSite::Role::checked && !settings.warm_cache) backend.flush_caches();
-        backend.synchronize("preparing the " + site.label() + " of " + record.kernel, strict);
-        args = backend.operands(set);
-        if (strict && !before_seed) backend.before_call();
-        limit.arm();
-        if (channel != nullptr) channel->call_starts();
-    };
-    // Full verification of the host copy c.
-    auto verify_full = [&](const std::string& label, uint64_t seed) {
-        if (!geometry.in_place)
-            if (const std::string why = find_unwritten(c.data(), c.size(), fill, geometry.c_cols); !why.empty()) {
-                if (strict) ++evidence.calls_verified;
-                throw StrictViolation{RowStatus::wrong_result, label + ": " + why};
-            }
-        const VerifyResult v = op.verify(a.data(), b.data(), c.data(), job.shape, tolerance, seed);
-        if (strict) ++evidence.calls_verified;
-        if (std::isfinite(v.max_rel_err))
-            record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
-        if (v.sampled) record.extra.verify_sampled = true;
-        if (!v.passed) throw StrictViolation{RowStatus::wrong_result, label + ": " + v.reason};
-    };
-    auto check_inputs = [&](const std::string& label) { check_inputs_and_bands(backend, set, label); };
-    // Right after every call (and after the timer stopped): wait for it, then check what it left.
-    auto inspect = [&](const CallSite& site, std::optional<double> measured_ms) {
-        if (channel != nullptr) channel->call_returned();
-        backend.synchronize("after the " + site.label() + " of " + record.kernel + (strict ? ", whole device" : ""),
-                            strict);
-        limit.disarm();
-        const uint64_t number = call_number++;
-        if (!strict) {
-            if (site.role == CallSite::Role::checked) {
-                if (check) {
-                    backend.copy_output(set, c.data());
-                    check_inputs(site.label());
-                    verify_full(site.label(), verify_seed);
-                }
-                return;
-            }
-            if (!check) return;
-            const std::vector<size_t> elements = scanner.elements(number);
-            const std::string why =
-                scanner.judge(backend.scan_output(set, fill, elements), fill, elements, a, b, sampled_worst);
-            check_inputs(site.label());
-            ++scanned_calls;
-            if (!why.empty()) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + why};
-            return;
-        }
-        // Strict: C first (work finishing after the call returned is not seen), then everything else.
-        backend.copy_output(set, c.data());
-        ++evidence.calls;
-        // The checker checks C, outside this process; its window on the call ends here, before the checks below.
-        if (channel != nullptr) {
-            channel->hand_over(number, c.data(), c.size(), measured_ms);
-            ++evidence.calls_exported;
-        }
-        backend.after_call(evidence);
-        check_inputs(site.label());
-        if (channel != nullptr) return;
-        verify_full(site.label(), verify_seed + number);
-    };
-
     SamplingOutcome outcome;
-    if (strict) backend.start_strict(evidence);
-    try {
-        const CallSite checked{CallSite::Role::checked, 0};
-        prepare(checked);
-        backend.call(args);
-        inspect(checked, std::nullopt);
+};
 
-        backend.before_sampling();
-        SampleHooks hooks;
-        hooks.before_call = prepare;
-        hooks.after_call = [&](const CallSite& site, double ms) {
-            const bool timed = site.role == CallSite::Role::timed;
-            if (timed && strict) backend.after_timed_call(ms, evidence);
-            inspect(site, timed ? std::optional<double>(ms) : std::nullopt);
-        };
-        ClockSettle settle;
-        settle.enabled = !strict && backend.wants_clock_settle() && take_first_clock_settle();
-        Timer& timer = backend.timer(strict);
-        record.samples_ms = sample(
-            settings, timer, [&] { backend.call(args); }, hooks, settle, &outcome);
-        if (!strict) {
-            // Work the kernel hid on another stream is waited for (and its faults surface) before the
-            // last output is read.
-            current = CallSite{CallSite::Role::timed, int(record.samples_ms.size()) - 1};
-            limit.arm();
-            backend.synchronize("after the timed calls of " + record.kernel + ", whole device", true);
-            limit.disarm();
+void PipelineRun::set_up() {
+    backend.allocate(job, sets, strict);
+    a.resize(geometry.a_count);
+    b.resize(geometry.b_count);
+    c.resize(geometry.c_count);
+    if (!strict) {
+        // Two streams per job: A and B differ, and every job of a plan draws from its own pair; the same
+        // on every backend, so a job's inputs do not depend on where it runs.
+        fill_uniform(a.data(), a.size(), job.seed, 2 * job.id);
+        fill_uniform(b.data(), b.size(), job.seed, 2 * job.id + 1);
+        op.plant_special_values(a, job.seed ^ job.id);
+        backend.fill_inputs(0, a, b);
+    }
+    args = backend.operands(0);
+    backend.describe(record, args);
+    describe_variant(op, info, job, kernel.instance, args, record.extra);
+    if (info.model_global_bytes != nullptr) {
+        // The SDK's trampoline answers a negative value when the author's model threw: no model then.
+        const double model = info.model_global_bytes(m, n, k, static_cast<kreg_dtype>(job.dtype));
+        if (std::isfinite(model) && model >= 0) record.extra.model_bytes = model;
+    }
+    if (check) record.tolerance = tolerance;
+}
+
+void PipelineRun::prepare(const CallSite& site) {
+    current = site;
+    std::optional<uint64_t> call_seed;
+    // Checked outside, what does not depend on the call's inputs is done before its seed is asked for:
+    // outside the grader's window, which then holds little more than the call (grade/timing_claims.hpp).
+    // C's fill is then drawn from the previous call's seed (checked_fill_seed), which the checker knows too.
+    const bool before_seed = channel != nullptr && !geometry.in_place;
+    auto fill_c = [&](uint64_t fill_seed) {
+        fill = backend.poison_output(set, call_output_fill(call_number, fill_seed, first_call_finite));
+        if (call_number == 0) first_call_finite = fill.finite;
+    };
+    const uint64_t channel_fill_seed = checked_fill_seed(call_number, job.seed, previous_call_seed);
+    if (before_seed) {
+        set = int(call_number % uint64_t(sets));
+        fill_c(channel_fill_seed);
+        backend.before_call();
+    }
+    if (strict) {
+        set = int(call_number % uint64_t(sets));
+        if (channel != nullptr) {
+            call_seed = channel->seed_for_call(call_number);
+            fill_call_inputs(job, *call_seed, a.data(), b.data());
+        } else {
+            fill_uniform(a.data(), a.size(), job.seed, strict_input_stream(job.id, call_number, 0));
+            fill_uniform(b.data(), b.size(), job.seed, strict_input_stream(job.id, call_number, 1));
+            op.plant_special_values(a, job.seed ^ strict_input_stream(job.id, call_number, 0));
+        }
+        backend.fill_inputs(set, a, b);
+    }
+    if (call_seed) previous_call_seed = *call_seed;
+    if (!before_seed)
+        fill_c(channel != nullptr ? channel_fill_seed : (uint64_t(fill_entropy()) << 32) ^ fill_entropy());
+    if (site.role != CallSite::Role::checked && !settings.warm_cache) backend.flush_caches();
+    backend.synchronize("preparing the " + site.label() + " of " + record.kernel, strict);
+    args = backend.operands(set);
+    if (strict && !before_seed) backend.before_call();
+    limit.arm();
+    if (channel != nullptr) channel->call_starts();
+}
+
+void PipelineRun::verify_full(const std::string& label, uint64_t seed) {
+    if (!geometry.in_place)
+        if (const std::string why = find_unwritten(c.data(), c.size(), fill, geometry.c_cols); !why.empty()) {
+            if (strict) ++evidence.calls_verified;
+            throw StrictViolation{RowStatus::wrong_result, label + ": " + why};
+        }
+    const VerifyResult v = op.verify(a.data(), b.data(), c.data(), job.shape, tolerance, seed);
+    if (strict) ++evidence.calls_verified;
+    if (std::isfinite(v.max_rel_err))
+        record.max_rel_err = record.max_rel_err ? std::max(*record.max_rel_err, v.max_rel_err) : v.max_rel_err;
+    if (v.sampled) record.extra.verify_sampled = true;
+    if (!v.passed) throw StrictViolation{RowStatus::wrong_result, label + ": " + v.reason};
+}
+
+void PipelineRun::inspect(const CallSite& site, std::optional<double> measured_ms) {
+    if (channel != nullptr) channel->call_returned();
+    backend.synchronize("after the " + site.label() + " of " + record.kernel + (strict ? ", whole device" : ""),
+                        strict);
+    limit.disarm();
+    const uint64_t number = call_number++;
+    if (!strict) {
+        if (site.role == CallSite::Role::checked) {
             if (check) {
                 backend.copy_output(set, c.data());
-                check_inputs("last timed call");
-                verify_full("last timed call", verify_seed);
+                check_inputs(site.label());
+                verify_full(site.label(), verify_seed);
             }
+            return;
         }
+        if (!check) return;
+        const std::vector<size_t> elements = scanner.elements(number);
+        const std::string why =
+            scanner.judge(backend.scan_output(set, fill, elements), fill, elements, a, b, sampled_worst);
+        check_inputs(site.label());
+        ++scanned_calls;
+        if (!why.empty()) throw StrictViolation{RowStatus::wrong_result, site.label() + ": " + why};
+        return;
+    }
+    // Strict: C first (work finishing after the call returned is not seen), then everything else.
+    backend.copy_output(set, c.data());
+    ++evidence.calls;
+    // The checker checks C, outside this process; its window on the call ends here, before the checks below.
+    if (channel != nullptr) {
+        channel->hand_over(number, c.data(), c.size(), measured_ms);
+        ++evidence.calls_exported;
+    }
+    backend.after_call(evidence);
+    check_inputs(site.label());
+    if (channel != nullptr) return;
+    verify_full(site.label(), verify_seed + number);
+}
+
+void PipelineRun::run_calls() {
+    const CallSite checked{CallSite::Role::checked, 0};
+    prepare(checked);
+    backend.call(args);
+    inspect(checked, std::nullopt);
+
+    backend.before_sampling();
+    SampleHooks hooks;
+    hooks.before_call = [this](const CallSite& site) { prepare(site); };
+    hooks.after_call = [&](const CallSite& site, double ms) {
+        const bool timed = site.role == CallSite::Role::timed;
+        if (timed && strict) backend.after_timed_call(ms, evidence);
+        inspect(site, timed ? std::optional<double>(ms) : std::nullopt);
+    };
+    ClockSettle settle;
+    settle.enabled = !strict && backend.wants_clock_settle() && take_first_clock_settle();
+    Timer& timer = backend.timer(strict);
+    record.samples_ms = sample(
+        settings, timer, [&] { backend.call(args); }, hooks, settle, &outcome);
+    if (!strict) {
+        // Work the kernel hid on another stream is waited for (and its faults surface) before the
+        // last output is read.
+        current = CallSite{CallSite::Role::timed, int(record.samples_ms.size()) - 1};
+        limit.arm();
+        backend.synchronize("after the timed calls of " + record.kernel + ", whole device", true);
+        limit.disarm();
+        if (check) {
+            backend.copy_output(set, c.data());
+            check_inputs("last timed call");
+            verify_full("last timed call", verify_seed);
+        }
+    }
+}
+
+void PipelineRun::run() {
+    if (strict) backend.start_strict(evidence);
+    try {
+        run_calls();
     } catch (const KernelFailed& e) {
         if (strict) {
             evidence.failed_at = current.label();
@@ -396,6 +446,10 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
             return;
         }
     }
+    record_results();
+}
+
+void PipelineRun::record_results() {
     backend.timing_facts(record);
     // Again after the calls: a kernel that chooses in its first calls (cuBLASLt's timed heuristic, issue 25) names
     // its choice only then. Not in strict runs, whose window on the plugin's code closed with end_strict.
@@ -421,6 +475,15 @@ void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& ba
         record.gbps = op.bytes_moved(job.shape, job.dtype) / (record.stats->median_ms * 1e-3) / 1e9;
     record.status = RowStatus::ok;
     record.reason.clear();
+}
+
+}  // namespace
+
+void run_pipeline(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
+                  CallChannel* channel) {
+    PipelineRun run(job, kernel, backend, record, channel);
+    run.set_up();
+    run.run();
 }
 
 }  // namespace kreg

@@ -261,15 +261,8 @@ void close_fd(int& fd) {
     fd = -1;
 }
 
-}  // namespace
-
-ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function<void(pid_t)>& before_start) {
-    for (const auto& [from, to] : c.fds)
-        if (from < 10 || to >= 10)
-            throw std::logic_error("confined spawn: descriptors must come from >= 10 and go below 10");
-    ReaperPlan plan;
-    plan.fds = &c.fds;
-    for (const auto& mapping : c.fds) plan.highest_target_fd = std::max(plan.highest_target_fd, mapping.second);
+// Who the program runs as inside the namespaces, where, and on what scratch file system.
+void plan_identity(ReaperPlan& plan, const Confinement& c) {
     plan.user_namespace = ::geteuid() != 0;
     std::snprintf(plan.uid_map, sizeof plan.uid_map, "%u %u 1\n", unsigned(::geteuid()), unsigned(::geteuid()));
     std::snprintf(plan.gid_map, sizeof plan.gid_map, "%u %u 1\n", unsigned(::getegid()), unsigned(::getegid()));
@@ -280,16 +273,16 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
                       static_cast<unsigned long long>(c.working_dir_tmpfs_bytes),
                       unsigned(root ? kSandboxUid : ::geteuid()), unsigned(root ? kSandboxGid : ::getegid()));
     }
+}
 
-    std::vector<std::string> argv_storage = c.argv, env_storage = c.environment;
-    std::vector<char*> argv, envp;
-    for (auto& a : argv_storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env_storage) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    plan.argv = argv.data();
-    plan.envp = envp.data();
+void close_plan(ReaperPlan& plan) {
+    for (int* fd :
+         {&plan.sync_read, &plan.sync_write, &plan.status_read, &plan.status_write, &plan.exe_fd, &plan.null_fd})
+        close_fd(*fd);
+}
 
+// The pipes between this process and the reaper, the program's executable and /dev/null.
+void open_plan_fds(ReaperPlan& plan, const Confinement& c) {
     int sync[2], status[2];
     if (::pipe2(sync, O_CLOEXEC) != 0)
         throw std::runtime_error(std::string("confined spawn: pipe: ") + std::strerror(errno));
@@ -310,16 +303,33 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
         plan.exe_fd = high;
     }
     plan.null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    auto close_plan = [&] {
-        for (int* fd :
-             {&plan.sync_read, &plan.sync_write, &plan.status_read, &plan.status_write, &plan.exe_fd, &plan.null_fd})
-            close_fd(*fd);
-    };
     if (plan.exe_fd < 0) {
         const std::string why = std::strerror(errno);
-        close_plan();
+        close_plan(plan);
         throw std::runtime_error("confined spawn: cannot open " + c.executable + ": " + why);
     }
+}
+
+}  // namespace
+
+ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function<void(pid_t)>& before_start) {
+    for (const auto& [from, to] : c.fds)
+        if (from < 10 || to >= 10)
+            throw std::logic_error("confined spawn: descriptors must come from >= 10 and go below 10");
+    ReaperPlan plan;
+    plan.fds = &c.fds;
+    for (const auto& mapping : c.fds) plan.highest_target_fd = std::max(plan.highest_target_fd, mapping.second);
+    plan_identity(plan, c);
+    std::vector<std::string> argv_storage = c.argv, env_storage = c.environment;
+    std::vector<char*> argv, envp;
+    for (auto& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env_storage) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    plan.argv = argv.data();
+    plan.envp = envp.data();
+
+    open_plan_fds(plan, c);
 
     unsigned long flags = SIGCHLD | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
     if (plan.user_namespace) flags |= CLONE_NEWUSER;
@@ -327,7 +337,7 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     if (pid == 0) run_reaper(plan);
     if (pid < 0) {
         const std::string why = std::strerror(errno);
-        close_plan();
+        close_plan(plan);
         throw std::runtime_error(
             std::string("cannot create the sandbox's namespaces: clone(NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS") +
             (plan.user_namespace ? "|NEWUSER" : "") + "): " + why);
@@ -345,15 +355,21 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
     try {
         if (before_start) before_start(p.reaper_);
     } catch (...) {
-        close_plan();
+        close_plan(plan);
         throw;  // p's destructor kills the reaper, which is still waiting
     }
     const char go = 1;
     const bool released = ::write(plan.sync_write, &go, 1) == 1;
-    close_plan();
+    close_plan(plan);
     if (!released) throw std::runtime_error("confined spawn: the reaper died before it was released");
 
-    // The reaper's set-up report, up to "started" or "fatal: ...".
+    p.await_started();
+    return p;
+}
+
+// The reaper's set-up report, up to "started" or "fatal: ...".
+void ConfinedProcess::await_started() {
+    ConfinedProcess& p = *this;
     const auto began = std::chrono::steady_clock::now();
     for (;;) {
         const size_t newline = p.report_.find('\n');
@@ -376,7 +392,6 @@ ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function
         if (n <= 0) throw std::runtime_error("cannot confine the worker: its reaper ended while setting up");
         p.report_.append(chunk, size_t(n));
     }
-    return p;
 }
 
 ConfinedProcess::ConfinedProcess(ConfinedProcess&& o) noexcept { *this = std::move(o); }

@@ -80,6 +80,8 @@ public:
     ConfinedExit wait(double timeout_s);
 
 private:
+    // Reads the reaper's set-up report up to "started" (throws on "fatal: ..." or after 30 s).
+    void await_started();
     ConfinedProcess() = default;
     ConfinedExit finish();
 

@@ -372,6 +372,78 @@ bool WorkerProcess::send(nlohmann::json message) {
     return write_request(message);
 }
 
+// Every complete line of reply_buffer_, in order: interim messages go to their handler; the reply (or a
+// violation) ends the exchange, nullopt while no reply came yet.
+std::optional<WorkerProcess::Reply> WorkerProcess::take_reply_lines(const Interim* interim, bool dead) {
+    for (size_t newline; (newline = reply_buffer_.find('\n')) != std::string::npos;) {
+        const std::string line = reply_buffer_.substr(0, newline);
+        reply_buffer_.erase(0, newline + 1);
+        if (line.size() > kMaxWorkerLineBytes)
+            return violation("wrote a line of " + std::to_string(line.size()) + " bytes (the limit is " +
+                             std::to_string(kMaxWorkerLineBytes) + ")");
+        nlohmann::json message;
+        try {
+            message = nlohmann::json::parse(line);  // rejects invalid UTF-8 too
+        } catch (const nlohmann::json::exception&) {
+            return violation("wrote a line that is not JSON (or not UTF-8): \"" + excerpt(line) + "\"");
+        }
+        if (!message.is_object() || !message.contains("op") || !message["op"].is_string())
+            return violation("wrote a line that is not a protocol message: \"" + excerpt(line) + "\"");
+        const auto id = message.find("id");
+        if (id == message.end() || !id->is_string() || *id != request_id_)
+            return violation("wrote a message for another request (id " +
+                             (id == message.end() ? std::string("missing") : id->dump()) + ", expected \"" +
+                             request_id_ + "\"): \"" + excerpt(line) + "\"");
+        const std::string op = message["op"].get<std::string>();
+        if (interim && interim->ops.count(op)) {
+            int fd = -1;
+            if (interim->ops_with_fd.count(op) && !received_fds_.empty()) {
+                fd = received_fds_.front();
+                received_fds_.erase(received_fds_.begin());
+            }
+            if (std::string why = interim->handler(message, fd); !why.empty()) return violation(why);
+            continue;
+        }
+        if (!received_fds_.empty()) return violation("passed a descriptor no message asked for");
+        if (!reply_buffer_.empty()) return violation("wrote more after its reply: \"" + excerpt(reply_buffer_) + "\"");
+        message.erase("id");
+        Reply reply;
+        reply.outcome = Outcome::reply;
+        reply.message = std::move(message);
+        if (dead) reply.exit = exit_.value_or(ExitInfo{});
+        return reply;
+    }
+    return std::nullopt;
+}
+
+// Waits up to left seconds (at most a liveness tick) for the worker to write or end, reading what it wrote and
+// what it said on stderr; dead once it has ended (or closed its channel and been killed). False when the wait
+// itself failed.
+bool WorkerProcess::wait_for_worker(double left, bool& dead) {
+    pollfd fds[3] = {{reply_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}, {death_fd_, POLLIN, 0}};
+    const int wait_ms = int(std::min(left * 1000.0 + 1, double(kLivenessTickMs)));
+    const int ready = ::poll(fds, death_fd_ >= 0 ? 3 : 2, wait_ms);
+    if (ready < 0 && errno != EINTR) return false;
+    if (fds[1].revents & (POLLIN | POLLHUP)) drain_stderr();
+    bool channel_closed = false;
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) channel_closed = !read_reply_socket();
+    // Death comes from the process, not from EOF on a channel a child of it may hold open.
+    if (reap_if_dead(false), exit_) {
+        read_reply_socket();  // a last reply it wrote before ending still counts
+        drain_stderr();
+        dead = true;
+    } else if (channel_closed) {
+        // It closed its end of the channel; give it a moment to end so that its status is its own.
+        for (int i = 0; i < 50 && !exit_; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            reap_if_dead(false);
+        }
+        if (!exit_) kill_and_reap();
+        dead = true;
+    }
+    return true;
+}
+
 WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double timeout_s, const Interim* interim) {
     Reply reply;
     if (!running()) {
@@ -404,45 +476,7 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
         // One descriptor travels with one message: a pile of them would fill the grader's own table.
         if (received_fds_.size() > size_t(kMaxDescriptorsPerRead))
             return violation("passed " + std::to_string(received_fds_.size()) + " descriptors no message asked for");
-        // Every complete line, in order.
-        for (size_t newline; (newline = reply_buffer_.find('\n')) != std::string::npos;) {
-            const std::string line = reply_buffer_.substr(0, newline);
-            reply_buffer_.erase(0, newline + 1);
-            if (line.size() > kMaxWorkerLineBytes)
-                return violation("wrote a line of " + std::to_string(line.size()) + " bytes (the limit is " +
-                                 std::to_string(kMaxWorkerLineBytes) + ")");
-            nlohmann::json message;
-            try {
-                message = nlohmann::json::parse(line);  // rejects invalid UTF-8 too
-            } catch (const nlohmann::json::exception&) {
-                return violation("wrote a line that is not JSON (or not UTF-8): \"" + excerpt(line) + "\"");
-            }
-            if (!message.is_object() || !message.contains("op") || !message["op"].is_string())
-                return violation("wrote a line that is not a protocol message: \"" + excerpt(line) + "\"");
-            const auto id = message.find("id");
-            if (id == message.end() || !id->is_string() || *id != request_id_)
-                return violation("wrote a message for another request (id " +
-                                 (id == message.end() ? std::string("missing") : id->dump()) + ", expected \"" +
-                                 request_id_ + "\"): \"" + excerpt(line) + "\"");
-            const std::string op = message["op"].get<std::string>();
-            if (interim && interim->ops.count(op)) {
-                int fd = -1;
-                if (interim->ops_with_fd.count(op) && !received_fds_.empty()) {
-                    fd = received_fds_.front();
-                    received_fds_.erase(received_fds_.begin());
-                }
-                if (std::string why = interim->handler(message, fd); !why.empty()) return violation(why);
-                continue;
-            }
-            if (!received_fds_.empty()) return violation("passed a descriptor no message asked for");
-            if (!reply_buffer_.empty())
-                return violation("wrote more after its reply: \"" + excerpt(reply_buffer_) + "\"");
-            message.erase("id");
-            reply.outcome = Outcome::reply;
-            reply.message = std::move(message);
-            if (dead) reply.exit = exit_.value_or(ExitInfo{});
-            return reply;
-        }
+        if (std::optional<Reply> done = take_reply_lines(interim, dead)) return *done;
         if (reply_buffer_.size() > kMaxWorkerLineBytes)
             return violation("wrote more than " + std::to_string(kMaxWorkerLineBytes) + " bytes without a line end");
         if (dead) {
@@ -463,29 +497,9 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
             reply.exit = kill_and_reap();
             return reply;
         }
-        pollfd fds[3] = {{reply_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}, {death_fd_, POLLIN, 0}};
-        const int wait_ms = int(std::min(left * 1000.0 + 1, double(kLivenessTickMs)));
-        const int ready = ::poll(fds, death_fd_ >= 0 ? 3 : 2, wait_ms);
-        if (ready < 0 && errno != EINTR) {
+        if (!wait_for_worker(left, dead)) {
             reply.exit = kill_and_reap();
             return reply;
-        }
-        if (fds[1].revents & (POLLIN | POLLHUP)) drain_stderr();
-        bool channel_closed = false;
-        if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) channel_closed = !read_reply_socket();
-        // Death comes from the process, not from EOF on a channel a child of it may hold open.
-        if (reap_if_dead(false), exit_) {
-            read_reply_socket();  // a last reply it wrote before ending still counts
-            drain_stderr();
-            dead = true;
-        } else if (channel_closed) {
-            // It closed its end of the channel; give it a moment to end so that its status is its own.
-            for (int i = 0; i < 50 && !exit_; ++i) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                reap_if_dead(false);
-            }
-            if (!exit_) kill_and_reap();
-            dead = true;
         }
     }
 }

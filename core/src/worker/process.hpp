@@ -120,6 +120,10 @@ private:
     // Returns false at EOF or on error.
     bool read_reply_socket();
     Reply violation(std::string what);
+    // exchange's steps: the complete lines read so far (the reply, a violation, or nullopt to go on waiting),
+    // and one wait for the worker (false: the wait failed).
+    std::optional<Reply> take_reply_lines(const Interim* interim, bool dead);
+    bool wait_for_worker(double left, bool& dead);
     bool write_request(const nlohmann::json& message);
 
     pid_t pid_ = -1;                             // plain workers

@@ -6,7 +6,7 @@
 // failure is one line on stderr and exit 1. It is not a measurement: nothing is verified or timed.
 // Leading dimensions (transposes only) default to packed. A GEMM runs in --dtype, by default the first of
 // fp32, tf32, bf16, fp16 the kernel declares (so a bf16-only kernel is called in bf16, with bf16 inputs).
-#include "profile_command.hpp"
+#include "cuda/profile_driver.hpp"
 
 #include <kreg/abi.h>
 
@@ -25,7 +25,7 @@
 #include <vector>
 #endif
 
-namespace kreg::app {
+namespace kreg {
 
 #ifndef KREG_HAVE_CUDA
 int profile_driver_main(int, char**) {
@@ -188,4 +188,4 @@ int profile_driver_main(int argc, char** argv) {
 }
 #endif
 
-}  // namespace kreg::app
+}  // namespace kreg
