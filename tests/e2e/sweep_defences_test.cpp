@@ -10,10 +10,12 @@
 // (attack_forge_memory_cap), and signals as the worker's own death (crash, abort); signals aimed at the runner
 // are an attack on the grader only (grade_attack_test.cpp).
 #include "fixture_sweep.hpp"
+#include "foreign_libraries.hpp"
 #include "grade/gradebook.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <tuple>
 
@@ -126,6 +128,9 @@ TEST(SweepDefencesGrade, TheSameFixturesGradedAsAnUnprivilegedUser) {
     fs::create_directories(dir / "home");
     for (const auto& [fixture, status] : kGradeStatus)
         fs::copy_file(test::fixture(fixture), dir / "subs" / (fixture + ".so"));
+    // A student's Windows build: the audit, on its bytes (common/library_format), says what it is; the student
+    // has a row instead of none (grade/submission.cpp took only .so files).
+    std::ofstream(dir / "subs" / "windows_build.dll", std::ios::binary) << test::windows_dll_bytes();
     if (who.nobody) test::give_to_nobody(dir);
     const std::string command = who.prefix(dir / "home") + KREG_RUNNER + " grade --rubric " + KREG_TEST_DATA_DIR +
                                 "/grading/attack-rubric.json --submissions subs --out out";
@@ -135,7 +140,12 @@ TEST(SweepDefencesGrade, TheSameFixturesGradedAsAnUnprivilegedUser) {
         << "not graded as " << who.name();
     std::map<std::string, StudentResult> graded;
     for (const auto& r : Gradebook(dir / "out").all()) graded[r.student] = r;
-    ASSERT_EQ(graded.size(), kGradeStatus.size()) << run.err;
+    ASSERT_EQ(graded.size(), kGradeStatus.size() + 1) << run.err;
+    const StudentResult& dll = graded["windows_build"];
+    EXPECT_EQ(dll.status, "rejected_audit") << dll.summary;
+    EXPECT_EQ(dll.score, 0) << dll.summary;
+    EXPECT_NE(dll.summary.find("a Windows library (PE format"), std::string::npos) << dll.summary;
+    EXPECT_NE(dll.summary.find("as a .so"), std::string::npos) << dll.summary;
     for (const auto& [fixture, status] : kGradeStatus) {
         const StudentResult& r = graded[fixture];
         EXPECT_EQ(r.status, status) << fixture << ": " << r.summary;

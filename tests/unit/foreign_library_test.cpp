@@ -7,6 +7,7 @@
 #include "grade/submission.hpp"
 #include "plugin/discovery.hpp"
 #include "plugin/loader.hpp"
+#include "foreign_libraries.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -21,25 +22,8 @@ namespace fs = std::filesystem;
 
 const test::ScratchRoot kScratch("kreg_foreign_library_test");
 
-// The start of a 64-bit Windows DLL as a linker writes it: the DOS header ("MZ", e_lfanew at 0x3c), the
-// "PE\0\0" signature and a COFF header for x86-64 with the DLL characteristic.
-std::string windows_dll_bytes() {
-    std::string bytes(0x40, '\0');
-    bytes[0] = 'M';
-    bytes[1] = 'Z';
-    bytes[0x3c] = 0x40;
-    bytes += std::string("PE\0\0", 4);
-    bytes += std::string("\x64\x86\x03\x00", 4);  // Machine IMAGE_FILE_MACHINE_AMD64, three sections
-    bytes += std::string(12, '\0');
-    bytes += std::string("\xf0\x00\x22\x20", 4);  // optional header size, IMAGE_FILE_DLL | EXECUTABLE_IMAGE
-    return bytes + std::string(256, '\0');
-}
-
-// A 64-bit Mach-O dylib's header (MH_MAGIC_64 little-endian, x86-64, MH_DYLIB).
-std::string macos_dylib_bytes() {
-    std::string bytes("\xcf\xfa\xed\xfe\x07\x00\x00\x01\x03\x00\x00\x00\x06\x00\x00\x00", 16);
-    return bytes + std::string(256, '\0');
-}
+using test::macos_dylib_bytes;
+using test::windows_dll_bytes;
 
 fs::path write(const fs::path& file, const std::string& bytes) {
     std::ofstream(file, std::ios::binary) << bytes;
