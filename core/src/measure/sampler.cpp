@@ -48,6 +48,7 @@ StoppingRule StoppingRule::from(const RunSettings& settings) {
         rule.noise_target = *settings.noise_target;
         rule.max_samples = std::max(rule.min_samples, kMaxSamples);
         if (!rule.time_cap_s) rule.time_cap_s = kDefaultNoiseTimeCapS;
+        rule.min_span_s = std::min(kNoiseMinSpanS, *rule.time_cap_s / 4);
     }
     return rule;
 }
@@ -124,6 +125,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
                 out.stop = "repeats";
                 break;
             }
+            if (spent_s < rule.min_span_s) continue;
             const MedianInterval ci = median_interval(samples);
             if (relative_half_width(ci, median_of(samples)) <= rule.noise_target) {
                 out.stop = "noise_target";
@@ -132,6 +134,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
         }
     }
     out.interval = median_interval(samples);
+    out.span_s = spent_s;
     out.relative_half_width = relative_half_width(out.interval, median_of(samples));
     return samples;
 }
