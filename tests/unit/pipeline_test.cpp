@@ -166,7 +166,8 @@ TEST(StoppingRule, ANoiseTargetIsNotMetBeforeTheSamplesSpanTheLeastTime) {
     const size_t least = size_t(std::ceil(kNoiseMinSpanS / 1e-3 - 1e-9));
     EXPECT_EQ(samples.size(), least);
     EXPECT_EQ(outcome.stop, "noise_target");
-    EXPECT_NEAR(outcome.span_s, kNoiseMinSpanS, 1e-9);
+    EXPECT_GT(outcome.span_s, 0.0);  // the wall time they ran over: the scripted calls take none to speak of
+    EXPECT_LT(outcome.span_s, kNoiseMinSpanS);
 }
 
 TEST(StoppingRule, AShortTimeCapShortensTheLeastSpanToAQuarterOfIt) {

@@ -113,7 +113,7 @@ struct SamplingEvidence {
     std::optional<double> noise_target;
     std::optional<double> time_cap_s;
     std::optional<double> min_span_s;  // with a noise target: the least time the samples had to add up to
-    std::optional<double> span_s;      // the time they added up to
+    std::optional<double> span_s;      // the wall time the timed calls ran over
     std::optional<ClockSettleFacts> clock_settle;
 };
 

@@ -100,6 +100,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
     // The cap counts the samples themselves, not the harness's work between them (poison, flush, checks;
     // a strict run's full verification of every call): the budget is of measurement, as it always was.
     double spent_s = 0;
+    const Clock::time_point first = Clock::now();
     for (;;) {
         const CallSite site{CallSite::Role::timed, int(samples.size())};
         if (hooks.before_each) hooks.before_each();
@@ -125,7 +126,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
                 out.stop = "repeats";
                 break;
             }
-            if (spent_s < rule.min_span_s) continue;
+            if (spent_s < rule.min_span_s && seconds_since(first) < rule.min_span_s) continue;
             const MedianInterval ci = median_interval(samples);
             if (relative_half_width(ci, median_of(samples)) <= rule.noise_target) {
                 out.stop = "noise_target";
@@ -134,7 +135,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
         }
     }
     out.interval = median_interval(samples);
-    out.span_s = spent_s;
+    out.span_s = seconds_since(first);
     out.relative_half_width = relative_half_width(out.interval, median_of(samples));
     return samples;
 }

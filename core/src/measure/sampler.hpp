@@ -60,11 +60,11 @@ struct SampleHooks {
 inline constexpr double kDefaultNoiseTimeCapS = 1.0;
 // The most samples one job takes, whatever the rule says (bounds a report's size): max(repeats, this).
 inline constexpr int kMaxSamples = 1000;
-// A noise target is not met before the samples add up to this much time (or a quarter of the time cap, if
-// less). Ten calls of 16 us meet a 0.5 % target in under a millisecond, and a millisecond sees one state of
-// the machine: on the 2-vCPU VM a row's fastest call sat 20-30 % above its usual value in about one
-// window in four (docs/results/compare-noise.md, 2026-12-03 afternoon); 400 calls of the same row found
-// the usual value in 39 of 40. The interval of the median says nothing about what it did not sample.
+// A noise target is not met before the samples add up to this much time or are spread over as much of the
+// wall clock (or a quarter of the time cap, if less). Ten calls of 16 us meet a 0.5 % target in under a millisecond,
+// and a millisecond sees one state of the machine: on the 2-vCPU VM a row's fastest call sat 20-30 % above its usual
+// value in about one window in four (docs/results/compare-noise.md, 2026-12-03 afternoon); 400 calls of the same row
+// found the usual value in 39 of 40. The interval of the median says nothing about what it did not sample.
 inline constexpr double kNoiseMinSpanS = 0.05;
 
 // How sample() decides it has enough timed calls. Checked after every timed call, in this order:
@@ -72,15 +72,15 @@ inline constexpr double kNoiseMinSpanS = 0.05;
 //   - the time cap spent (the sum of the samples so far),
 //     and at least min(3, min_samples) samples                    -> "time_cap"
 //   - at least min_samples, and either no noise target, or the
-//     median's 95 % interval within +-noise_target of the median
-//     and the samples adding up to min_span_s                     -> "repeats" / "noise_target"
+//     median's 95 % interval within +-noise_target of the median,
+//     and the samples adding up to min_span_s or spread over it   -> "repeats" / "noise_target"
 // With no noise target this is the fixed count of old: repeats samples, fewer if time_budget_s runs out.
 struct StoppingRule {
     int min_samples = 10;
     int max_samples = 10;
     double noise_target = 0;           // relative half-width of the median's interval; 0: fixed count
     std::optional<double> time_cap_s;  // none: no cap
-    double min_span_s = 0;             // with a noise target: the least time the samples add up to
+    double min_span_s = 0;             // with a noise target: the least time the samples add up to or span
 
     // From settings: min = repeats; a noise target (not in strict runs, whose calls are counted, nor in
     // --profile runs, which run a fixed number of calls for the profiler) makes
@@ -105,7 +105,7 @@ struct SamplingOutcome {
     std::string stop;         // "repeats", "noise_target", "time_cap", "max_samples"
     MedianInterval interval;  // of the samples it stopped with
     double relative_half_width = 0;
-    double span_s = 0;     // the time the samples add up to
+    double span_s = 0;     // wall seconds from the first timed call's start to the last one's end
     int settle_calls = 0;  // ClockSettle calls made (0 when disabled)
     double settle_s = 0;
     bool settled = false;  // the windows agreed (false: max_s ran out, or disabled)
