@@ -95,8 +95,14 @@ public:
     void start() override {}
     double stop_ms() override { return script_[std::min(next_++, script_.size() - 1)]; }
     std::string name() const override { return "scripted"; }
+    bool host_clock() const override { return host_; }
+    ScriptedTimer& on_the_device() {
+        host_ = false;
+        return *this;
+    }
 
 private:
+    bool host_ = true;  // as the host's timer: the least span applies
     std::vector<double> script_;
     size_t next_ = 0;
 };
@@ -166,6 +172,7 @@ TEST(StoppingRule, ANoiseTargetIsNotMetBeforeTheSamplesSpanTheLeastTime) {
     const size_t least = size_t(std::ceil(kNoiseMinSpanS / 1e-3 - 1e-9));
     EXPECT_EQ(samples.size(), least);
     EXPECT_EQ(outcome.stop, "noise_target");
+    EXPECT_EQ(outcome.min_span_s, kNoiseMinSpanS);
     EXPECT_GT(outcome.span_s, 0.0);  // the wall time they ran over: the scripted calls take none to speak of
     EXPECT_LT(outcome.span_s, kNoiseMinSpanS);
 }
@@ -183,6 +190,17 @@ TEST(StoppingRule, AShortTimeCapShortensTheLeastSpanToAQuarterOfIt) {
     EXPECT_EQ(outcome.stop, "noise_target");
     // A fixed count has no least span: ten calls are ten calls.
     EXPECT_EQ(StoppingRule::from(settings_with(10, std::nullopt)).min_span_s, 0.0);
+}
+
+TEST(StoppingRule, SamplesOfADeviceClockHaveNoLeastSpan) {
+    ScriptedTimer timer({1.0});
+    SamplingOutcome outcome;
+    EXPECT_EQ(sample(
+                  settings_with(10, 0.005), timer.on_the_device(), [] {}, {}, {}, &outcome)
+                  .size(),
+              10u);
+    EXPECT_EQ(outcome.stop, "noise_target");
+    EXPECT_EQ(outcome.min_span_s, 0.0);
 }
 
 TEST(StoppingRule, NeverQuietSamplesStopAtTheCapOfSamples) {

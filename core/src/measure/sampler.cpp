@@ -92,7 +92,9 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
         out.settle_s = seconds_since(begin);
     }
 
-    const StoppingRule rule = StoppingRule::from(settings);
+    StoppingRule rule = StoppingRule::from(settings);
+    if (!timer.host_clock()) rule.min_span_s = 0;
+    out.min_span_s = rule.min_span_s;
     std::vector<double> samples;
     // A modest reservation: --stress asks for a billion samples it never takes.
     samples.reserve(size_t(std::min<int64_t>({int64_t(rule.max_samples), 4 * int64_t(rule.min_samples), 4096})));
@@ -126,7 +128,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
                 out.stop = "repeats";
                 break;
             }
-            if (spent_s < rule.min_span_s && seconds_since(first) < rule.min_span_s) continue;
+            if (spent_s < rule.min_span_s) continue;
             const MedianInterval ci = median_interval(samples);
             if (relative_half_width(ci, median_of(samples)) <= rule.noise_target) {
                 out.stop = "noise_target";
