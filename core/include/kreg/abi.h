@@ -1,6 +1,7 @@
 /*
- * kreg plugin ABI, version 1.2 (1.0 plus the transpose and block_transpose operations in 1.1, and in 1.2 the
- * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs).
+ * kreg plugin ABI, version 1.3 (1.0 plus the transpose and block_transpose operations in 1.1, in 1.2 the
+ * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs, and in
+ * 1.3 the reduction operation).
  *
  * This is the whole contract between the kreg runner and a kernel plugin (.so). It is plain C so that
  * a plugin built with another compiler or standard library still loads. C++ authors normally do not
@@ -51,7 +52,7 @@ extern "C" {
 #endif
 
 #define KREG_ABI_MAJOR 1
-#define KREG_ABI_MINOR 2
+#define KREG_ABI_MINOR 3
 
 /* The one symbol every plugin exports. Its name never changes between ABI versions, so that a plugin
  * built for another major version is reported as such instead of as "no entry point". */
@@ -95,7 +96,8 @@ typedef enum kreg_backend {
 typedef enum kreg_operation {
     KREG_OPERATION_GEMM = 0,           /* kreg_gemm_args, run_gemm */
     KREG_OPERATION_TRANSPOSE = 1,      /* since 1.1: kreg_transpose_args, run_transpose */
-    KREG_OPERATION_BLOCK_TRANSPOSE = 2 /* since 1.1: kreg_block_transpose_args, run_block_transpose */
+    KREG_OPERATION_BLOCK_TRANSPOSE = 2, /* since 1.1: kreg_block_transpose_args, run_block_transpose */
+    KREG_OPERATION_REDUCTION = 3        /* since 1.3: kreg_reduction_args, run_reduction */
 } kreg_operation;
 
 /* Capability flags (kreg_kernel_info.flags). */
@@ -160,6 +162,24 @@ typedef struct kreg_block_transpose_args {
     void* a;              /* M x N, read and written in place */
     void* stream;         /* as in kreg_gemm_args */
 } kreg_block_transpose_args;
+
+/*
+ * Since 1.3. Arguments of one reduction call: out[0] = x[0] + x[1] + ... + x[n-1], fp32 in, one fp32 out,
+ * in any order and association the kernel chooses. Any n >= 1 (within max_n). The result is compared with
+ * an fp64 reference within the bound of docs/TOLERANCES.md ("Reduction"): |out - sum| <= gamma_D(n) * sum |x_i|
+ * with D(n) = 256 + ceil(n / 65536) levels of fp32 additions on any element's path (a tree, blocked or
+ * grid-stride summation in round to nearest is within it). NaN and Inf never pass. The kernel must not write
+ * x, nor anything of out but out[0]; a CUDA kernel keeps its own scratch memory (create() or stream-ordered
+ * allocations), never memory past x or out.
+ */
+typedef struct kreg_reduction_args {
+    uint32_t struct_size; /* sizeof(kreg_reduction_args) as the runner compiled it; required */
+    int64_t n;            /* number of elements of x; >= 1 */
+    kreg_dtype dtype;     /* KREG_DTYPE_FP32 in 1.3: the only dtype the runner asks for */
+    const void* x;        /* n input elements, contiguous */
+    void* out;            /* one output element; poisoned (a NaN) before the call */
+    void* stream;         /* as in kreg_gemm_args */
+} kreg_reduction_args;
 
 /* Launch configuration a CUDA kernel reports for the record (optional, see describe_launch). */
 typedef struct kreg_launch_info {
@@ -228,6 +248,14 @@ typedef struct kreg_kernel_info {
      * evidence (extra.variant); outside strict runs it asks again after the row's calls, so a kernel that chooses
      * in its first call at a shape (cuBLASLt's timed heuristic) names its choice, not "not chosen yet". */
     kreg_status (*describe_gemm_variant)(void* instance, const kreg_gemm_args* args, char* buffer, size_t buffer_size);
+
+    /* ---- Since 1.3. Older plugins' structs end above; the runner reads these fields as NULL. ---- */
+
+    /* Reduction kernels: required. Asynchronous on CUDA, like run_gemm. */
+    kreg_status (*run_reduction)(void* instance, const kreg_reduction_args* args, char* error, size_t error_size);
+    /* Optional: the launch configuration run_reduction would use (its first launch, for a multi-pass kernel). */
+    kreg_status (*describe_reduction_launch)(void* instance, const kreg_reduction_args* args, kreg_launch_info* info,
+                                             char* error, size_t error_size);
 } kreg_kernel_info;
 
 /* What the entry point returns. Owned by the plugin; valid until the library is unloaded. */

@@ -15,7 +15,9 @@
 //
 // The base class says the operation (ABI 1.1): kreg::IKernel is a GEMM, kreg::ITransposeKernel a transpose
 // (override run_transpose(const kreg_transpose_args&)), kreg::IBlockTransposeKernel an in-place block
-// transpose (override run_block_transpose(const kreg_block_transpose_args&)). One plugin may mix them:
+// transpose (override run_block_transpose(const kreg_block_transpose_args&)), and (ABI 1.3)
+// kreg::IReductionKernel a sum of n floats (override run_reduction(const kreg_reduction_args&)). One plugin
+// may mix them:
 //
 //   class MyTranspose final : public kreg::ITransposeKernel {
 //   public:
@@ -106,6 +108,14 @@ public:
     }
 };
 
+// A reduction kernel (ABI 1.3): out[0] = the sum of the n elements of x, see kreg_reduction_args.
+class IReductionKernel {
+public:
+    virtual ~IReductionKernel() = default;
+    virtual void run_reduction(const kreg_reduction_args& args) = 0;
+    virtual bool describe_launch(const kreg_reduction_args& /*args*/, kreg_launch_info& /*info*/) { return false; }
+};
+
 namespace detail {
 
 inline void write_message(char* buffer, size_t size, const char* message) noexcept {
@@ -138,7 +148,7 @@ kreg_status guarded(char* error, size_t error_size, Body&& body) noexcept {
 template <class T>
 constexpr int base_count() {
     return int(std::is_base_of_v<IKernel, T>) + int(std::is_base_of_v<ITransposeKernel, T>) +
-           int(std::is_base_of_v<IBlockTransposeKernel, T>);
+           int(std::is_base_of_v<IBlockTransposeKernel, T>) + int(std::is_base_of_v<IReductionKernel, T>);
 }
 template <class T>
 constexpr kreg_operation operation_of() {
@@ -146,6 +156,8 @@ constexpr kreg_operation operation_of() {
         return KREG_OPERATION_TRANSPOSE;
     else if constexpr (std::is_base_of_v<IBlockTransposeKernel, T>)
         return KREG_OPERATION_BLOCK_TRANSPOSE;
+    else if constexpr (std::is_base_of_v<IReductionKernel, T>)
+        return KREG_OPERATION_REDUCTION;
     else
         return KREG_OPERATION_GEMM;
 }
@@ -193,6 +205,12 @@ kreg_status run_block_transpose(void* instance, const kreg_block_transpose_args*
                           [](T& k, const kreg_block_transpose_args& a) { k.run_block_transpose(a); });
 }
 
+template <class T>
+kreg_status run_reduction(void* instance, const kreg_reduction_args* args, char* error, size_t error_size) noexcept {
+    return run_checked<T>(instance, args, error, error_size,
+                          [](T& k, const kreg_reduction_args& a) { k.run_reduction(a); });
+}
+
 template <class T, class Args>
 kreg_status describe_launch(void* instance, const Args* args, kreg_launch_info* info, char* error,
                             size_t error_size) noexcept {
@@ -233,7 +251,7 @@ template <class T>
 kreg_kernel_info make_kernel_info() {
     static_assert(base_count<T>() == 1,
                   "a kreg kernel class derives from exactly one of kreg::IKernel, kreg::ITransposeKernel, "
-                  "kreg::IBlockTransposeKernel");
+                  "kreg::IBlockTransposeKernel, kreg::IReductionKernel");
     static_assert(std::is_default_constructible_v<T>, "a kreg kernel class must be default-constructible");
     static_assert(std::is_same_v<decltype(T::spec()), KernelSpec>,
                   "a kreg kernel class needs `static kreg::KernelSpec spec()`");
@@ -266,9 +284,12 @@ kreg_kernel_info make_kernel_info() {
     } else if constexpr (op == KREG_OPERATION_TRANSPOSE) {
         info.run_transpose = &run_transpose<T>;
         info.describe_transpose_launch = &describe_launch<T, kreg_transpose_args>;
-    } else {
+    } else if constexpr (op == KREG_OPERATION_BLOCK_TRANSPOSE) {
         info.run_block_transpose = &run_block_transpose<T>;
         info.describe_block_transpose_launch = &describe_launch<T, kreg_block_transpose_args>;
+    } else {
+        info.run_reduction = &run_reduction<T>;
+        info.describe_reduction_launch = &describe_launch<T, kreg_reduction_args>;
     }
     info.block_multiple = s.block_multiple;
     info.max_block = s.max_block;
