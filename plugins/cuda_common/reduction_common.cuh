@@ -111,8 +111,8 @@ inline PassLaunch first_pass(void (*kernel)(Fp32Pass), int threads, int64_t per_
 }
 
 // Runs the passes: x (n elements) into out[0]. Each pass's partials follow the previous pass's in scratch.
-inline void run_passes(void (*kernel)(Fp32Pass), int threads, int64_t per_block, unsigned dynamic_smem,
-                       const float* x, int64_t n, float* out, Scratch& scratch, cudaStream_t stream) {
+inline void run_passes(void (*kernel)(Fp32Pass), int threads, int64_t per_block, unsigned dynamic_smem, const float* x,
+                       int64_t n, float* out, Scratch& scratch, cudaStream_t stream) {
     const size_t floats = pass_scratch_floats(n, per_block);
     float* partials = floats > 0 ? static_cast<float*>(scratch.reserve(floats * sizeof(float), stream)) : nullptr;
     const float* in = x;

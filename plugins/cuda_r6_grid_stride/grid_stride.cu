@@ -28,14 +28,13 @@ __global__ void __launch_bounds__(kThreads) grid_stride(Fp32Pass p) {
 class GridStride final : public kreg_reduction::ReductionKernel<GridStride> {
 public:
     static kreg::KernelSpec spec() {
-        return kreg_reduction::cuda_spec(
-            "cuda_r6_grid_stride", "step 6: resident grid, grid-stride float4 loads x4 per thread, two launches");
+        return kreg_reduction::cuda_spec("cuda_r6_grid_stride",
+                                         "step 6: resident grid, grid-stride float4 loads x4 per thread, two launches");
     }
     kreg_reduction::PassLaunch plan(const Fp32Sum& p) {
         void (*kernel)(Fp32Pass) = kreg_reduction::aligned16(p.x) ? &grid_stride<true> : &grid_stride<false>;
         if (resident_ == 0) resident_ = kreg_reduction::resident_blocks(&grid_stride<true>, kThreads);
-        return {kernel, dim3(kreg_reduction::grid_stride_blocks(resident_, kThreads, kUnroll, p.n)), dim3(kThreads),
-                0};
+        return {kernel, dim3(kreg_reduction::grid_stride_blocks(resident_, kThreads, kUnroll, p.n)), dim3(kThreads), 0};
     }
     void run(const Fp32Sum& p, cudaStream_t stream) {
         const kreg_reduction::PassLaunch launch = plan(p);

@@ -57,8 +57,7 @@ public:
     kreg_reduction::LaunchOf<OnePass> plan(const Fp32Sum& p) {
         void (*kernel)(OnePass) = kreg_reduction::aligned16(p.x) ? &one_pass<true> : &one_pass<false>;
         if (resident_ == 0) resident_ = kreg_reduction::resident_blocks(&one_pass<true>, kThreads);
-        return {kernel, dim3(kreg_reduction::grid_stride_blocks(resident_, kThreads, kUnroll, p.n)), dim3(kThreads),
-                0};
+        return {kernel, dim3(kreg_reduction::grid_stride_blocks(resident_, kThreads, kUnroll, p.n)), dim3(kThreads), 0};
     }
     void run(const Fp32Sum& p, cudaStream_t stream) {
         const kreg_reduction::LaunchOf<OnePass> launch = plan(p);

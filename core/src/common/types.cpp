@@ -83,6 +83,8 @@ std::string_view to_string(Operation o) {
             return "transpose";
         case Operation::block_transpose:
             return "block_transpose";
+        case Operation::reduction:
+            return "reduction";
     }
     return "unknown";
 }
@@ -92,7 +94,8 @@ std::optional<Operation> parse_operation(std::string_view s) {
     return std::nullopt;
 }
 const std::vector<Operation>& all_operations() {
-    static const std::vector<Operation> all{Operation::gemm, Operation::transpose, Operation::block_transpose};
+    static const std::vector<Operation> all{Operation::gemm, Operation::transpose, Operation::block_transpose,
+                                            Operation::reduction};
     return all;
 }
 

@@ -20,7 +20,8 @@ const std::vector<DType>& all_dtypes();
 enum class Operation {
     gemm = KREG_OPERATION_GEMM,
     transpose = KREG_OPERATION_TRANSPOSE,
-    block_transpose = KREG_OPERATION_BLOCK_TRANSPOSE
+    block_transpose = KREG_OPERATION_BLOCK_TRANSPOSE,
+    reduction = KREG_OPERATION_REDUCTION
 };
 std::string_view to_string(Operation o);
 std::optional<Operation> parse_operation(std::string_view s);

@@ -1,7 +1,9 @@
 #include "ops/operation.hpp"
 
 #include "ops/gemm.hpp"
+#include "ops/reduction.hpp"
 #include "ops/transpose.hpp"
+#include "verify/tolerance.hpp"
 
 namespace kreg {
 
@@ -9,6 +11,7 @@ const OperationDef& operation_def(Operation op) {
     static const GemmOperation gemm;
     static const TransposeOperation transpose;
     static const BlockTransposeOperation block_transpose;
+    static const ReductionOperation reduction;
     switch (op) {
         case Operation::gemm:
             return gemm;
@@ -16,8 +19,14 @@ const OperationDef& operation_def(Operation op) {
             return transpose;
         case Operation::block_transpose:
             return block_transpose;
+        case Operation::reduction:
+            return reduction;
     }
     return gemm;
+}
+
+double OperationDef::default_tolerance(const Shape& shape, DType dtype) const {
+    return exact() ? 0.0 : ::kreg::default_tolerance(dtype, shape.k);
 }
 
 const char* kreg_status_name(kreg_status status) {
