@@ -33,7 +33,7 @@ INPUT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 # Operations that move data and do no arithmetic (core/src/ops/transpose.cpp): measured in GB/s against the
 # measured copy bandwidth, not in TFLOP/s. A row without "operation" is a GEMM row.
 GEMM = "gemm"
-DATA_MOVEMENT = ("transpose", "block_transpose")
+DATA_MOVEMENT = ("transpose", "block_transpose", "reduction")
 # What a transpose moves at least: each fp32 element read once and written once (TransposeOperation::bytes_moved).
 TRANSPOSE_ELEMENT_BYTES = 4
 
@@ -148,6 +148,8 @@ def bytes_moved(record):
     if recorded is not None and recorded > 0:
         return recorded
     m, n, _ = shape_of(record)
+    if operation_of(record) == "reduction":  # n floats read, one written (ReductionOperation::bytes_moved)
+        return TRANSPOSE_ELEMENT_BYTES * (n + 1.0)
     return 2.0 * TRANSPOSE_ELEMENT_BYTES * m * n
 
 

@@ -142,6 +142,13 @@ void check_kernels(const CliOverrides& o) {
     }
 }
 
+// One --sizes value in the operation's terms: v^3 (gemm), v x v (transposes), n = v (reduction).
+Shape sized_shape(Operation op, int64_t v) {
+    if (op == Operation::gemm) return Shape{v, v, v};
+    if (op == Operation::reduction) return Shape{1, v, 0, 0};
+    return Shape{v, v, 0};
+}
+
 // The shapes as typed (--sizes, --shape, --shapes), in the operation's terms; none when none was typed.
 std::optional<std::vector<Shape>> typed_shapes(const CliOverrides& o, Operation op) {
     const std::string op_name(to_string(op));
@@ -149,7 +156,9 @@ std::optional<std::vector<Shape>> typed_shapes(const CliOverrides& o, Operation 
     std::optional<std::vector<Shape>> given;
     if (o.sizes || o.shape_texts || o.shapes) given.emplace();
     if (o.sizes)
-        for (int64_t v : *o.sizes) given->push_back(op == Operation::gemm ? Shape{v, v, v} : Shape{v, v, 0});
+        for (int64_t v : *o.sizes) given->push_back(sized_shape(op, v));
+    if (o.shape_texts && op == Operation::reduction)
+        throw cli_error("--shape", "a reduction's shape is its n alone: give --sizes (e.g. --sizes 1000003,67108864)");
     if (o.shape_texts) {
         for (const auto& text : *o.shape_texts) {
             std::vector<int64_t> dims;
@@ -299,7 +308,7 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
             throw cli_error("--operation", "changes the operation of " + config.source + " from " +
                                                std::string(to_string(config.operation)) + " to " + op_name +
                                                ", whose shapes differ: give --sizes or --shape too");
-        given = std::vector<Shape>{op == Operation::gemm ? Shape{512, 512, 512} : Shape{512, 512, 0}};
+        given = std::vector<Shape>{sized_shape(op, op == Operation::reduction ? 1 << 20 : 512)};
     }
     if (op == Operation::block_transpose && (given || o.blocks)) cross_with_blocks(config, o, given);
     std::vector<Shape> shapes;

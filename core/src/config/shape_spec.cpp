@@ -162,6 +162,18 @@ DimValues expand_block_dim(const Node& block) {
 namespace {
 // m x n x k, or a square.
 std::vector<Shape> expand_gemm_spec(const Node& spec);
+
+// reduction: {"n": D}, the count of the sum; every other key is another operation's.
+std::vector<Shape> expand_reduction_spec(const Node& spec) {
+    for (const auto& [key, value] : spec.value().items())
+        if (key != "n")
+            spec.find(key)->fail("a reduction shape has only 'n' (the number of elements), not '" + key + "'");
+    const auto n = spec.find("n");
+    if (!n) spec.fail("missing key 'n' (a reduction shape is {\"n\": count})");
+    std::vector<Shape> shapes;
+    for (int64_t v : expand_dim(*n).values) shapes.push_back({1, v, 0, 0});
+    return shapes;
+}
 }  // namespace
 
 std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
@@ -172,6 +184,7 @@ std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
             block->fail("'block' is a dimension of block_transpose shapes, not of gemm");
         return expand_gemm_spec(spec);
     }
+    if (op == Operation::reduction) return expand_reduction_spec(spec);
     const std::string opname(to_string(op));
     if (const auto k = spec.find("k"))
         k->fail("a " + opname + " shape has no 'k' (give 'm' and 'n'" +

@@ -27,6 +27,7 @@ nlohmann::json SweepConfig::to_json() const {
     for (const auto& s : shapes) {
         // Each operation's own dimensions, as its shape specs name them.
         nlohmann::json one = {{"m", s.m}, {"n", s.n}};
+        if (operation == Operation::reduction) one.erase("m");  // a reduction's shape is its n
         if (operation == Operation::gemm) one["k"] = s.k;
         if (operation == Operation::block_transpose) one["block"] = s.block;
         shapes_json.push_back(one);

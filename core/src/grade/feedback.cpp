@@ -49,6 +49,8 @@ std::string runner_command(const std::string& plugin, const std::string& kernels
                            const std::string& shape, const std::string& block_option, const std::string& rest) {
     std::string command = "runner --plugin " + shell_word(plugin) + " --kernels " + shell_word(kernels);
     if (op != Operation::gemm) command += " --operation " + std::string(to_string(op));
+    // A reduction's shape is its n alone, which --sizes takes (--shape wants MxN or MxNxK).
+    if (op == Operation::reduction) return command + " --sizes " + shape.substr(shape.find('x') + 1) + rest;
     return command + " --shape " + shape + block_option + rest;
 }
 

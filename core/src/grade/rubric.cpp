@@ -21,6 +21,8 @@ nlohmann::json shape_json(const Shape& s, Operation op) {
             return {{"m", s.m}, {"n", s.n}};
         case Operation::block_transpose:
             return {{"m", s.m}, {"n", s.n}, {"block", s.block}};
+        case Operation::reduction:
+            return {{"n", s.n}};
     }
     return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
 }

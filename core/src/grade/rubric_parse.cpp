@@ -88,7 +88,7 @@ CorrectnessCase parse_case(const Node& node, NameRegistry& names, Operation op) 
 
 // The copy ceiling is what a data-movement operation is bound by (measure/roofline.hpp); GEMM is bound by
 // its FLOPs, so a GEMM tier compares with a reference kernel instead.
-bool has_copy_ceiling(Operation op) { return op == Operation::transpose || op == Operation::block_transpose; }
+bool has_copy_ceiling(Operation op) { return op != Operation::gemm; }
 
 // A tier against the copy ceiling: min_fraction_of_copy alone, in (0, 1], of an operation that has the
 // ceiling, in a rubric that may grade CUDA kernels (the ceiling is the GPU's).
@@ -102,7 +102,8 @@ double parse_copy_fraction(const Node& node, const Node& fraction, Operation op,
                 other + "' cannot be used with 'min_fraction_of_copy'");
     if (!has_copy_ceiling(op))
         fraction.fail(
-            "min_fraction_of_copy is a criterion of transpose and block_transpose rubrics (their ceiling is the "
+            "min_fraction_of_copy is a criterion of transpose, block_transpose and reduction rubrics (their ceiling is "
+            "the "
             "device-to-device copy bandwidth); this rubric grades " +
             std::string(to_string(op)) + ", whose tiers compare with a 'reference' kernel and 'min_ratio'");
     if (backend && *backend == Backend::cpu)

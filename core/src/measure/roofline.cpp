@@ -54,7 +54,9 @@ const char* computed_key(DType d) {
 // device. Bytes moved: A read once, the output written once, 2 M N 4 (fp32, the only dtype in ABI 1.1).
 void annotate_data_movement(Record& r, const nlohmann::json& ceilings) {
     const double median_ms = r.stats->median_ms;
-    const double bytes = 2.0 * double(r.shape.m) * double(r.shape.n) * 4.0;
+    // A reduction reads its n floats and writes one (4 n + 4); a transpose reads and writes M N each.
+    const double bytes = r.operation == Operation::reduction ? 4.0 * double(r.shape.n) + 4.0
+                                                             : 2.0 * double(r.shape.m) * double(r.shape.n) * 4.0;
     RooflineEvidence roof;
     roof.flops = 0.0;
     roof.min_dram_bytes = bytes;

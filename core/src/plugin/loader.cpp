@@ -58,6 +58,8 @@ void validate_kernel(const std::filesystem::path& path, size_t index, const kreg
         fail(Kind::bad_descriptor, path, where + " is a transpose kernel without run_transpose (ABI 1.1)");
     if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE && k.run_block_transpose == nullptr)
         fail(Kind::bad_descriptor, path, where + " is a block_transpose kernel without run_block_transpose (ABI 1.1)");
+    if (k.operation == KREG_OPERATION_REDUCTION && k.run_reduction == nullptr)
+        fail(Kind::bad_descriptor, path, where + " is a reduction kernel without run_reduction (ABI 1.3)");
     if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE && (k.block_multiple < 0 || k.max_block < 0))
         fail(Kind::bad_descriptor, path, where + " declares a negative block_multiple or max_block");
 }
@@ -138,16 +140,18 @@ std::string operation_name(kreg_operation op) {
             return "transpose";
         case KREG_OPERATION_BLOCK_TRANSPOSE:
             return "block_transpose";
+        case KREG_OPERATION_REDUCTION:
+            return "reduction";
     }
     return "unknown operation " + std::to_string(int(op));
 }
 
 std::string runner_cannot_run(const kreg_kernel_info& k) {
     if (k.operation != KREG_OPERATION_GEMM && k.operation != KREG_OPERATION_TRANSPOSE &&
-        k.operation != KREG_OPERATION_BLOCK_TRANSPOSE)
+        k.operation != KREG_OPERATION_BLOCK_TRANSPOSE && k.operation != KREG_OPERATION_REDUCTION)
         return "declares operation " + std::to_string(int(k.operation)) + ", which this runner does not know (ABI " +
                std::to_string(KREG_ABI_MAJOR) + "." + std::to_string(KREG_ABI_MINOR) +
-               " knows gemm, transpose, block_transpose)";
+               " knows gemm, transpose, block_transpose, reduction)";
     if ((k.dtypes & kKnownDtypes) == 0)
         return "declares only dtypes this runner does not know (dtypes mask " + std::to_string(k.dtypes) + ")";
     return "";
