@@ -287,9 +287,10 @@ TEST(GradeGpu, ThePublishedReductionRubricGradesTheLabsStartingPoint) {
     rubric.replace(rubric.find("\"student_reduction\""), std::string("\"student_reduction\"").size(),
                    "\"cuda_r7_one_pass\"");
     std::ofstream(dir / "one_pass.json") << rubric;
-    for (const auto& [sub, rubric_file] : {std::pair<std::string, std::string>{"starter", std::string(KREG_SOURCE_DIR) +
-                                                                                              "/configs/grading/reduction.json"},
-                                           {"one_pass", (dir / "one_pass.json").string()}}) {
+    for (const auto& [sub, rubric_file] :
+         {std::pair<std::string, std::string>{"starter",
+                                              std::string(KREG_SOURCE_DIR) + "/configs/grading/reduction.json"},
+          {"one_pass", (dir / "one_pass.json").string()}}) {
         const fs::path out = dir / ("out-" + sub);
         const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + rubric_file + " --submission subs/" +
                                 sub + ".so --out " + out.string() + " --allow-static-libstdcxx";
@@ -302,7 +303,8 @@ TEST(GradeGpu, ThePublishedReductionRubricGradesTheLabsStartingPoint) {
         EXPECT_GE(r.score, 60) << sub << ": " << r.summary;  // every correctness point
         ASSERT_TRUE(r.meta.contains("copy_ceiling")) << r.meta.dump();
         for (const auto& check : r.checks) {
-            if (check.kind == "correctness") EXPECT_TRUE(check.passed) << sub << " " << check.name << ": " << check.summary;
+            if (check.kind == "correctness")
+                EXPECT_TRUE(check.passed) << sub << " " << check.name << ": " << check.summary;
             if (check.kind != "performance") continue;
             const auto& mine = check.evidence["submission"];
             EXPECT_EQ(mine["operation"], "reduction") << mine.dump();

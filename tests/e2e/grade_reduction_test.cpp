@@ -28,7 +28,7 @@ TEST(GradeReduction, TheTemplateAndAnHonestSumPassAndEachWrongSumIsCaughtOutside
     const auto dir = test::fresh_dir("grade-reduction");
     fs::create_directories(dir / "subs");
     const std::map<std::string, std::string> students{
-        {"template", "fixture_student_reduction_cpu.so"}, {"good", "fixture_reduction_good.so"},
+        {"template", "fixture_student_reduction_cpu.so"},  {"good", "fixture_reduction_good.so"},
         {"drops_last", "fixture_reduction_drops_last.so"}, {"doubles_first", "fixture_reduction_doubles_first.so"},
         {"writes_nan", "fixture_reduction_writes_nan.so"}, {"gemm", "fixture_good.so"},
     };
