@@ -128,7 +128,9 @@ void call_and_check(Instance& instance, Stream& stream, const std::vector<float>
     std::vector<uint32_t> after(total);
     CUDA_ASSERT(cudaMemcpy(out, d_out.ptr, sizeof out, cudaMemcpyDeviceToHost));
     CUDA_ASSERT(cudaMemcpy(after.data(), d_x.ptr, total * 4, cudaMemcpyDeviceToHost));
-    EXPECT_EQ(after, host) << info.name << ": x or its guards were written";
+    size_t changed = 0;
+    for (size_t i = 0; i < total; ++i) changed += after[i] != host[i];
+    EXPECT_EQ(changed, 0u) << info.name << ": " << changed << " elements of x or its guards were written";
     EXPECT_EQ(out[1], kOutSentinel) << info.name << ": wrote out[1]";
     EXPECT_EQ(out[3], kOutSentinel) << info.name << ": wrote out[3]";
     float got;
