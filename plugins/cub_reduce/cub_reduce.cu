@@ -13,16 +13,16 @@ namespace {
 
 using kreg_reduction::Fp32Sum;
 
-class CubReduceSum final : public kreg::IReductionKernel {
+class CubReduceSum final : public kreg::IOperationKernel {
 public:
     static kreg::KernelSpec spec() {
         return kreg_reduction::cuda_spec("cub_reduce_sum",
                                          "REFERENCE: cub::DeviceReduce::Sum, fp32 in and fp32 accumulation");
     }
 
-    void run_reduction(const kreg_reduction_args& args) override {
-        const Fp32Sum p = kreg_reduction::fp32_sum(args);
-        const cudaStream_t stream = static_cast<cudaStream_t>(args.stream);
+    void run(const kreg_call& call) override {
+        const Fp32Sum p = kreg_reduction::fp32_sum(call);
+        const cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
         size_t bytes = 0;
         KREG_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, p.x, p.out, p.n, stream));
         void* temporary = scratch_.reserve(std::max<size_t>(bytes, 1), stream);

@@ -5,7 +5,7 @@
 // memory a multi-pass or one-pass reduction keeps between its launches, the pass driver of steps 2-5, the
 // warp and block sums of steps 5-7, the traffic model and the ABI side (argument checks, the launch record).
 //
-// The operation (ABI 1.3, kreg_reduction_args): out[0] = x[0] + ... + x[n-1], fp32, any n >= 1, in any
+// The operation (ABI 1.3, KREG_OPERATION_REDUCTION through kreg_call): out[0] = x[0] + ... + x[n-1], fp32, any n >= 1, in any
 // order. The runner checks it against an fp64 reference within gamma_D(n) * sum |x_i|, D(n) = 256 +
 // ceil(n / 65536) (docs/TOLERANCES.md, "Reduction"): every kernel here keeps each element's path through
 // fp32 additions far shorter than that (a tree of depth log2(n), or a chain of n / (grid threads) per thread
@@ -221,7 +221,7 @@ inline unsigned grid_stride_blocks(int64_t resident, int threads, int unroll, in
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The ABI side (kreg_reduction_args; ABI 1.3)
+// The ABI side (ABI 1.3's generic entry: a kreg_call of KREG_OPERATION_REDUCTION, sizes[0] = n, a = x, c = out)
 
 struct Fp32Sum {
     const float* x;
@@ -229,26 +229,32 @@ struct Fp32Sum {
     int64_t n;
 };
 
-inline Fp32Sum fp32_sum(const kreg_reduction_args& args) {
-    if (args.struct_size < sizeof(kreg_reduction_args))
+inline Fp32Sum fp32_sum(const kreg_call& call) {
+    if (call.struct_size < sizeof(kreg_call))
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_call.struct_size is smaller than this plugin's ABI");
+    if (call.operation != KREG_OPERATION_REDUCTION)
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "not a reduction call (operation " +
+                                                            std::to_string(int(call.operation)) + ")");
+    if (call.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "this kernel sums fp32 only");
+    const int64_t n = call.sizes[0];
+    if (n < 1 || n > kMaxCount)
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
-                          "kreg_reduction_args.struct_size is smaller than this plugin's ABI");
-    if (args.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "this kernel sums fp32 only");
-    if (args.n < 1 || args.n > kMaxCount)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
-                          "n must be in 1..2^34, got " + std::to_string(static_cast<long long>(args.n)));
-    if (args.x == nullptr || args.out == nullptr) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null pointer");
-    return {static_cast<const float*>(args.x), static_cast<float*>(args.out), args.n};
+                          "n must be in 1..2^34, got " + std::to_string(static_cast<long long>(n)));
+    if (call.a == nullptr || call.c == nullptr) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null pointer");
+    return {static_cast<const float*>(call.a), static_cast<float*>(call.c), n};
 }
 
-// Traffic model for the ABI: a reduction's n travels as the ABI's n (m is 1, k is 0).
-inline double model_bytes(int64_t /*m*/, int64_t n, int64_t /*k*/, kreg_dtype /*dtype*/) { return reduction_bytes(n); }
+// Traffic model for the ABI: its first size is the call's sizes[0], a reduction's n.
+inline double model_bytes(int64_t n, int64_t /*unused*/, int64_t /*unused*/, kreg_dtype /*dtype*/) {
+    return reduction_bytes(n);
+}
 
-// Spec shared by the reduction kernels: CUDA, fp32, any n.
+// Spec shared by the reduction kernels: CUDA, fp32, any n, on the generic entry.
 inline kreg::KernelSpec cuda_spec(const char* name, const char* description) {
     kreg::KernelSpec s;
     s.name = name;
     s.description = description;
+    s.operation = KREG_OPERATION_REDUCTION;
     s.backend = KREG_BACKEND_CUDA;
     s.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
     s.min_compute_capability = 70;
@@ -256,16 +262,16 @@ inline kreg::KernelSpec cuda_spec(const char* name, const char* description) {
     return s;
 }
 
-// Base of every reduction kernel class: Derived provides `void run(const Fp32Sum&, cudaStream_t)` and
-// `PassLaunch plan(const Fp32Sum&)` (the first launch run makes), so the record matches what ran.
+// Base of every reduction kernel class: Derived provides `void sum(const Fp32Sum&, cudaStream_t)` and
+// `plan(const Fp32Sum&)` (the first launch sum makes), so the record matches what ran.
 template <class Derived>
-class ReductionKernel : public kreg::IReductionKernel {
+class ReductionKernel : public kreg::IOperationKernel {
 public:
-    void run_reduction(const kreg_reduction_args& args) override {
-        static_cast<Derived*>(this)->run(fp32_sum(args), static_cast<cudaStream_t>(args.stream));
+    void run(const kreg_call& call) override {
+        static_cast<Derived*>(this)->sum(fp32_sum(call), static_cast<cudaStream_t>(call.stream));
     }
-    bool describe_launch(const kreg_reduction_args& args, kreg_launch_info& info) override {
-        kreg_cuda::fill_launch_info(static_cast<Derived*>(this)->plan(fp32_sum(args)), info);
+    bool describe_launch(const kreg_call& call, kreg_launch_info& info) override {
+        kreg_cuda::fill_launch_info(static_cast<Derived*>(this)->plan(fp32_sum(call)), info);
         return true;
     }
 };

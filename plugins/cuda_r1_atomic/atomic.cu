@@ -30,7 +30,7 @@ public:
     kreg_reduction::PassLaunch plan(const Fp32Sum& p) const {
         return kreg_reduction::first_pass(&atomic_sum, kThreads, kThreads, p.n, 0);
     }
-    void run(const Fp32Sum& p, cudaStream_t stream) {
+    void sum(const Fp32Sum& p, cudaStream_t stream) {
         KREG_CUDA_CHECK(cudaMemsetAsync(p.out, 0, sizeof(float), stream));
         const kreg_reduction::PassLaunch launch = plan(p);
         atomic_sum<<<launch.grid, launch.block, 0, stream>>>(Fp32Pass{p.x, p.out, p.n});

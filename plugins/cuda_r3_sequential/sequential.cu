@@ -38,7 +38,7 @@ public:
     kreg_reduction::PassLaunch plan(const Fp32Sum& p) const {
         return kreg_reduction::first_pass(&tree_sequential, kThreads, kThreads, p.n, 0);
     }
-    void run(const Fp32Sum& p, cudaStream_t stream) {
+    void sum(const Fp32Sum& p, cudaStream_t stream) {
         kreg_reduction::run_passes(&tree_sequential, kThreads, kThreads, 0, p.x, p.n, p.out, scratch_, stream);
     }
 

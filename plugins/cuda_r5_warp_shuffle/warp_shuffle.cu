@@ -32,7 +32,7 @@ public:
     kreg_reduction::PassLaunch plan(const Fp32Sum& p) const {
         return kreg_reduction::first_pass(&warp_shuffle, kThreads, kPerBlock, p.n, 0);
     }
-    void run(const Fp32Sum& p, cudaStream_t stream) {
+    void sum(const Fp32Sum& p, cudaStream_t stream) {
         kreg_reduction::run_passes(&warp_shuffle, kThreads, kPerBlock, 0, p.x, p.n, p.out, scratch_, stream);
     }
 

@@ -36,7 +36,7 @@ public:
         if (resident_ == 0) resident_ = kreg_reduction::resident_blocks(&grid_stride<true>, kThreads);
         return {kernel, dim3(kreg_reduction::grid_stride_blocks(resident_, kThreads, kUnroll, p.n)), dim3(kThreads), 0};
     }
-    void run(const Fp32Sum& p, cudaStream_t stream) {
+    void sum(const Fp32Sum& p, cudaStream_t stream) {
         const kreg_reduction::PassLaunch launch = plan(p);
         const unsigned blocks = launch.grid.x;
         float* partials = static_cast<float*>(scratch_.reserve(blocks * sizeof(float), stream));

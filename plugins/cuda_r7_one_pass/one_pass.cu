@@ -59,7 +59,7 @@ public:
         if (resident_ == 0) resident_ = kreg_reduction::resident_blocks(&one_pass<true>, kThreads);
         return {kernel, dim3(kreg_reduction::grid_stride_blocks(resident_, kThreads, kUnroll, p.n)), dim3(kThreads), 0};
     }
-    void run(const Fp32Sum& p, cudaStream_t stream) {
+    void sum(const Fp32Sum& p, cudaStream_t stream) {
         const kreg_reduction::LaunchOf<OnePass> launch = plan(p);
         const unsigned blocks = launch.grid.x;
         // The counter first (256 bytes keep the partials aligned), then one partial per block.

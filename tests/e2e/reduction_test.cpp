@@ -2,7 +2,8 @@
 // starting point right at tiny, odd and ragged n and measured in GB/s, and the check (docs/TOLERANCES.md,
 // "Reduction") failing a kernel that drops the last element, one that adds the first twice, one that writes a
 // NaN and one that never writes, with the outputs poisoned before every call; in plain and strict runs. The
-// shipped sweep config parses, and a reduction's shapes refuse keys of another operation.
+// shipped sweep config parses, and a reduction's shapes (its row of common/operations.def: n alone) refuse keys
+// of another operation.
 #include "common/job.hpp"
 #include "ops/reduction.hpp"
 #include "report/json_report.hpp"
@@ -53,7 +54,7 @@ TEST(Reduction, TinyOddAndRaggedNAreRightAndMeasuredInBytesPerSecond) {
         const std::string where = r.kernel + " " + to_string(r.shape) + ": " + r.reason;
         EXPECT_EQ(r.operation, Operation::reduction) << where;
         EXPECT_EQ(r.status, RowStatus::ok) << where;
-        EXPECT_EQ(r.shape.m, 1) << where;
+        EXPECT_EQ(r.shape.m, 0) << where;  // n alone (common/operations.def)
         EXPECT_EQ(r.shape.k, 0) << where;
         // Held to the reduction's own bound for its n, not GEMM's fixed 1e-5.
         EXPECT_EQ(r.tolerance.value_or(-1), reduction_tolerance(r.shape.n)) << where;
@@ -63,7 +64,7 @@ TEST(Reduction, TinyOddAndRaggedNAreRightAndMeasuredInBytesPerSecond) {
         EXPECT_FALSE(r.gflops.has_value()) << where;
     }
     EXPECT_NE(run.out.find("GB/s"), std::string::npos) << run.out;
-    EXPECT_NE(run.out.find("1x1000003"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("  1000003  "), std::string::npos) << run.out;
 }
 
 // Each wrong kernel, at n where an ordinary element is below the tolerance (2^20 + 1) and where it is not.
@@ -120,17 +121,17 @@ TEST(Reduction, TheShippedSweepParsesAndShapesRefuseKeysOfAnotherOperation) {
         kQuickRun + " --config sweeps/reduction-h200.json --kernels cpu_reduce_sum --baseline cpu_reduce_sum --dry-run",
         dir, dir);
     EXPECT_EQ(plan.exit_code, 0) << plan.err << plan.out;
-    EXPECT_NE(plan.out.find("1x268435456"), std::string::npos) << plan.out;
-    EXPECT_NE(plan.out.find("1x67108865"), std::string::npos) << plan.out;
+    EXPECT_NE(plan.out.find("  268435456  "), std::string::npos) << plan.out;
+    EXPECT_NE(plan.out.find("  67108865  "), std::string::npos) << plan.out;
     std::ofstream(dir / "m.json")
         << R"({"operation": "reduction", "kernels": ["cpu_reduce_sum"], "shapes": [{"m": 2, "n": 2}]})";
     const auto m = run_command(kRunner + " --config m.json", dir, dir);
     EXPECT_EQ(m.exit_code, 2);
     EXPECT_NE(m.err.find("/shapes/0/m"), std::string::npos) << m.err;
-    EXPECT_NE(m.err.find("a reduction shape has only 'n'"), std::string::npos) << m.err;
+    EXPECT_NE(m.err.find("a reduction shape has no 'm'"), std::string::npos) << m.err;
     const auto shape = run_command(kQuickRun + " --operation reduction --shape 4x4", dir, dir);
     EXPECT_EQ(shape.exit_code, 2);
-    EXPECT_NE(shape.err.find("give --sizes"), std::string::npos) << shape.err;
+    EXPECT_NE(shape.err.find("but a reduction shape is N"), std::string::npos) << shape.err;
 }
 
 }  // namespace

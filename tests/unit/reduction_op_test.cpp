@@ -1,5 +1,6 @@
 // core/src/ops/reduction: the tolerance docs/TOLERANCES.md ("Reduction") derives, the exact fp64 reference, the
 // sentinels, and the check: correct fp32 orders pass, a dropped or doubled element fails, NaN never passes.
+#include "common/operation_table.hpp"
 #include "ops/operation.hpp"
 #include "ops/reduction.hpp"
 #include "verify/random_fill.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 const OperationDef& op() { return operation_def(Operation::reduction); }
 
-Shape shape_of(int64_t n) { return Shape{1, n, 0, 0}; }
+Shape shape_of(int64_t n) { return Shape{0, n, 0, 0}; }  // the table's reduction shape: n alone
 
 // The harness's inputs for n: uniform in [-1, 1), then the sentinels (as pipeline.cpp and fill_call_inputs do).
 std::vector<float> inputs(int64_t n, uint64_t seed) {
@@ -78,13 +79,15 @@ TEST(ReductionOp, GeometryWorkAndShapes) {
     EXPECT_FALSE(g.in_place);
     EXPECT_EQ(g.a_cols, 1);  // the harness pads A by 256 rows: 256 n floats for a 1 x n row, too many at n = 2^26
     EXPECT_FALSE(op().exact());
-    EXPECT_TRUE(op().memory_bound());
-    EXPECT_EQ(op().flops(shape_of(1000)), 0.0);
-    EXPECT_EQ(op().bytes_moved(shape_of(1000), DType::fp32), 4004.0);
+    // The table's row: copy-bound, no FLOPs, x read once and the result written once.
+    EXPECT_EQ(operation_row(Operation::reduction).bound, Bound::copy);
+    EXPECT_EQ(work_flops(Operation::reduction, shape_of(1000)), 0.0);
+    EXPECT_EQ(work_bytes(Operation::reduction, shape_of(1000), DType::fp32), 4004.0);
+    EXPECT_EQ(key_values(Operation::reduction, shape_of(1000)), (std::vector<int64_t>{1000}));
     EXPECT_EQ(op().invalid_shape(shape_of(1)), "");
     EXPECT_NE(op().invalid_shape(shape_of(0)), "");
     EXPECT_NE(op().invalid_shape(Shape{2, 10, 0, 0}), "");  // no m
-    EXPECT_NE(op().invalid_shape(Shape{1, 10, 3, 0}), "");  // no k
+    EXPECT_NE(op().invalid_shape(Shape{0, 10, 3, 0}), "");  // no k
 }
 
 TEST(ReductionOp, SentinelsSitAtBothEndsAndInsideWithOneSign) {

@@ -1,7 +1,8 @@
 /*
- * kreg plugin ABI, version 1.3 (1.0 plus the transpose and block_transpose operations in 1.1, in 1.2 the
- * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs, and in
- * 1.3 the reduction operation).
+ * kreg plugin ABI, version 1.3 (1.0 plus the transpose and block_transpose operations in 1.1; in 1.2 the
+ * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs; in 1.3
+ * one generic entry, run(instance, const kreg_call*), for every operation, so that a new operation adds a
+ * kreg_operation value and its documentation, never another entry or argument struct).
  *
  * This is the whole contract between the kreg runner and a kernel plugin (.so). It is plain C so that
  * a plugin built with another compiler or standard library still loads. C++ authors normally do not
@@ -90,14 +91,16 @@ typedef enum kreg_backend {
     KREG_BACKEND_CUDA = 1 /* device memory of the current device; stream is a cudaStream_t */
 } kreg_backend;
 
-/* The operation a kernel implements. Each has its own argument struct and run entry in kreg_kernel_info.
+/* The operation a kernel implements. Since 1.3 every operation can be called through the generic entry
+ * kreg_kernel_info.run with a kreg_call (the sizes and operands of each operation are documented there);
+ * the operations of 1.0 and 1.1 also have their own argument struct and run entry, which 1.0-1.2 plugins use.
  * Values are stable; new ones are appended in later minor versions. A kernel whose operation (or dtype)
  * the runner does not know is listed as unavailable with the reason; the plugin's other kernels load. */
 typedef enum kreg_operation {
-    KREG_OPERATION_GEMM = 0,            /* kreg_gemm_args, run_gemm */
-    KREG_OPERATION_TRANSPOSE = 1,       /* since 1.1: kreg_transpose_args, run_transpose */
+    KREG_OPERATION_GEMM = 0,           /* kreg_gemm_args, run_gemm */
+    KREG_OPERATION_TRANSPOSE = 1,      /* since 1.1: kreg_transpose_args, run_transpose */
     KREG_OPERATION_BLOCK_TRANSPOSE = 2, /* since 1.1: kreg_block_transpose_args, run_block_transpose */
-    KREG_OPERATION_REDUCTION = 3        /* since 1.3: kreg_reduction_args, run_reduction */
+    KREG_OPERATION_REDUCTION = 3        /* since 1.3: the generic entry only (kreg_call) */
 } kreg_operation;
 
 /* Capability flags (kreg_kernel_info.flags). */
@@ -164,22 +167,39 @@ typedef struct kreg_block_transpose_args {
 } kreg_block_transpose_args;
 
 /*
- * Since 1.3. Arguments of one reduction call: out[0] = x[0] + x[1] + ... + x[n-1], fp32 in, one fp32 out,
- * in any order and association the kernel chooses. Any n >= 1 (within max_n). The result is compared with
- * an fp64 reference within the bound of docs/TOLERANCES.md ("Reduction"): |out - sum| <= gamma_D(n) * sum |x_i|
- * with D(n) = 256 + ceil(n / 65536) levels of fp32 additions on any element's path (a tree, blocked or
- * grid-stride summation in round to nearest is within it). NaN and Inf never pass. The kernel must not write
- * x, nor anything of out but out[0]; a CUDA kernel keeps its own scratch memory (create() or stream-ordered
- * allocations), never memory past x or out.
+ * Since 1.3. One call of a kernel of any operation, through kreg_kernel_info.run: the tag (operation) says
+ * which; sizes[] holds the operation's shape keys in its order, and a, b, c its operands:
+ *   GEMM            sizes m, n, k; a M x K (lda), b K x N (ldb), c M x N (ldc); alpha, beta as in
+ *                   kreg_gemm_args (and the same rules)
+ *   TRANSPOSE       sizes m, n; a M x N (lda), c N x M (ldc): the transpose (kreg_transpose_args' b); b NULL
+ *   BLOCK_TRANSPOSE sizes m, n, block; c M x N (ldc), read and transposed tile by tile in place as in
+ *                   kreg_block_transpose_args (whose a it is); a and b NULL
+ *   REDUCTION       sizes n; a the n fp32 inputs x (contiguous, lda 1), c one fp32 output (ldc 1); b NULL.
+ *                   c[0] = x[0] + ... + x[n-1] in any order and association; any n >= 1. Checked against the
+ *                   exact (fp64) sum within gamma_D * sum |x_i|, D(n) = 256 + ceil(n / 65536) fp32 additions
+ *                   on any element's path (docs/TOLERANCES.md, "Reduction": a tree, blocked or grid-stride sum
+ *                   is inside it); NaN and Inf never pass. c[0] is poisoned before the call; the kernel must
+ *                   not write x, nor c past c[0]. Scratch memory is the kernel's own (create(), or
+ *                   stream-ordered allocations it keeps), never memory past x or c.
+ * Sizes past the operation's keys are 0, and so are the leading dimensions of the operands it lacks.
+ * Leading dimensions are in elements and equal to the row length unless the kernel sets
+ * KREG_KERNEL_HONOURS_LEADING_DIMS. Everything the operation's own struct says (element types, what may be
+ * written, alignment, how the result is checked) holds for the call alike. The runner never calls a
+ * kernel with another operation than the one it declares.
  */
-typedef struct kreg_reduction_args {
-    uint32_t struct_size; /* sizeof(kreg_reduction_args) as the runner compiled it; required */
-    int64_t n;            /* number of elements of x; >= 1 */
-    kreg_dtype dtype;     /* KREG_DTYPE_FP32 in 1.3: the only dtype the runner asks for */
-    const void* x;        /* n input elements, contiguous */
-    void* out;            /* one output element; poisoned (a NaN) before the call */
-    void* stream;         /* as in kreg_gemm_args */
-} kreg_reduction_args;
+#define KREG_CALL_MAX_SIZES 4
+typedef struct kreg_call {
+    uint32_t struct_size;               /* sizeof(kreg_call) as the runner compiled it; required */
+    kreg_operation operation;           /* the tag: the kernel's own operation */
+    kreg_dtype dtype;                   /* one of the dtypes the kernel declared */
+    int64_t sizes[KREG_CALL_MAX_SIZES]; /* the operation's shape keys in order (above); the rest 0 */
+    int64_t lda, ldb, ldc;              /* leading dimensions of a, b and c in elements; 0 for an absent one */
+    double alpha, beta;                 /* GEMM: 1 and 0 unless the kernel sets KREG_KERNEL_HONOURS_ALPHA_BETA */
+    const void* a;                      /* the first input (NULL when the operation has none) */
+    const void* b;                      /* the second input (NULL when the operation has fewer) */
+    void* c;                            /* the output (in place: the operand itself) */
+    void* stream;                       /* as in kreg_gemm_args */
+} kreg_call;
 
 /* Launch configuration a CUDA kernel reports for the record (optional, see describe_launch). */
 typedef struct kreg_launch_info {
@@ -206,7 +226,7 @@ typedef struct kreg_kernel_info {
 
     /* Optional (may be NULL): global-memory bytes the kernel moves for one call, by its own traffic
      * model, used for the modelled arithmetic intensity on the roofline. Must not throw.
-     * k is K for GEMM, 0 for transpose, the call's block for block_transpose. */
+     * k is K for GEMM, 0 for transpose, the call's block for block_transpose: the call's sizes[0], [1], [2]. */
     double (*model_global_bytes)(int64_t m, int64_t n, int64_t k, kreg_dtype dtype);
 
     /* Required: make an instance. On failure return non-OK, write a NUL-terminated message into
@@ -214,8 +234,8 @@ typedef struct kreg_kernel_info {
     kreg_status (*create)(void** instance, char* error, size_t error_size);
     /* Required: destroy what create made. Never fails. */
     void (*destroy)(void* instance);
-    /* GEMM kernels: required, run one GEMM. Asynchronous on CUDA (the runner synchronizes the stream).
-     * Other operations: may be NULL (never called). */
+    /* GEMM kernels: required unless run (1.3) is set; run one GEMM. Asynchronous on CUDA (the runner
+     * synchronizes the stream). Other operations: may be NULL (never called). */
     kreg_status (*run_gemm)(void* instance, const kreg_gemm_args* args, char* error, size_t error_size);
     /* Optional (may be NULL): fill *info with the launch configuration run_gemm would use for args. */
     kreg_status (*describe_launch)(void* instance, const kreg_gemm_args* args, kreg_launch_info* info, char* error,
@@ -223,12 +243,12 @@ typedef struct kreg_kernel_info {
 
     /* ---- Since 1.1. A 1.0 plugin's structs end above; the runner reads these fields as NULL / 0. ---- */
 
-    /* Transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
+    /* Transpose kernels: required unless run (1.3) is set. Asynchronous on CUDA, like run_gemm. */
     kreg_status (*run_transpose)(void* instance, const kreg_transpose_args* args, char* error, size_t error_size);
     /* Optional: the launch configuration run_transpose would use. */
     kreg_status (*describe_transpose_launch)(void* instance, const kreg_transpose_args* args, kreg_launch_info* info,
                                              char* error, size_t error_size);
-    /* Block transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
+    /* Block transpose kernels: required unless run (1.3) is set. Asynchronous on CUDA, like run_gemm. */
     kreg_status (*run_block_transpose)(void* instance, const kreg_block_transpose_args* args, char* error,
                                        size_t error_size);
     /* Optional: the launch configuration run_block_transpose would use. */
@@ -249,13 +269,16 @@ typedef struct kreg_kernel_info {
      * in its first call at a shape (cuBLASLt's timed heuristic) names its choice, not "not chosen yet". */
     kreg_status (*describe_gemm_variant)(void* instance, const kreg_gemm_args* args, char* buffer, size_t buffer_size);
 
-    /* ---- Since 1.3. Older plugins' structs end above; the runner reads these fields as NULL. ---- */
+    /* ---- Since 1.3. A 1.0, 1.1 or 1.2 plugin's structs end above; the runner reads these fields as NULL. ---- */
 
-    /* Reduction kernels: required. Asynchronous on CUDA, like run_gemm. */
-    kreg_status (*run_reduction)(void* instance, const kreg_reduction_args* args, char* error, size_t error_size);
-    /* Optional: the launch configuration run_reduction would use (its first launch, for a multi-pass kernel). */
-    kreg_status (*describe_reduction_launch)(void* instance, const kreg_reduction_args* args, kreg_launch_info* info,
-                                             char* error, size_t error_size);
+    /* The generic entry, for every operation: run one call (see kreg_call). Asynchronous on CUDA, like
+     * run_gemm. Required for an operation that has no entry of its own (every one after 1.1); when it is set
+     * the runner calls it instead of the operation's own entry (run_gemm, run_transpose, ...), which may then
+     * be NULL. */
+    kreg_status (*run)(void* instance, const kreg_call* call, char* error, size_t error_size);
+    /* Optional: the launch configuration run would use for call. */
+    kreg_status (*describe_call_launch)(void* instance, const kreg_call* call, kreg_launch_info* info, char* error,
+                                        size_t error_size);
 } kreg_kernel_info;
 
 /* What the entry point returns. Owned by the plugin; valid until the library is unloaded. */

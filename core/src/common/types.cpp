@@ -69,34 +69,11 @@ const std::vector<RowStatus>& all_row_statuses() {
 }
 
 std::string to_string(const Shape& s) {
-    std::string out = std::to_string(s.m) + "x" + std::to_string(s.n);
+    // A shape without m (an operation whose only size key is n) is its n alone.
+    std::string out = s.m > 0 ? std::to_string(s.m) + "x" + std::to_string(s.n) : std::to_string(s.n);
     if (s.k > 0) out += "x" + std::to_string(s.k);
     if (s.block > 0) out += "/b" + std::to_string(s.block);
     return out;
-}
-
-std::string_view to_string(Operation o) {
-    switch (o) {
-        case Operation::gemm:
-            return "gemm";
-        case Operation::transpose:
-            return "transpose";
-        case Operation::block_transpose:
-            return "block_transpose";
-        case Operation::reduction:
-            return "reduction";
-    }
-    return "unknown";
-}
-std::optional<Operation> parse_operation(std::string_view s) {
-    for (Operation o : all_operations())
-        if (s == to_string(o)) return o;
-    return std::nullopt;
-}
-const std::vector<Operation>& all_operations() {
-    static const std::vector<Operation> all{Operation::gemm, Operation::transpose, Operation::block_transpose,
-                                            Operation::reduction};
-    return all;
 }
 
 }  // namespace kreg

@@ -10,18 +10,6 @@
 namespace kreg {
 namespace {
 
-// The ABI arguments of a job's call: x is A's buffer, the result C's one element.
-kreg_reduction_args reduction_args(const Shape& s, DType dtype, const CallOperands& o) {
-    kreg_reduction_args args{};
-    args.struct_size = sizeof args;
-    args.n = s.n;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.x = o.a;
-    args.out = o.c;
-    args.stream = o.stream;
-    return args;
-}
-
 std::string describe_error(float got, double want, double abs_sum, double error, double tolerance) {
     char text[320];
     std::snprintf(text, sizeof text,
@@ -71,21 +59,10 @@ double reference_sum(const float* x, int64_t n, double& abs_sum) {
 }
 
 std::string ReductionOperation::invalid_shape(const Shape& s) const {
-    if (s.n < 1 || s.m != 1 || s.k != 0 || s.block != 0)
+    // The table's shapes of a reduction carry n alone (m, k and block 0).
+    if (s.n < 1 || s.m != 0 || s.k != 0 || s.block != 0)
         return "invalid reduction shape " + to_string(s) + ": n must be >= 1, and there is no m, k or block";
     return "";
-}
-
-OperandGeometry ReductionOperation::geometry(const Shape& s) const {
-    OperandGeometry g;
-    g.a_count = size_t(s.n);
-    g.c_count = 1;
-    // x as an n x 1 column for the harness: its NaN padding (256 rows of a_cols, at least 1024 floats, on each side)
-    // stays 4 KB instead of 256 n floats, and a position in a message is (i, 0).
-    g.a_cols = 1;
-    g.b_cols = 1;
-    g.c_cols = 1;
-    return g;
 }
 
 double ReductionOperation::default_tolerance(const Shape& s, DType) const { return reduction_tolerance(s.n); }
@@ -117,27 +94,6 @@ VerifyResult ReductionOperation::verify(const float* a, const float*, const floa
     r.passed = error <= tolerance;
     if (!r.passed) r.reason = describe_error(got, want, abs_sum, error, tolerance);
     return r;
-}
-
-double ReductionOperation::bytes_moved(const Shape& s, DType) const { return 4.0 * double(s.n) + 4.0; }
-
-std::string ReductionOperation::call(const kreg_kernel_info& info, void* instance, const Shape& s, DType dtype,
-                                     const CallOperands& o) const {
-    const kreg_reduction_args args = reduction_args(s, dtype, o);
-    char error[1024];
-    error[0] = '\0';
-    const kreg_status status = info.run_reduction(instance, &args, error, sizeof error);
-    if (status == KREG_STATUS_OK) return "";
-    error[sizeof error - 1] = '\0';
-    return kernel_failure(status, error);
-}
-
-kreg_status ReductionOperation::describe_launch(const kreg_kernel_info& info, void* instance, const Shape& s,
-                                                DType dtype, const CallOperands& o, kreg_launch_info& launch,
-                                                char* error, size_t error_size) const {
-    if (info.describe_reduction_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
-    const kreg_reduction_args args = reduction_args(s, dtype, o);
-    return info.describe_reduction_launch(instance, &args, &launch, error, error_size);
 }
 
 }  // namespace kreg

@@ -1,12 +1,13 @@
-// reduction: out = x[0] + ... + x[n-1], n fp32 inputs (A, 1 x n), one fp32 output (C, 1 x 1), any order. Checked
+// reduction: out = x[0] + ... + x[n-1], n fp32 inputs (A, n x 1), one fp32 output (C, 1 x 1), any order. Checked
 // against the exact sum (fp64) within a bound derived in docs/TOLERANCES.md ("Reduction"):
 //
 //     |out - sum| <= gamma_D * sum |x_i|,  gamma_D = D u / (1 - D u),  u = 2^-24,  D(n) = 256 + ceil(n / 2^16)
 //
 // D bounds the fp32 additions on any element's path to the result: a tree of depth ceil(log2 n), chains of
 // at most 256 elements, and grid-stride chains of n / 65536 (a grid of >= 65536 threads, or 16384 threads
-// of four-float vectors) all fit. Memory-bound: the roofline ceiling is the device-to-device copy bandwidth,
-// the bytes that must move 4 n + 4.
+// of four-float vectors) all fit. The operands, the work model (4 n + 4 bytes) and the roofline bound (the
+// device-to-device copy bandwidth) are the operation's row of common/operations.def; x is an n x 1 column
+// there, so that the harness pads it by 256 rows of 1 float, not of n.
 //
 // Inputs: the harness's uniform draw in [-1, 1) (multiples of 2^-23), and three sentinels of one sign and
 // magnitude S(n) = the power of two >= max(1, 4 n tol(n)) planted at x[0], x[n-1] and a seeded position
@@ -22,23 +23,13 @@ class ReductionOperation final : public OperationDef {
 public:
     Operation id() const override { return Operation::reduction; }
     std::string invalid_shape(const Shape& shape) const override;
-    OperandGeometry geometry(const Shape& shape) const override;
     bool exact() const override { return false; }
     double default_tolerance(const Shape& shape, DType dtype) const override;
     VerifyResult verify(const float* a, const float* b, const float* c, const Shape& shape, double tolerance,
                         uint64_t seed) const override;
     double expected(const float* a, const float* b, const Shape& shape, size_t index, double& magnitude) const override;
-    double flops(const Shape&) const override { return 0; }
-    // x read once and the result written once: 4 n + 4 bytes (fp32 only in ABI 1.3).
-    double bytes_moved(const Shape& shape, DType dtype) const override;
-    bool memory_bound() const override { return true; }
     void plant_special_values(std::vector<float>& a, uint64_t seed) const override;
     bool plants_special_values() const override { return true; }
-    std::string call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                     const CallOperands& operands) const override;
-    kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                const CallOperands& operands, kreg_launch_info& launch, char* error,
-                                size_t error_size) const override;
 };
 
 // D(n) of the bound above: the fp32 additions a correct kernel may put on any element's path.

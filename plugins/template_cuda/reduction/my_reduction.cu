@@ -1,8 +1,8 @@
 // student_reduction: your starting point for the CUDA reduction lab (grading/reduction.json). A correct,
 // slow sum of n floats; make it reach copy speed and keep it correct.
 //
-// out[0] = x[0] + ... + x[n-1], fp32 in and out, device pointers, any n >= 1 (see struct kreg_reduction_args
-// in <kreg/abi.h>). The runner checks the result against the exact sum within gamma_D(n) * sum |x_i|, where
+// out[0] = x[0] + ... + x[n-1], fp32 in and out, device pointers, any n >= 1, through ABI 1.3's generic entry:
+// a kreg_call (<kreg/abi.h>, REDUCTION) with call.sizes[0] = n, call.a = x, call.c = out. The runner checks the result against the exact sum within gamma_D(n) * sum |x_i|, where
 // D(n) = 256 + ceil(n / 65536) is how many fp32 additions any element may pass through on its way to the
 // result (docs/TOLERANCES.md, "Reduction"). This kernel gives every element to one atomicAdd on out[0]: n
 // additions in one chain, one address for the whole GPU to queue on. Both are what the lab's steps fix.
@@ -39,48 +39,51 @@ __global__ void __launch_bounds__(kThreads) atomic_sum(const float* x, int64_t n
     if (i < n) atomicAdd(out, x[i]);
 }
 
-void check_arguments(const kreg_reduction_args& args) {
-    if (args.struct_size < sizeof(kreg_reduction_args))
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_reduction_args is smaller than this plugin expects");
-    if (args.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "only fp32 is implemented");
-    if (args.n < 1 || args.n > (int64_t(1) << 38))
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "n must be in 1..2^38, got " + std::to_string(args.n));
-    if (args.x == nullptr || args.out == nullptr) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null pointer");
+void check_arguments(const kreg_call& call) {
+    if (call.struct_size < sizeof(kreg_call))
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_call is smaller than this plugin expects");
+    if (call.operation != KREG_OPERATION_REDUCTION)
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "not a reduction call");
+    if (call.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "only fp32 is implemented");
+    if (call.sizes[0] < 1 || call.sizes[0] > (int64_t(1) << 38))
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "n must be in 1..2^38, got " + std::to_string(call.sizes[0]));
+    if (call.a == nullptr || call.c == nullptr) throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "null pointer");
 }
 
-dim3 grid_of(const kreg_reduction_args& args) { return dim3(unsigned((args.n + kThreads - 1) / kThreads)); }
+dim3 grid_of(const kreg_call& call) { return dim3(unsigned((call.sizes[0] + kThreads - 1) / kThreads)); }
 
 // A reduction reads every element once and writes one: 4 n + 4 bytes is the minimum, and what the roofline
-// (the device-to-device copy bandwidth) is measured against. For a reduction the ABI's n is the count.
-double student_model_bytes(int64_t /*m*/, int64_t n, int64_t /*k*/, kreg_dtype /*dtype*/) {
+// (the device-to-device copy bandwidth) is measured against. The first size is the call's sizes[0], n.
+double student_model_bytes(int64_t n, int64_t /*unused*/, int64_t /*unused*/, kreg_dtype /*dtype*/) {
     return 4.0 * double(n) + 4.0;
 }
 
-class StudentReduction final : public kreg::IReductionKernel {
+class StudentReduction final : public kreg::IOperationKernel {
 public:
     static kreg::KernelSpec spec() {
         kreg::KernelSpec s;
         s.name = "student_reduction";  // what reduction.json grades
         s.description = "atomics: one atomicAdd per element onto out[0]";
+        s.operation = KREG_OPERATION_REDUCTION;  // through the generic entry, run(const kreg_call&)
         s.backend = KREG_BACKEND_CUDA;
         s.dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
         s.model_global_bytes = &student_model_bytes;
         return s;
     }
 
-    void run_reduction(const kreg_reduction_args& args) override {
-        check_arguments(args);
-        const cudaStream_t stream = static_cast<cudaStream_t>(args.stream);
+    void run(const kreg_call& call) override {
+        check_arguments(call);
+        const cudaStream_t stream = static_cast<cudaStream_t>(call.stream);
         // The runner poisons out[0] (a NaN) before every call: start from 0, in stream order.
-        KREG_CUDA_CHECK(cudaMemsetAsync(args.out, 0, sizeof(float), stream));
-        atomic_sum<<<grid_of(args), kThreads, 0, stream>>>(static_cast<const float*>(args.x), args.n,
-                                                           static_cast<float*>(args.out));
+        KREG_CUDA_CHECK(cudaMemsetAsync(call.c, 0, sizeof(float), stream));
+        atomic_sum<<<grid_of(call), kThreads, 0, stream>>>(static_cast<const float*>(call.a), call.sizes[0],
+                                                           static_cast<float*>(call.c));
         KREG_CUDA_CHECK_LAUNCH();
     }
 
-    bool describe_launch(const kreg_reduction_args& args, kreg_launch_info& info) override {
-        check_arguments(args);
-        const dim3 grid = grid_of(args);
+    bool describe_launch(const kreg_call& call, kreg_launch_info& info) override {
+        check_arguments(call);
+        const dim3 grid = grid_of(call);
         info.device_function = reinterpret_cast<const void*>(&atomic_sum);
         info.grid[0] = grid.x;
         info.grid[1] = info.grid[2] = 1;
