@@ -5,11 +5,11 @@
 // memory a multi-pass or one-pass reduction keeps between its launches, the pass driver of steps 2-5, the
 // warp and block sums of steps 5-7, the traffic model and the ABI side (argument checks, the launch record).
 //
-// The operation (ABI 1.3, KREG_OPERATION_REDUCTION through kreg_call): out[0] = x[0] + ... + x[n-1], fp32, any n >= 1, in any
-// order. The runner checks it against an fp64 reference within gamma_D(n) * sum |x_i|, D(n) = 256 +
-// ceil(n / 65536) (docs/TOLERANCES.md, "Reduction"): every kernel here keeps each element's path through
-// fp32 additions far shorter than that (a tree of depth log2(n), or a chain of n / (grid threads) per thread
-// and a tree), except step 1, whose one atomic chain has length n (REDUCTION.md says what that means).
+// The operation (ABI 1.3, KREG_OPERATION_REDUCTION through kreg_call): out[0] = x[0] + ... + x[n-1], fp32, any n >= 1,
+// in any order. The runner checks it against an fp64 reference within gamma_D(n) * sum |x_i|, D(n) = 256 + ceil(n /
+// 65536) (docs/TOLERANCES.md, "Reduction"): every kernel here keeps each element's path through fp32 additions far
+// shorter than that (a tree of depth log2(n), or a chain of n / (grid threads) per thread and a tree), except step 1,
+// whose one atomic chain has length n (REDUCTION.md says what that means).
 #pragma once
 
 #include "launch_info.cuh"
@@ -233,8 +233,8 @@ inline Fp32Sum fp32_sum(const kreg_call& call) {
     if (call.struct_size < sizeof(kreg_call))
         throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "kreg_call.struct_size is smaller than this plugin's ABI");
     if (call.operation != KREG_OPERATION_REDUCTION)
-        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT, "not a reduction call (operation " +
-                                                            std::to_string(int(call.operation)) + ")");
+        throw kreg::Error(KREG_STATUS_INVALID_ARGUMENT,
+                          "not a reduction call (operation " + std::to_string(int(call.operation)) + ")");
     if (call.dtype != KREG_DTYPE_FP32) throw kreg::Error(KREG_STATUS_UNSUPPORTED, "this kernel sums fp32 only");
     const int64_t n = call.sizes[0];
     if (n < 1 || n > kMaxCount)

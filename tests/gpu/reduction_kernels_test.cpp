@@ -128,8 +128,8 @@ void call_and_check(Instance& instance, Stream& stream, const std::vector<float>
     CUDA_ASSERT(cudaMemcpy(d_x.ptr, host.data(), total * 4, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaMemcpy(d_out.ptr, out0, sizeof out0, cudaMemcpyHostToDevice));
     CUDA_ASSERT(cudaDeviceSynchronize());
-    const kreg_call call = reduction_call(int64_t(n), static_cast<const float*>(d_x.ptr) + kGuard + offset,
-                                          d_out.ptr, stream.s);
+    const kreg_call call =
+        reduction_call(int64_t(n), static_cast<const float*>(d_x.ptr) + kGuard + offset, d_out.ptr, stream.s);
     char error[1024] = "";
     ASSERT_NE(info.run, nullptr) << info.name << ": a reduction kernel has only the generic entry";
     ASSERT_EQ(info.run(instance.ptr, &call, error, sizeof error), KREG_STATUS_OK)

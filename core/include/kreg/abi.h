@@ -97,8 +97,8 @@ typedef enum kreg_backend {
  * Values are stable; new ones are appended in later minor versions. A kernel whose operation (or dtype)
  * the runner does not know is listed as unavailable with the reason; the plugin's other kernels load. */
 typedef enum kreg_operation {
-    KREG_OPERATION_GEMM = 0,           /* kreg_gemm_args, run_gemm */
-    KREG_OPERATION_TRANSPOSE = 1,      /* since 1.1: kreg_transpose_args, run_transpose */
+    KREG_OPERATION_GEMM = 0,            /* kreg_gemm_args, run_gemm */
+    KREG_OPERATION_TRANSPOSE = 1,       /* since 1.1: kreg_transpose_args, run_transpose */
     KREG_OPERATION_BLOCK_TRANSPOSE = 2, /* since 1.1: kreg_block_transpose_args, run_block_transpose */
     KREG_OPERATION_REDUCTION = 3        /* since 1.3: the generic entry only (kreg_call) */
 } kreg_operation;

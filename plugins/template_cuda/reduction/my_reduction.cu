@@ -2,10 +2,11 @@
 // slow sum of n floats; make it reach copy speed and keep it correct.
 //
 // out[0] = x[0] + ... + x[n-1], fp32 in and out, device pointers, any n >= 1, through ABI 1.3's generic entry:
-// a kreg_call (<kreg/abi.h>, REDUCTION) with call.sizes[0] = n, call.a = x, call.c = out. The runner checks the result against the exact sum within gamma_D(n) * sum |x_i|, where
-// D(n) = 256 + ceil(n / 65536) is how many fp32 additions any element may pass through on its way to the
-// result (docs/TOLERANCES.md, "Reduction"). This kernel gives every element to one atomicAdd on out[0]: n
-// additions in one chain, one address for the whole GPU to queue on. Both are what the lab's steps fix.
+// a kreg_call (<kreg/abi.h>, REDUCTION) with call.sizes[0] = n, call.a = x, call.c = out. The runner checks the result
+// against the exact sum within gamma_D(n) * sum |x_i|, where D(n) = 256 + ceil(n / 65536) is how many fp32 additions
+// any element may pass through on its way to the result (docs/TOLERANCES.md, "Reduction"). This kernel gives every
+// element to one atomicAdd on out[0]: n additions in one chain, one address for the whole GPU to queue on. Both are
+// what the lab's steps fix.
 //
 // The lab's steps (plugins/cuda_r1_atomic .. cuda_r7_one_pass in the kreg sources, docs/REDUCTION.md;
 // reduction.json scores you against cuda_r3_sequential, cub::DeviceReduce::Sum and 90 % of the copy
