@@ -87,7 +87,9 @@ def is_data_movement(problem):
 
 
 def shape_label(shape):
-    """The runner's own spelling of a shape, "MxNxK"."""
+    """The runner's own spelling of a shape, "MxNxK"; a shape without M (a reduction's: m is 0) is its N."""
+    if len(shape) >= 2 and shape[0] == 0:
+        return str(shape[1])
     return "x".join(str(v) for v in shape)
 
 
@@ -105,7 +107,9 @@ def is_square(shape):
 
 
 def is_square_problem(problem):
-    """M = N = K for GEMM, M = N for a transpose."""
+    """M = N = K for GEMM, M = N for a transpose; a shape of n alone (a reduction's) counts as square."""
+    if is_data_movement(problem) and problem[0] == 0:
+        return True
     return problem[0] == problem[1] if is_data_movement(problem) else is_square(problem[:3])
 
 
