@@ -21,6 +21,7 @@ constexpr bool rows_in_abi_order() {
     return true;
 }
 static_assert(rows_in_abi_order(), "operations.def: rows must be in the order of their kreg_operation values");
+static_assert(kMaxShapeKeys == KREG_CALL_MAX_SIZES, "a row's keys are the sizes of its kreg_call");
 
 }  // namespace
 
