@@ -7,6 +7,8 @@
 #   bash docs/results/reduction-h200.sh            # every step
 #   bash docs/results/reduction-h200.sh build test  # some steps: build test sanitize sweep
 #
+# Each step's commands are capped so that "build test" and "sanitize sweep" each fit one 10-minute call.
+#
 # KREG_BUILD_DIR (default build-gpu) is reused between calls when the machine is still warm.
 set -uo pipefail
 OUT=${OUT:-/tmp/kreg-out}
@@ -39,14 +41,14 @@ fi
 
 if [[ $steps == *" test "* ]]; then
     step "the reduction's GPU tests: every kernel at every n (reduction_kernels_test), and the published rubric"
-    timeout 400 "$build/bin/reduction_kernels_test" >"$LOG/reduction_kernels_test.log" 2>&1
+    timeout 240 "$build/bin/reduction_kernels_test" >"$LOG/reduction_kernels_test.log" 2>&1
     echo "reduction_kernels_test exit $?"; tail -3 "$LOG/reduction_kernels_test.log"
     grep -E "^\[  FAILED|Failure" "$LOG/reduction_kernels_test.log" | head -20
-    timeout 400 "$build/bin/grade_gpu_test" --gtest_filter='GradeGpu.ThePublishedReductionRubric*' \
+    timeout 300 "$build/bin/grade_gpu_test" --gtest_filter='GradeGpu.ThePublishedReductionRubric*' \
         >"$LOG/grade_gpu_reduction.log" 2>&1
     echo "grade_gpu_test (reduction) exit $?"; tail -3 "$LOG/grade_gpu_reduction.log"
     # The CPU side of the lab on this machine too (e2e and unit; no GPU needed).
-    timeout 300 ctest --test-dir "$build" -R "ReductionOp|Reduction\.|GradeReduction" -j4 --output-on-failure \
+    timeout 100 ctest --test-dir "$build" -R "ReductionOp|OperationTable|Reduction\.|GradeReduction" -j4 --output-on-failure \
         >"$LOG/ctest-reduction-cpu.log" 2>&1
     tail -3 "$LOG/ctest-reduction-cpu.log"; bundle
 fi
@@ -55,14 +57,14 @@ if [[ $steps == *" sanitize "* ]]; then
     step "compute-sanitizer memcheck and racecheck on every reduction kernel"
     cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     filter='AllCudaReductions/CudaReductionTest.SumWithinTheBound/*_1:*_33:*_257:*_513:*_1000003'
-    timeout 400 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$build/bin/reduction_kernels_test" \
+    timeout 240 "$cs" --tool memcheck --leak-check full --error-exitcode 9 "$build/bin/reduction_kernels_test" \
         --gtest_filter="$filter" >"$LOG/memcheck-tests.log" 2>&1
     echo "memcheck (kernel tests) exit $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$LOG/memcheck-tests.log" | tail -4
     # Through the runner's own harness (NaN paddings around x, the poisoned out[0]), in this process.
-    timeout 300 "$cs" --tool memcheck --error-exitcode 9 "$runner" --isolation none --operation reduction \
+    timeout 150 "$cs" --tool memcheck --error-exitcode 9 "$runner" --isolation none --operation reduction \
         --kernels "$reductions" --sizes 1,257,1000003 --warmup 0 --repeat 2 >"$LOG/memcheck-runner.log" 2>&1
     echo "memcheck (runner) exit $?"; grep -E "ERROR SUMMARY" "$LOG/memcheck-runner.log" | tail -2
-    timeout 400 "$cs" --tool racecheck --error-exitcode 9 "$build/bin/reduction_kernels_test" \
+    timeout 180 "$cs" --tool racecheck --error-exitcode 9 "$build/bin/reduction_kernels_test" \
         --gtest_filter='AllCudaReductions/CudaReductionTest.SumWithinTheBound/*_1000003' >"$LOG/racecheck.log" 2>&1
     echo "racecheck exit $?"; grep -E "ERROR SUMMARY|RACE" "$LOG/racecheck.log" | tail -4
     bundle
