@@ -7,7 +7,7 @@
 #   bash docs/results/reduction-h200.sh            # every step
 #   bash docs/results/reduction-h200.sh build test  # some steps: build test sanitize sweep
 #
-# Each step's commands are capped so that "build test" and "sanitize sweep" each fit one 10-minute call.
+# Each step's commands are capped so that "build test", "sanitize" and "sweep" each fit one 10-minute call.
 #
 # KREG_BUILD_DIR (default build-gpu) is reused between calls when the machine is still warm.
 set -uo pipefail
