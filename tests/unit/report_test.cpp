@@ -744,6 +744,23 @@ TEST(Speedup, BatchAgreesWithSingleRow) {
     for (const auto& s : speedups_vs_baseline(all, Baseline())) EXPECT_FALSE(s);
 }
 
+// Rows that differ only in their per-call tile edge are different problems, in the batch as for one row.
+TEST(Speedup, TheTileEdgeIsPartOfTheProblem) {
+    const auto block_row = [](const char* kernel, int64_t block, double median_ms) {
+        Record r = ok_record(kernel, Shape{64, 64, 0, block}, median_ms);
+        r.operation = Operation::block_transpose;
+        return r;
+    };
+    const std::vector<Record> all{block_row("copy", 2, 1.0), block_row("copy", 4, 3.0), block_row("mine", 2, 2.0),
+                                  block_row("mine", 4, 1.0)};
+    const auto batch = speedups_vs_baseline(all, Baseline::same_for_all("copy"));
+    ASSERT_EQ(batch.size(), 4u);
+    EXPECT_DOUBLE_EQ(*batch[2], 0.5);
+    EXPECT_DOUBLE_EQ(*batch[3], 3.0);
+    for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, Baseline::same_for_all("copy"))) << i;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Console
 

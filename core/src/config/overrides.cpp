@@ -191,7 +191,8 @@ Shape typed_shape(Operation op, const std::string& text) {
         for (Operation other : all_operations())
             if (operation_row(other).size_keys().size() == dims.size())
                 others += (others.empty() ? "" : " or ") + std::string(to_string(other));
-        throw cli_error("--shape", "'" + text + "' has " + std::to_string(dims.size()) + " sizes, but a " +
+        throw cli_error("--shape", "'" + text + "' has " + std::to_string(dims.size()) +
+                                       (dims.size() == 1 ? " size" : " sizes") + ", but a " +
                                        std::string(to_string(op)) + " shape is " + size_syntax(op) + " (e.g. " +
                                        shape_example(op) + ")" +
                                        (others.empty() ? "" : "; for a shape of " + others + " give --operation"));

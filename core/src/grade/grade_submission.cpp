@@ -550,9 +550,9 @@ void Grader::annotate_floor(Record& mine, Backend backend) {
             mine.extra.roofline = RooflineEvidence{};
             mine.extra.roofline->unavailable = error.is_string() ? error.get<std::string>() : error.dump();
         }
-    } else if (mine.status == RowStatus::ok && rubric.operation != Operation::gemm) {
-        // The host's fp32 peak bounds FLOPs; a transpose does none, and the host's copy bandwidth
-        // is not measured: no floor, and the evidence says so.
+    } else if (mine.status == RowStatus::ok && operation_row(rubric.operation).bound != Bound::compute) {
+        // The host's fp32 peak bounds FLOPs; a copy-bound operation (a transpose) is judged against the copy
+        // bandwidth, which is not measured on the host: no floor, and the evidence says so.
         mine.extra.roofline = RooflineEvidence{};
         mine.extra.roofline->ceiling = "host_fp32";
         mine.extra.roofline->unavailable = "no roofline floor for a cpu " + std::string(to_string(rubric.operation)) +

@@ -471,6 +471,8 @@ void PipelineRun::record_results() {
     const StoppingRule rule = StoppingRule::from(settings);
     if (rule.noise_target > 0) sampling.noise_target = rule.noise_target;
     if (rule.time_cap_s) sampling.time_cap_s = *rule.time_cap_s;
+    if (outcome.min_span_s > 0) sampling.min_span_s = outcome.min_span_s;
+    sampling.span_s = outcome.span_s;
     if (outcome.settle_calls > 0)
         sampling.clock_settle = ClockSettleFacts{outcome.settle_calls, outcome.settle_s, outcome.settled};
     record.extra.sampling = std::move(sampling);

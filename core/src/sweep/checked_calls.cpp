@@ -77,7 +77,9 @@ SealedOutput::~SealedOutput() {
 }
 
 CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid)
-    : worker_(worker), output_count_(element_count(job.shape, operation_row(job.operation).c)), max_calls_(max_calls) {
+    : worker_(worker),
+      output_count_(element_count(job.shape, operation_row(job.operation).c)),  // C's extent (operations.def)
+      max_calls_(max_calls) {
     std::string why_not;
     if (cpu_clock_pid > 0) cpu_clock_ = ProcessCpuClock::of(cpu_clock_pid, why_not);
     interim_.ops = {"next_call", "output"};
@@ -130,8 +132,8 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
         return "handed over call " + std::to_string(number) + " without asking for its seed first";
     const auto count = message.find("count");
     if (count == message.end() || !count->is_number_unsigned() || count->get<uint64_t>() != output_count_)
-        return "handed over call " + std::to_string(number) + " with a count other than its output's " +
-               std::to_string(output_count_) + " elements";
+        return "handed over call " + std::to_string(number) +
+               " with a count other than M*N = " + std::to_string(output_count_);
     CheckedCall c;
     c.call = number;
     c.seed = *seed_out_;
