@@ -33,7 +33,7 @@ INPUT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 # Operations that move data and do no arithmetic (core/src/ops/transpose.cpp): measured in GB/s against the
 # measured copy bandwidth, not in TFLOP/s. A row without "operation" is a GEMM row.
 GEMM = "gemm"
-DATA_MOVEMENT = ("transpose", "block_transpose")
+DATA_MOVEMENT = ("transpose", "block_transpose", "reduction")
 # What a transpose moves at least: each fp32 element read once and written once (TransposeOperation::bytes_moved).
 TRANSPOSE_ELEMENT_BYTES = 4
 
@@ -87,7 +87,9 @@ def is_data_movement(problem):
 
 
 def shape_label(shape):
-    """The runner's own spelling of a shape, "MxNxK"."""
+    """The runner's own spelling of a shape, "MxNxK"; a shape without M (a reduction's: m is 0) is its N."""
+    if len(shape) >= 2 and shape[0] == 0:
+        return str(shape[1])
     return "x".join(str(v) for v in shape)
 
 
@@ -105,7 +107,9 @@ def is_square(shape):
 
 
 def is_square_problem(problem):
-    """M = N = K for GEMM, M = N for a transpose."""
+    """M = N = K for GEMM, M = N for a transpose; a shape of n alone (a reduction's) counts as square."""
+    if is_data_movement(problem) and problem[0] == 0:
+        return True
     return problem[0] == problem[1] if is_data_movement(problem) else is_square(problem[:3])
 
 
@@ -148,6 +152,8 @@ def bytes_moved(record):
     if recorded is not None and recorded > 0:
         return recorded
     m, n, _ = shape_of(record)
+    if operation_of(record) == "reduction":  # n floats read, one written (ReductionOperation::bytes_moved)
+        return TRANSPOSE_ELEMENT_BYTES * (n + 1.0)
     return 2.0 * TRANSPOSE_ELEMENT_BYTES * m * n
 
 

@@ -271,6 +271,51 @@ TEST(GradeGpu, ThePublishedTransposeRubricGradesTheLabsStartingPoint) {
     EXPECT_EQ(correctness, 2);
 }
 
+// The published reduction rubric (configs/grading/reduction.json) with the lab's starting point
+// (plugins/template_cuda/reduction, kernel student_reduction: one atomicAdd per element): every correctness
+// run within the reduction's bound as the grader checks it, the performance tiers measured against
+// cuda_r3_sequential and cub_reduce_sum, and the last against the copy bandwidth the grader measured itself.
+TEST(GradeGpu, ThePublishedReductionRubricGradesTheLabsStartingPoint) {
+    if (auto why = why_cannot_run(0, 0)) GTEST_SKIP() << *why;
+    const auto dir = test::fresh_dir("grade-gpu-reduction");
+    fs::create_directories(dir / "subs");
+    fs::copy_file(fs::path(KREG_FIXTURE_DIR) / "fixture_student_reduction.so", dir / "subs" / "starter.so");
+    fs::copy_file(fs::path(KREG_PLUGIN_DIR) / "cuda_r7_one_pass.so", dir / "subs" / "one_pass.so");
+    // The lab's last step handed in under the rubric's kernel name would need a rebuild; grade it by its own.
+    std::ifstream published(std::string(KREG_SOURCE_DIR) + "/configs/grading/reduction.json");
+    std::string rubric((std::istreambuf_iterator<char>(published)), std::istreambuf_iterator<char>());
+    rubric.replace(rubric.find("\"student_reduction\""), std::string("\"student_reduction\"").size(),
+                   "\"cuda_r7_one_pass\"");
+    std::ofstream(dir / "one_pass.json") << rubric;
+    for (const auto& [sub, rubric_file] :
+         {std::pair<std::string, std::string>{"starter",
+                                              std::string(KREG_SOURCE_DIR) + "/configs/grading/reduction.json"},
+          {"one_pass", (dir / "one_pass.json").string()}}) {
+        const fs::path out = dir / ("out-" + sub);
+        const std::string cmd = std::string(KREG_RUNNER) + " grade --rubric " + rubric_file + " --submission subs/" +
+                                sub + ".so --out " + out.string() + " --allow-static-libstdcxx";
+        const auto run = test::run_command(cmd, dir, dir);
+        ASSERT_EQ(run.exit_code, 0) << sub << ": " << run.err;
+        const auto all = Gradebook(out).all();
+        ASSERT_EQ(all.size(), 1u) << run.err;
+        const StudentResult& r = all.front();
+        EXPECT_EQ(r.status, "graded") << sub << ": " << r.summary;
+        EXPECT_GE(r.score, 60) << sub << ": " << r.summary;  // every correctness point
+        ASSERT_TRUE(r.meta.contains("copy_ceiling")) << r.meta.dump();
+        for (const auto& check : r.checks) {
+            if (check.kind == "correctness")
+                EXPECT_TRUE(check.passed) << sub << " " << check.name << ": " << check.summary;
+            if (check.kind != "performance") continue;
+            const auto& mine = check.evidence["submission"];
+            EXPECT_EQ(mine["operation"], "reduction") << mine.dump();
+            EXPECT_EQ(mine["roofline"]["faster_than_floor"], false) << mine.dump();
+            EXPECT_GE(check.evidence["rounds"].size(), 3u) << sub << " " << check.name << ": " << check.summary;
+        }
+        // The one-pass step is the lab's answer: it earns every tier (the bar: >= 0.9 of the copy).
+        if (sub == "one_pass") EXPECT_EQ(r.score, 100) << r.summary;
+    }
+}
+
 // The in-place operation on the GPU through the same hardened path: the lecture's BlockTranspose (the
 // trusted plugin, handed in as a submission), every call's C checked bit for bit by the grader, with
 // blocks the kernel takes at odd tile counts, and a tier against the copy ceiling.

@@ -778,7 +778,10 @@ const std::vector<std::string> kKnownKernels{
     "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
     "cuda_block_transpose", "cuda_block_transpose_padded",
     // the split kernels (issue 24)
-    "cuda_splitk", "cuda_small_tile", "cuda_gemv", "cuda_dispatch_fp32"};
+    "cuda_splitk", "cuda_small_tile", "cuda_gemv", "cuda_dispatch_fp32",
+    // the reduction lab (issue 21)
+    "cuda_r1_atomic", "cuda_r2_tree", "cuda_r3_sequential", "cuda_r4_first_add", "cuda_r5_warp_shuffle",
+    "cuda_r6_grid_stride", "cuda_r7_one_pass", "cub_reduce_sum", "cpu_reduce_sum"};
 
 TEST(ShippedConfigs, EveryOneLoadsAndNamesKnownKernels) {
     std::set<std::string> names, outputs;

@@ -9,7 +9,7 @@ namespace kreg {
 namespace {
 
 TEST(OperationTable, EnumNamesAndAbiValuesComeFromOneRow) {
-    ASSERT_EQ(all_operations().size(), 3u);
+    ASSERT_EQ(all_operations().size(), 4u);
     for (Operation op : all_operations()) {
         const OperationRow& row = operation_row(op);
         EXPECT_EQ(row.id, op);
@@ -20,7 +20,7 @@ TEST(OperationTable, EnumNamesAndAbiValuesComeFromOneRow) {
     }
     EXPECT_EQ(operation_row(static_cast<kreg_operation>(99)), nullptr);
     EXPECT_FALSE(parse_operation("gemv"));
-    EXPECT_EQ(operation_names(), "gemm, transpose or block_transpose");
+    EXPECT_EQ(operation_names(), "gemm, transpose, block_transpose or reduction");
 }
 
 TEST(OperationTable, ShapeKeysAndTheirSyntax) {
@@ -44,6 +44,11 @@ TEST(OperationTable, ShapeKeysAndTheirSyntax) {
     EXPECT_EQ(shape_of(Operation::gemm, {2, 3, 4}), (Shape{2, 3, 4, 0}));
     EXPECT_EQ(shape_of(Operation::transpose, {5, 7}), (Shape{5, 7, 0, 0}));
     EXPECT_THROW(shape_of(Operation::transpose, {5, 7, 1}), std::logic_error);
+    // The reduction: n alone.
+    EXPECT_EQ(size_syntax(Operation::reduction), "N");
+    EXPECT_EQ(shape_of(Operation::reduction, {1000003}), (Shape{0, 1000003, 0, 0}));
+    EXPECT_EQ(size_text(Operation::reduction, Shape{0, 1000003, 0, 0}), "1000003");
+    EXPECT_EQ(to_string(Shape{0, 1000003, 0, 0}), "1000003");  // no "0x": a shape without m is its n
 }
 
 TEST(OperationTable, WorkModelAndRateAreTheRowsValues) {
@@ -61,6 +66,10 @@ TEST(OperationTable, WorkModelAndRateAreTheRowsValues) {
     // 2 GFLOP in 1 ms is 2000 GFLOP/s; 8 MB in 1 ms is 8 GB/s.
     EXPECT_DOUBLE_EQ(work_rate(Operation::gemm, Shape{1000, 1000, 1000, 0}, DType::fp32, 1.0), 2000.0);
     EXPECT_DOUBLE_EQ(work_rate(Operation::transpose, Shape{1000, 1000, 0, 0}, DType::fp32, 1.0), 8.0);
+    // The reduction: x read once, one float written; judged against the copy bandwidth.
+    EXPECT_EQ(work_flops(Operation::reduction, Shape{0, 1000, 0, 0}), 0.0);
+    EXPECT_EQ(work_bytes(Operation::reduction, Shape{0, 1000, 0, 0}, DType::fp32), 4.0 * 1000 + 4.0);
+    EXPECT_EQ(operation_row(Operation::reduction).bound, Bound::copy);
 }
 
 TEST(OperationTable, GeometryAndTheAbiCallComeFromTheExtents) {
@@ -100,6 +109,21 @@ TEST(OperationTable, GeometryAndTheAbiCallComeFromTheExtents) {
     EXPECT_EQ(bt.a, nullptr);   // in place: C alone
     EXPECT_EQ(bt.c, &c);
     EXPECT_EQ(bt.ldc, 6);
+    // The reduction: x an n x 1 column (so the harness pads it by 256 floats, not 256 n), one output.
+    const OperandGeometry r = operation_def(Operation::reduction).geometry(Shape{0, 1000, 0, 0});
+    EXPECT_EQ(r.a_count, 1000u);
+    EXPECT_EQ(r.a_cols, 1);
+    EXPECT_EQ(r.b_count, 0u);
+    EXPECT_EQ(r.c_count, 1u);
+    const kreg_call red = operation_def(Operation::reduction).abi_call(Shape{0, 1000, 0, 0}, DType::fp32, operands);
+    EXPECT_EQ(red.operation, KREG_OPERATION_REDUCTION);
+    EXPECT_EQ(red.sizes[0], 1000);
+    EXPECT_EQ(red.sizes[1], 0);
+    EXPECT_EQ(red.a, &a);
+    EXPECT_EQ(red.lda, 1);
+    EXPECT_EQ(red.b, nullptr);
+    EXPECT_EQ(red.c, &c);
+    EXPECT_EQ(red.ldc, 1);
 }
 
 }  // namespace

@@ -562,7 +562,9 @@ const std::set<std::string> kKnownReferences{
     "cpu_naive", "cpu_blocked", "cuda_01_naive", "cuda_02_tiled16", "cuda_02_tiled32", "cuda_04_coarsened",
     "cuda_09_warptiled", "cublas_sgemm",
     // transposes (issue 11)
-    "cpu_transpose", "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized"};
+    "cpu_transpose", "cuda_t1_naive", "cuda_t2_smem", "cuda_t3_padded", "cuda_t3_padded_dynamic", "cuda_t4_vectorized",
+    // the reduction lab (issue 21)
+    "cpu_reduce_sum", "cuda_r3_sequential", "cub_reduce_sum"};
 
 bool has_shape(const std::vector<CorrectnessCase>& cases, Shape s) {
     for (const auto& c : cases)
@@ -585,7 +587,8 @@ TEST(ShippedRubrics, EveryOneLoadsWithKnownReferences) {
             if (!t.against_copy_ceiling()) EXPECT_EQ(kKnownReferences.count(t.reference), 1u) << t.reference;
         for (const auto& c : r.correctness) EXPECT_FALSE(c.seeds.empty());
     }
-    for (const char* expected : {"lab3.json", "lab3-hidden.example.json", "cpu-lab.json", "transpose.json"})
+    for (const char* expected :
+         {"lab3.json", "lab3-hidden.example.json", "cpu-lab.json", "transpose.json", "reduction.json"})
         EXPECT_EQ(files.count(expected), 1u) << expected;
 }
 

@@ -97,9 +97,10 @@ typedef enum kreg_backend {
  * Values are stable; new ones are appended in later minor versions. A kernel whose operation (or dtype)
  * the runner does not know is listed as unavailable with the reason; the plugin's other kernels load. */
 typedef enum kreg_operation {
-    KREG_OPERATION_GEMM = 0,           /* kreg_gemm_args, run_gemm */
-    KREG_OPERATION_TRANSPOSE = 1,      /* since 1.1: kreg_transpose_args, run_transpose */
-    KREG_OPERATION_BLOCK_TRANSPOSE = 2 /* since 1.1: kreg_block_transpose_args, run_block_transpose */
+    KREG_OPERATION_GEMM = 0,            /* kreg_gemm_args, run_gemm */
+    KREG_OPERATION_TRANSPOSE = 1,       /* since 1.1: kreg_transpose_args, run_transpose */
+    KREG_OPERATION_BLOCK_TRANSPOSE = 2, /* since 1.1: kreg_block_transpose_args, run_block_transpose */
+    KREG_OPERATION_REDUCTION = 3        /* since 1.3: the generic entry only (kreg_call) */
 } kreg_operation;
 
 /* Capability flags (kreg_kernel_info.flags). */
@@ -173,6 +174,13 @@ typedef struct kreg_block_transpose_args {
  *   TRANSPOSE       sizes m, n; a M x N (lda), c N x M (ldc): the transpose (kreg_transpose_args' b); b NULL
  *   BLOCK_TRANSPOSE sizes m, n, block; c M x N (ldc), read and transposed tile by tile in place as in
  *                   kreg_block_transpose_args (whose a it is); a and b NULL
+ *   REDUCTION       sizes n; a the n fp32 inputs x (contiguous, lda 1), c one fp32 output (ldc 1); b NULL.
+ *                   c[0] = x[0] + ... + x[n-1] in any order and association; any n >= 1. Checked against the
+ *                   exact (fp64) sum within gamma_D * sum |x_i|, D(n) = 256 + ceil(n / 65536) fp32 additions
+ *                   on any element's path (docs/TOLERANCES.md, "Reduction": a tree, blocked or grid-stride sum
+ *                   is inside it); NaN and Inf never pass. c[0] is poisoned before the call; the kernel must
+ *                   not write x, nor c past c[0]. Scratch memory is the kernel's own (create(), or
+ *                   stream-ordered allocations it keeps), never memory past x or c.
  * Sizes past the operation's keys are 0, and so are the leading dimensions of the operands it lacks.
  * Leading dimensions are in elements and equal to the row length unless the kernel sets
  * KREG_KERNEL_HONOURS_LEADING_DIMS. Everything the operation's own struct says (element types, what may be

@@ -69,7 +69,8 @@ const std::vector<RowStatus>& all_row_statuses() {
 }
 
 std::string to_string(const Shape& s) {
-    std::string out = std::to_string(s.m) + "x" + std::to_string(s.n);
+    // A shape without m (an operation whose only size key is n) is its n alone.
+    std::string out = s.m > 0 ? std::to_string(s.m) + "x" + std::to_string(s.n) : std::to_string(s.n);
     if (s.k > 0) out += "x" + std::to_string(s.k);
     if (s.block > 0) out += "/b" + std::to_string(s.block);
     return out;

@@ -80,6 +80,6 @@ struct Shape {
     }
     friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 };
-std::string to_string(const Shape& s);  // "MxNxK"; without k "MxN"; with a block "MxN/bB"
+std::string to_string(const Shape& s);  // "MxNxK"; without k "MxN"; with a block "MxN/bB"; without m "N"
 
 }  // namespace kreg

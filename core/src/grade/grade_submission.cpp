@@ -82,7 +82,7 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
     r.extra.timing_claims = timing.evidence();
     r.max_rel_err = trusted.max_rel_err;
     const OperationDef& op = operation_def(job.operation);
-    r.tolerance = op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype));
+    r.tolerance = op.exact() ? 0.0 : job.settings.tolerance.value_or(op.default_tolerance(job.shape, job.dtype));
     if (!trusted.passed) {
         r.status = RowStatus::wrong_result;
         r.reason = trusted.reason;

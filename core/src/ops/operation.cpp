@@ -1,7 +1,9 @@
 #include "ops/operation.hpp"
 
 #include "ops/gemm.hpp"
+#include "ops/reduction.hpp"
 #include "ops/transpose.hpp"
+#include "verify/tolerance.hpp"
 
 #include "common/operation_table.hpp"
 #include "plugin/kernel_call.hpp"
@@ -63,6 +65,7 @@ const OperationDef& operation_def(Operation op) {
     static const GemmOperation gemm;
     static const TransposeOperation transpose;
     static const BlockTransposeOperation block_transpose;
+    static const ReductionOperation reduction;
     switch (op) {
         case Operation::gemm:
             return gemm;
@@ -70,8 +73,14 @@ const OperationDef& operation_def(Operation op) {
             return transpose;
         case Operation::block_transpose:
             return block_transpose;
+        case Operation::reduction:
+            return reduction;
     }
     return gemm;
+}
+
+double OperationDef::default_tolerance(const Shape& shape, DType dtype) const {
+    return exact() ? 0.0 : ::kreg::default_tolerance(dtype, shape.k);
 }
 
 const char* kreg_status_name(kreg_status status) {

@@ -50,6 +50,9 @@ public:
     OperandGeometry geometry(const Shape& shape) const;
     // Whether the check is exact (bit for bit) rather than within a tolerance.
     virtual bool exact() const = 0;
+    // The tolerance a row is held to unless the config or --tolerance names one: 0 for exact operations,
+    // GEMM's default_tolerance(dtype, K) (verify/tolerance.hpp), the reduction's bound for its n.
+    virtual double default_tolerance(const Shape& shape, DType dtype) const;
     // The full check of C against the reference from A and B; tolerance and seed are GEMM's (ignored
     // by exact operations).
     virtual VerifyResult verify(const float* a, const float* b, const float* c, const Shape& shape, double tolerance,
@@ -66,6 +69,8 @@ public:
     // change (NaN payloads, a signalling NaN, -0, Inf, a subnormal), so "bit for bit" is tested, not only "finite
     // values equal".
     virtual void plant_special_values(std::vector<float>& /*a*/, uint64_t /*seed*/) const {}
+    // Whether plant_special_values changes anything (so that callers skip the copy it takes for GEMM).
+    virtual bool plants_special_values() const { return false; }
     // The work of one call (flops, bytes moved, the roofline bound) is not here: it is data, in the
     // operation's row of common/operations.def (common/operation_table.hpp), so that measure/ and report/
     // read it without this folder.

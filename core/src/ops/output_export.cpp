@@ -54,7 +54,7 @@ void fill_call_inputs(const Job& job, uint64_t call_seed, float* a, float* b) {
     const OperandGeometry g = op.geometry(job.shape);
     fill_uniform(a, g.a_count, call_seed, 0);
     if (g.b_count > 0) fill_uniform(b, g.b_count, call_seed, 1);
-    if (op.exact()) {
+    if (op.plants_special_values()) {
         // The special values go through a vector (the interface's); a's caller holds a_count floats.
         std::vector<float> planted(a, a + g.a_count);
         op.plant_special_values(planted, call_seed);
@@ -99,7 +99,7 @@ TrustedCheck check_call_outputs(const Job& job, const std::vector<CallOutput>& o
 
     // Exact operations are compared bit for bit: their tolerance is 0 (as in pipeline/pipeline.cpp).
     const double tolerance =
-        op.exact() ? 0.0 : job.settings.tolerance.value_or(default_tolerance(job.dtype, job.shape.k));
+        op.exact() ? 0.0 : job.settings.tolerance.value_or(op.default_tolerance(job.shape, job.dtype));
     std::vector<float> a(geometry.a_count), b(geometry.b_count);
     std::random_device entropy;  // the sampled check's rows: unknowable to the worker
     bool first_call_finite = false;

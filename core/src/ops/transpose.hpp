@@ -19,6 +19,7 @@ public:
 
     size_t exact_source(const Shape& shape, size_t index) const override { return source_of(shape, index); }
     void plant_special_values(std::vector<float>& a, uint64_t seed) const override;
+    bool plants_special_values() const override { return true; }
 
     // Flat index into A of the value that belongs at flat index `index` of the output.
     virtual size_t source_of(const Shape& shape, size_t index) const;

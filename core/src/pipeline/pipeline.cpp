@@ -21,7 +21,6 @@
 #include "pipeline/call_watchdog.hpp"
 #include "verify/output_fill.hpp"
 #include "verify/random_fill.hpp"
-#include "verify/tolerance.hpp"
 #include "verify/verify_gemm.hpp"
 
 namespace kreg {
@@ -206,7 +205,7 @@ struct PipelineRun {
           check(strict || settings.verify),
           sets(strict ? kStrictBufferSets : 1),
           // Exact operations are compared bit for bit: their tolerance is 0.
-          tolerance(op.exact() ? 0.0 : settings.tolerance.value_or(default_tolerance(job.dtype, k))),
+          tolerance(op.exact() ? 0.0 : settings.tolerance.value_or(op.default_tolerance(job.shape, job.dtype))),
           verify_seed(job.seed ^ (job.id * 0x9e3779b97f4a7c15ULL)),
           scanner(op, job.shape, tolerance, verify_seed),
           limit(job) {}
