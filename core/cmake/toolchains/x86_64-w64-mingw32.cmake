@@ -35,7 +35,9 @@ set(CMAKE_FIND_ROOT_PATH /usr/${kreg_mingw} "${kreg_debian_headers}")
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# Packages: the roots first (nlohmann_json and cxxopts from the links above), then CMAKE_PREFIX_PATH as given,
+# so that a plugin project finds the kreg it was pointed at (-DCMAKE_PREFIX_PATH=<cross-built kreg prefix>).
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 # Boost through FindBoost's header search (Debian's BoostConfig describes the Linux libraries).
 set(Boost_NO_BOOST_CMAKE ON)
 set(BOOST_ROOT "${kreg_debian_headers}")
