@@ -78,7 +78,7 @@ elseif(STEP STREQUAL "template")
   file(COPY "${BINARY_DIR}/template-build/my_gemm.dll" DESTINATION "${BINARY_DIR}/bin/template")
   message(STATUS "my_gemm.dll built against ${PREFIX} and put next to the Windows tests")
 elseif(STEP STREQUAL "test")
-  execute_process(COMMAND ctest --test-dir "${BINARY_DIR}" --output-on-failure --no-tests=error --timeout 300
+  execute_process(COMMAND ctest --test-dir "${BINARY_DIR}" --output-on-failure --no-tests=error --timeout 300 -j 2
                   RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "the Windows tests under wine failed (${result}); output above")

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <vector>
 
 namespace kreg::platform {
 
@@ -143,9 +144,7 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe, const std::ve
                                  const ChildLimits& limits) {
     const std::string program = exe.string();
     auto state = std::make_unique<State>();
-    // The child's ends are inheritable, the parent's are not. Inheritance takes every inheritable handle
-    // of the parent, so pipes are made and handed over one child at a time (the callers start workers
-    // from one thread).
+    // The child's ends are inheritable, the parent's are not.
     SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
     HANDLE child_in = nullptr, child_out = nullptr, child_err = nullptr;
     if (!CreatePipe(&child_in, &state->in, &inherit, 0) || !CreatePipe(&state->out, &child_out, &inherit, 0) ||
@@ -157,18 +156,34 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe, const std::ve
 
     std::wstring command_line = quoted(exe.wstring());
     for (const std::string& a : args) command_line += L" " + quoted(windows::widen(a));
-    STARTUPINFOW startup{};
-    startup.cb = sizeof(startup);
-    startup.dwFlags = STARTF_USESTDHANDLES;
-    startup.hStdInput = child_in;
-    startup.hStdOutput = child_out;
-    startup.hStdError = child_err;
+    // The child inherits its three pipe ends and nothing else (PROC_THREAD_ATTRIBUTE_HANDLE_LIST): without the
+    // list it would get every inheritable handle of this process, the runner's own stdout among them, and a
+    // process it leaves behind would hold that open.
+    HANDLE inherited[3] = {child_in, child_out, child_err};
+    SIZE_T list_bytes = 0;
+    InitializeProcThreadAttributeList(nullptr, 1, 0, &list_bytes);
+    std::vector<unsigned char> list_storage(list_bytes);
+    auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(list_storage.data());
+    if (!InitializeProcThreadAttributeList(attributes, 1, 0, &list_bytes) ||
+        !UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited, sizeof(inherited),
+                                   nullptr, nullptr))
+        throw std::runtime_error("cannot start '" + program +
+                                 "': its handle list: " + windows::error_text(GetLastError()));
+    STARTUPINFOEXW startup{};
+    startup.StartupInfo.cb = sizeof(startup);
+    startup.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    startup.StartupInfo.hStdInput = child_in;
+    startup.StartupInfo.hStdOutput = child_out;
+    startup.StartupInfo.hStdError = child_err;
+    startup.lpAttributeList = attributes;
     PROCESS_INFORMATION info{};
     // No error dialog for a crash or a missing DLL: the child inherits this error mode.
     SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
     const BOOL created = CreateProcessW(exe.c_str(), command_line.data(), nullptr, nullptr, TRUE,
-                                        CREATE_SUSPENDED | CREATE_NO_WINDOW, nullptr, nullptr, &startup, &info);
+                                        CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT, nullptr,
+                                        nullptr, &startup.StartupInfo, &info);
     const DWORD create_error = GetLastError();
+    DeleteProcThreadAttributeList(attributes);
     CloseHandle(child_in);
     CloseHandle(child_out);
     CloseHandle(child_err);
