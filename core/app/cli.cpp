@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cxxopts.hpp>
@@ -94,9 +96,8 @@ namespace {
 
 // Every option of the sweep command line, in the groups --help shows.
 cxxopts::Options sweep_options() {
-    cxxopts::Options options("runner",
-                             "kreg: load kernel plugins (GEMM, transpose, block_transpose), verify them against a "
-                             "reference, time them, report.");
+    cxxopts::Options options("runner", "kreg: load kernel plugins (" + kreg::operation_names(", ") +
+                                           "), verify them against a reference, time them, report.");
     options.set_width(100);
     // clang-format off
     options.add_options("General")
@@ -110,10 +111,10 @@ cxxopts::Options sweep_options() {
         ("v,verbose", "Show what workers print on stderr");
     options.add_options("Quick run (override a config's values)")
         ("k,kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>())
-        ("operation", "What the kernels compute: gemm (default), transpose or block_transpose", cxxopts::value<std::string>())
+        ("operation", "What the kernels compute: " + kreg::operation_names() + " (default gemm)", cxxopts::value<std::string>())
         ("sizes", "Square sizes, comma-separated (512,1024)", cxxopts::value<std::string>())
-        ("shape", "One shape, MxNxK (gemm) or MxN (transposes); repeatable", cxxopts::value<std::vector<std::string>>())
-        ("block", "block_transpose: tile edges, comma-separated (1,2,16); every shape runs with each", cxxopts::value<std::string>())
+        ("shape", "One shape, the operation's sizes joined by x: MxNxK (gemm), MxN (transposes); repeatable", cxxopts::value<std::vector<std::string>>())
+        ("block", "Tile edges of an operation with a per-call block, comma-separated (1,2,16); every shape runs with each", cxxopts::value<std::string>())
         ("dtype", "Element types, comma-separated (fp32,tf32,bf16,fp16)", cxxopts::value<std::string>())
         ("warmup", "Untimed calls before timing", cxxopts::value<int>())
         ("repeat", "Timed calls per row", cxxopts::value<int>())
@@ -198,7 +199,7 @@ void read_selection_overrides(const cxxopts::ParseResult& r, CommandLine& cl) {
         o.operation = parse_operation(name);
         if (!o.operation)
             throw std::invalid_argument("--operation: unknown operation '" + name +
-                                        "' (known: gemm, transpose, block_transpose)");
+                                        "' (known: " + kreg::operation_names(", ") + ")");
     }
     // What --sizes and --shape mean depends on the operation, which a config may name: apply_overrides
     // reads them. Their syntax is checked here.

@@ -89,7 +89,7 @@ int run_profile_command(int argc, char** argv) {
     options.allow_unrecognised_options();
     // clang-format off
     options.add_options()
-        ("kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>()->default_value("cuda_t*,cuda_copy,cuda_block_transpose*"))
+        ("kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>()->default_value("cuda_t*,cuda_copy,cuda_block*"))
         ("shape", "MxN for transposes (default 8192x8192) and block transposes, MxNxK for GEMMs (default 2048^3); repeatable", cxxopts::value<std::vector<std::string>>())
         ("blocks", "Blocks of a block transpose: 1-20, 16, 4,8,16", cxxopts::value<std::string>()->default_value("1-20"))
         ("block-target", "Without an MxN --shape, block transposes run at the largest multiple of the block <= this, square", cxxopts::value<int64_t>()->default_value("4096"))

@@ -523,6 +523,39 @@ TEST(ApplyOverrides, BadValuesNameTheOptionAndLeaveTheConfigAlone) {
     }
 }
 
+// --sizes, --shape and --block are read in the sweep operation's keys (common/operations.def): a size gives every
+// size key, --shape lists them joined by 'x', the tile edge goes into its own member, never into k.
+TEST(ApplyOverrides, ShapesAreReadInTheOperationsKeys) {
+    const auto shapes_of = [](Operation op, const CliOverrides& given) {
+        SweepConfig config;
+        config.source = std::string(kCommandLineSource);
+        CliOverrides o = given;
+        o.operation = op;
+        apply_overrides(config, o);
+        return config.shapes;
+    };
+    CliOverrides sizes;
+    sizes.sizes = std::vector<int64_t>{8};
+    EXPECT_EQ(shapes_of(Operation::gemm, sizes), (std::vector<Shape>{{8, 8, 8, 0}}));
+    EXPECT_EQ(shapes_of(Operation::transpose, sizes), (std::vector<Shape>{{8, 8, 0, 0}}));
+    CliOverrides typed;
+    typed.shape_texts = std::vector<std::string>{"8x4"};
+    typed.blocks = std::vector<int64_t>{2, 4};
+    EXPECT_EQ(shapes_of(Operation::block_transpose, typed), (std::vector<Shape>{{8, 4, 0, 2}, {8, 4, 0, 4}}));
+    typed.blocks.reset();
+    typed.shape_texts = std::vector<std::string>{"2x3x4"};
+    EXPECT_EQ(shapes_of(Operation::gemm, typed), (std::vector<Shape>{{2, 3, 4, 0}}));
+    typed.shape_texts = std::vector<std::string>{"64"};
+    try {
+        shapes_of(Operation::gemm, typed);
+        ADD_FAILURE() << "a single size accepted as a gemm shape";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.json_path(), "--shape");
+        EXPECT_EQ(e.message(), "'64' has 1 size, but a gemm shape is MxNxK (e.g. 17x33x9)");
+    }
+    EXPECT_THROW(parse_dims_option("1x2x3x4x5"), std::invalid_argument);
+}
+
 TEST(ParseSizesOption, CommaSeparatedSizesGiveSquares) {
     EXPECT_EQ(parse_sizes_option("512,1024"), squares({512, 1024}));
     EXPECT_EQ(parse_sizes_option(" 64 , 128 "), squares({64, 128}));

@@ -108,6 +108,50 @@ TEST(Loader, APluginOfAbi11LoadsWithoutAVariantEntry) {
         EXPECT_EQ(k.describe_gemm_variant, nullptr);
 }
 
+// ABI 1.3 only appends the generic entry: a 1.2 plugin's kernels are read at the 1.2 stride and run reads as
+// NULL (not as the next kernel's first bytes), so the runner calls run_gemm.
+TEST(Loader, APluginOfAbi12LoadsWithoutTheGenericEntry) {
+    const LoadedPlugin plugin = LoadedPlugin::load(fixture("fixture_abi_1_2"));
+    EXPECT_EQ(plugin.descriptor().abi_minor, 2);
+    ASSERT_EQ(plugin.kernels().size(), 2u);
+    EXPECT_STREQ(plugin.kernels()[1].name, "abi12_gemm_second");
+    for (const auto& k : plugin.kernels()) {
+        EXPECT_NE(k.run_gemm, nullptr);
+        EXPECT_EQ(k.run, nullptr);
+        EXPECT_EQ(k.describe_call_launch, nullptr);
+    }
+    for (const char* older : {"fixture_abi_1_0", "fixture_abi_1_1"})
+        for (const auto& k : LoadedPlugin::load(fixture(older)).kernels()) EXPECT_EQ(k.run, nullptr) << older;
+}
+
+// A plugin on the generic entry alone (the SDK's IOperationKernel) loads: each kernel has run and none of the
+// entries of its operation's own (1.0/1.1), and says its operation.
+TEST(Loader, APluginOnTheGenericEntryAloneLoads) {
+    const LoadedPlugin plugin = LoadedPlugin::load(fixture("fixture_generic_call"));
+    EXPECT_EQ(plugin.descriptor().abi_minor, KREG_ABI_MINOR);
+    ASSERT_EQ(plugin.kernels().size(), 3u);
+    for (const auto& k : plugin.kernels()) {
+        EXPECT_NE(k.run, nullptr) << k.name;
+        EXPECT_EQ(k.run_gemm, nullptr) << k.name;
+        EXPECT_EQ(k.run_transpose, nullptr) << k.name;
+        EXPECT_EQ(k.run_block_transpose, nullptr) << k.name;
+    }
+    const PluginInfo info = plugin.info();
+    EXPECT_EQ(info.kernels[0].operation, "gemm");
+    EXPECT_EQ(info.kernels[1].operation, "transpose");
+    EXPECT_EQ(info.kernels[2].operation, "block_transpose");
+    for (const auto& k : info.kernels) EXPECT_EQ(k.unavailable_reason, "") << k.name;
+}
+
+// Neither the generic entry nor the operation's own: a broken descriptor, saying which entries it lacks.
+TEST(Loader, AKernelWithoutAnyRunEntryIsRefused) {
+    const auto e = load_error(fixture("fixture_no_run_entry"));
+    EXPECT_EQ(e.kind(), PluginLoadError::Kind::bad_descriptor);
+    EXPECT_NE(std::string(e.what()).find("('no_run_entry') is a gemm kernel without run or run_gemm"),
+              std::string::npos)
+        << e.what();
+}
+
 // A kernel of an operation, or of dtypes only, that the runner does not know is listed unavailable with
 // the reason; the plugin's other kernels load (abi.h promises a newer minor version still loads).
 TEST(Loader, UnknownOperationOrDtypeMakesOnlyThatKernelUnavailable) {
@@ -224,11 +268,34 @@ TEST(WorkerSession, Abi10AndKnownKernelsOfANewerPluginRun) {
         EXPECT_EQ(r.status, RowStatus::ok) << kernel << ": " << r.reason;
         EXPECT_FALSE(r.extra.variant) << kernel << " names no variant";
     }
+    {
+        const auto r12 = session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_abi_1_2"), "abi12_gemm")}});
+        EXPECT_EQ(r12.at("record").get<Record>().status, RowStatus::ok) << r12.dump();
+    }
     const auto reply =
         session.handle({{"op", "run"}, {"job", small_job(fixture("fixture_unknown_operation"), "future_fft")}});
     const Record r = reply.at("record").get<Record>();
     EXPECT_EQ(r.status, RowStatus::skipped);
     EXPECT_NE(r.reason.find("declares operation 99"), std::string::npos) << r.reason;
+}
+
+// The generic entry runs every operation: each kernel's row is checked (bit for bit for the transposes) and ok.
+TEST(WorkerSession, KernelsOnTheGenericEntryRunAndPass) {
+    WorkerSession session;
+    const std::string plugin = fixture("fixture_generic_call");
+    Job gemm = small_job(plugin, "generic_gemm");
+    Job transpose = small_job(plugin, "generic_transpose");
+    transpose.operation = Operation::transpose;
+    transpose.shape = {17, 9, 0, 0};
+    Job block = small_job(plugin, "generic_block_transpose");
+    block.operation = Operation::block_transpose;
+    block.shape = {12, 8, 0, 4};
+    for (const Job& job : {gemm, transpose, block}) {
+        const auto reply = session.handle({{"op", "run"}, {"job", job}});
+        const Record r = reply.at("record").get<Record>();
+        EXPECT_EQ(r.status, RowStatus::ok) << job.kernel << ": " << r.reason;
+        EXPECT_TRUE(rate_of(r).has_value()) << job.kernel;
+    }
 }
 
 TEST(WorkerSession, UnknownKernelInAPluginFails) {

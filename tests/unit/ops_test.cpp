@@ -1,5 +1,6 @@
 // core/src/ops: the exact references of the transposes, their bit-exact check, and the special values
 // planted in A.
+#include "common/operation_table.hpp"
 #include "ops/operation.hpp"
 #include "ops/transpose.hpp"
 #include "verify/random_fill.hpp"
@@ -95,9 +96,9 @@ TEST(Ops, EverySpecialValueIsPlantedAndNoneIsThePoison) {
 }
 
 TEST(Ops, WorkModelsAndShapes) {
-    EXPECT_EQ(operation_def(Operation::transpose).bytes_moved(Shape{8, 4, 0, 0}, DType::fp32), 2.0 * 8 * 4 * 4);
-    EXPECT_EQ(operation_def(Operation::transpose).flops(Shape{8, 4, 0, 0}), 0.0);
-    EXPECT_EQ(operation_def(Operation::gemm).flops(Shape{2, 3, 4, 0}), 48.0);
+    EXPECT_EQ(work_bytes(Operation::transpose, Shape{8, 4, 0, 0}, DType::fp32), 2.0 * 8 * 4 * 4);
+    EXPECT_EQ(work_flops(Operation::transpose, Shape{8, 4, 0, 0}), 0.0);
+    EXPECT_EQ(work_flops(Operation::gemm, Shape{2, 3, 4, 0}), 48.0);
     EXPECT_NE(operation_def(Operation::block_transpose).invalid_shape(Shape{6, 4, 0, 4}), "");
     EXPECT_EQ(operation_def(Operation::block_transpose).invalid_shape(Shape{8, 4, 0, 4}), "");
     EXPECT_NE(operation_def(Operation::transpose).invalid_shape(Shape{8, 4, 2, 0}), "");

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -94,8 +95,14 @@ public:
     void start() override {}
     double stop_ms() override { return script_[std::min(next_++, script_.size() - 1)]; }
     std::string name() const override { return "scripted"; }
+    bool host_clock() const override { return host_; }
+    ScriptedTimer& on_the_device() {
+        host_ = false;
+        return *this;
+    }
 
 private:
+    bool host_ = true;  // as the host's timer: the least span applies
     std::vector<double> script_;
     size_t next_ = 0;
 };
@@ -119,7 +126,7 @@ TEST(StoppingRule, WithoutANoiseTargetTheCountIsFixed) {
 }
 
 TEST(StoppingRule, SteadySamplesStopAtTheMinimumCount) {
-    ScriptedTimer timer({1.0});
+    ScriptedTimer timer({10.0});  // ten of them add up to more than the least span
     SamplingOutcome outcome;
     const auto samples = sample(
         settings_with(10, 0.005), timer, [] {}, {}, {}, &outcome);
@@ -130,7 +137,7 @@ TEST(StoppingRule, SteadySamplesStopAtTheMinimumCount) {
 
 TEST(StoppingRule, TheMinimumCountIsKeptEvenBelowSixSamplesWhereNoIntervalExists) {
     // repeats 3: three samples have no 95 % interval, so a noise target keeps sampling past them.
-    ScriptedTimer timer({1.0});
+    ScriptedTimer timer({10.0});
     SamplingOutcome outcome;
     const auto samples = sample(
         settings_with(3, 0.005), timer, [] {}, {}, {}, &outcome);
@@ -140,8 +147,9 @@ TEST(StoppingRule, TheMinimumCountIsKeptEvenBelowSixSamplesWhereNoIntervalExists
 
 TEST(StoppingRule, NoisySamplesGoOnUntilTheIntervalIsNarrowEnough) {
     // 10 scattered samples, then steady ones: the interval of the median narrows as the steady ones
-    // outnumber the scattered ones; it must be within 0.5 % before sampling stops.
-    std::vector<double> script = {1.0, 3.0, 0.5, 2.0, 1.5, 0.7, 2.5, 1.2, 0.9, 4.0, 1.0};
+    // outnumber the scattered ones; it must be within 0.5 % before sampling stops. (Long enough that the
+    // least span is spent in the first ten.)
+    std::vector<double> script = {10.0, 30.0, 5.0, 20.0, 15.0, 7.0, 25.0, 12.0, 9.0, 40.0, 10.0};
     ScriptedTimer timer(script);
     SamplingOutcome outcome;
     const auto samples = sample(
@@ -152,6 +160,47 @@ TEST(StoppingRule, NoisySamplesGoOnUntilTheIntervalIsNarrowEnough) {
     // One sample fewer would not have been enough.
     std::vector<double> fewer(samples.begin(), samples.end() - 1);
     EXPECT_GT(relative_half_width(median_interval(fewer), compute_stats(fewer).median_ms), 0.005);
+}
+
+TEST(StoppingRule, ANoiseTargetIsNotMetBeforeTheSamplesSpanTheLeastTime) {
+    // Steady 1 ms calls meet the target at ten; a millisecond's worth of calls sees one state of the machine,
+    // so sampling goes on until they add up to kNoiseMinSpanS.
+    ScriptedTimer timer({1.0});
+    SamplingOutcome outcome;
+    const auto samples = sample(
+        settings_with(10, 0.005), timer, [] {}, {}, {}, &outcome);
+    const size_t least = size_t(std::ceil(kNoiseMinSpanS / 1e-3 - 1e-9));
+    EXPECT_EQ(samples.size(), least);
+    EXPECT_EQ(outcome.stop, "noise_target");
+    EXPECT_EQ(outcome.min_span_s, kNoiseMinSpanS);
+    EXPECT_GT(outcome.span_s, 0.0);  // the wall time they ran over: the scripted calls take none to speak of
+    EXPECT_LT(outcome.span_s, kNoiseMinSpanS);
+}
+
+TEST(StoppingRule, AShortTimeCapShortensTheLeastSpanToAQuarterOfIt) {
+    RunSettings s = settings_with(10, 0.005);
+    s.time_budget_s = 0.08;
+    EXPECT_DOUBLE_EQ(StoppingRule::from(s).min_span_s, 0.02);
+    ScriptedTimer timer({1.0});
+    SamplingOutcome outcome;
+    EXPECT_EQ(sample(
+                  s, timer, [] {}, {}, {}, &outcome)
+                  .size(),
+              20u);
+    EXPECT_EQ(outcome.stop, "noise_target");
+    // A fixed count has no least span: ten calls are ten calls.
+    EXPECT_EQ(StoppingRule::from(settings_with(10, std::nullopt)).min_span_s, 0.0);
+}
+
+TEST(StoppingRule, SamplesOfADeviceClockHaveNoLeastSpan) {
+    ScriptedTimer timer({1.0});
+    SamplingOutcome outcome;
+    EXPECT_EQ(sample(
+                  settings_with(10, 0.005), timer.on_the_device(), [] {}, {}, {}, &outcome)
+                  .size(),
+              10u);
+    EXPECT_EQ(outcome.stop, "noise_target");
+    EXPECT_EQ(outcome.min_span_s, 0.0);
 }
 
 TEST(StoppingRule, NeverQuietSamplesStopAtTheCapOfSamples) {
@@ -194,6 +243,9 @@ TEST(StoppingRule, StrictAndProfileRunsKeepAFixedCount) {
     EXPECT_EQ(rule.min_samples, 10);
     EXPECT_EQ(rule.max_samples, kMaxSamples);
     EXPECT_EQ(rule.time_cap_s, kDefaultNoiseTimeCapS);
+    EXPECT_EQ(rule.min_span_s, kNoiseMinSpanS);
+    s.strict = true;
+    EXPECT_EQ(StoppingRule::from(s).min_span_s, 0.0);
 }
 
 TEST(ClockSettle, CallsUntilTwoWindowsAgreeAreWarmUpsAndNotSamples) {

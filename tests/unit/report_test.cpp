@@ -1,6 +1,7 @@
 // Reports: the meta block, JSON and CSV over the same records, atomic rewrites, speed-ups and the
 // console table.
 #include "common/host_info.hpp"
+#include "common/operation_table.hpp"
 #include "report/atomic_file.hpp"
 #include "report/console.hpp"
 #include "report/csv.hpp"
@@ -130,7 +131,7 @@ Record ok_record(const std::string& kernel, Shape shape, double median_ms, DType
     r.timer = "host";
     r.samples_ms = {median_ms * 0.99, median_ms, median_ms * 1.013};
     r.stats = TimingStats{3, median_ms, median_ms * 0.99, median_ms * 1.001, median_ms * 0.0115, 0.0114886};
-    r.gflops = shape.flops() / (median_ms * 1e-3) / 1e9;
+    r.gflops = work_flops(Operation::gemm, shape) / (median_ms * 1e-3) / 1e9;
     r.extra.launch = LaunchInfo{{1, 2, 3}, {32, 8, 1}, 0};
     return r;
 }
@@ -741,6 +742,23 @@ TEST(Speedup, BatchAgreesWithSingleRow) {
         EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, Baseline::same_for_all("cublas"))) << i;
     EXPECT_DOUBLE_EQ(*batch[2], 2.0);
     for (const auto& s : speedups_vs_baseline(all, Baseline())) EXPECT_FALSE(s);
+}
+
+// Rows that differ only in their per-call tile edge are different problems, in the batch as for one row.
+TEST(Speedup, TheTileEdgeIsPartOfTheProblem) {
+    const auto block_row = [](const char* kernel, int64_t block, double median_ms) {
+        Record r = ok_record(kernel, Shape{64, 64, 0, block}, median_ms);
+        r.operation = Operation::block_transpose;
+        return r;
+    };
+    const std::vector<Record> all{block_row("copy", 2, 1.0), block_row("copy", 4, 3.0), block_row("mine", 2, 2.0),
+                                  block_row("mine", 4, 1.0)};
+    const auto batch = speedups_vs_baseline(all, Baseline::same_for_all("copy"));
+    ASSERT_EQ(batch.size(), 4u);
+    EXPECT_DOUBLE_EQ(*batch[2], 0.5);
+    EXPECT_DOUBLE_EQ(*batch[3], 3.0);
+    for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(batch[i], speedup_vs_baseline(all[i], all, Baseline::same_for_all("copy"))) << i;
 }
 
 // ---------------------------------------------------------------------------------------------------

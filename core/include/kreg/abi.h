@@ -1,6 +1,8 @@
 /*
- * kreg plugin ABI, version 1.2 (1.0 plus the transpose and block_transpose operations in 1.1, and in 1.2 the
- * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs).
+ * kreg plugin ABI, version 1.3 (1.0 plus the transpose and block_transpose operations in 1.1; in 1.2 the
+ * optional describe_gemm_variant, by which a kernel that chooses among variants names the one it runs; in 1.3
+ * one generic entry, run(instance, const kreg_call*), for every operation, so that a new operation adds a
+ * kreg_operation value and its documentation, never another entry or argument struct).
  *
  * This is the whole contract between the kreg runner and a kernel plugin (.so). It is plain C so that
  * a plugin built with another compiler or standard library still loads. C++ authors normally do not
@@ -51,7 +53,7 @@ extern "C" {
 #endif
 
 #define KREG_ABI_MAJOR 1
-#define KREG_ABI_MINOR 2
+#define KREG_ABI_MINOR 3
 
 /* The one symbol every plugin exports. Its name never changes between ABI versions, so that a plugin
  * built for another major version is reported as such instead of as "no entry point". */
@@ -89,7 +91,9 @@ typedef enum kreg_backend {
     KREG_BACKEND_CUDA = 1 /* device memory of the current device; stream is a cudaStream_t */
 } kreg_backend;
 
-/* The operation a kernel implements. Each has its own argument struct and run entry in kreg_kernel_info.
+/* The operation a kernel implements. Since 1.3 every operation can be called through the generic entry
+ * kreg_kernel_info.run with a kreg_call (the sizes and operands of each operation are documented there);
+ * the operations of 1.0 and 1.1 also have their own argument struct and run entry, which 1.0-1.2 plugins use.
  * Values are stable; new ones are appended in later minor versions. A kernel whose operation (or dtype)
  * the runner does not know is listed as unavailable with the reason; the plugin's other kernels load. */
 typedef enum kreg_operation {
@@ -161,6 +165,34 @@ typedef struct kreg_block_transpose_args {
     void* stream;         /* as in kreg_gemm_args */
 } kreg_block_transpose_args;
 
+/*
+ * Since 1.3. One call of a kernel of any operation, through kreg_kernel_info.run: the tag (operation) says
+ * which; sizes[] holds the operation's shape keys in its order, and a, b, c its operands:
+ *   GEMM            sizes m, n, k; a M x K (lda), b K x N (ldb), c M x N (ldc); alpha, beta as in
+ *                   kreg_gemm_args (and the same rules)
+ *   TRANSPOSE       sizes m, n; a M x N (lda), c N x M (ldc): the transpose (kreg_transpose_args' b); b NULL
+ *   BLOCK_TRANSPOSE sizes m, n, block; c M x N (ldc), read and transposed tile by tile in place as in
+ *                   kreg_block_transpose_args (whose a it is); a and b NULL
+ * Sizes past the operation's keys are 0, and so are the leading dimensions of the operands it lacks.
+ * Leading dimensions are in elements and equal to the row length unless the kernel sets
+ * KREG_KERNEL_HONOURS_LEADING_DIMS. Everything the operation's own struct says (element types, what may be
+ * written, alignment, how the result is checked) holds for the call alike. The runner never calls a
+ * kernel with another operation than the one it declares.
+ */
+#define KREG_CALL_MAX_SIZES 4
+typedef struct kreg_call {
+    uint32_t struct_size;               /* sizeof(kreg_call) as the runner compiled it; required */
+    kreg_operation operation;           /* the tag: the kernel's own operation */
+    kreg_dtype dtype;                   /* one of the dtypes the kernel declared */
+    int64_t sizes[KREG_CALL_MAX_SIZES]; /* the operation's shape keys in order (above); the rest 0 */
+    int64_t lda, ldb, ldc;              /* leading dimensions of a, b and c in elements; 0 for an absent one */
+    double alpha, beta;                 /* GEMM: 1 and 0 unless the kernel sets KREG_KERNEL_HONOURS_ALPHA_BETA */
+    const void* a;                      /* the first input (NULL when the operation has none) */
+    const void* b;                      /* the second input (NULL when the operation has fewer) */
+    void* c;                            /* the output (in place: the operand itself) */
+    void* stream;                       /* as in kreg_gemm_args */
+} kreg_call;
+
 /* Launch configuration a CUDA kernel reports for the record (optional, see describe_launch). */
 typedef struct kreg_launch_info {
     uint32_t struct_size;
@@ -186,7 +218,7 @@ typedef struct kreg_kernel_info {
 
     /* Optional (may be NULL): global-memory bytes the kernel moves for one call, by its own traffic
      * model, used for the modelled arithmetic intensity on the roofline. Must not throw.
-     * k is K for GEMM, 0 for transpose, the call's block for block_transpose. */
+     * k is K for GEMM, 0 for transpose, the call's block for block_transpose: the call's sizes[0], [1], [2]. */
     double (*model_global_bytes)(int64_t m, int64_t n, int64_t k, kreg_dtype dtype);
 
     /* Required: make an instance. On failure return non-OK, write a NUL-terminated message into
@@ -194,8 +226,8 @@ typedef struct kreg_kernel_info {
     kreg_status (*create)(void** instance, char* error, size_t error_size);
     /* Required: destroy what create made. Never fails. */
     void (*destroy)(void* instance);
-    /* GEMM kernels: required, run one GEMM. Asynchronous on CUDA (the runner synchronizes the stream).
-     * Other operations: may be NULL (never called). */
+    /* GEMM kernels: required unless run (1.3) is set; run one GEMM. Asynchronous on CUDA (the runner
+     * synchronizes the stream). Other operations: may be NULL (never called). */
     kreg_status (*run_gemm)(void* instance, const kreg_gemm_args* args, char* error, size_t error_size);
     /* Optional (may be NULL): fill *info with the launch configuration run_gemm would use for args. */
     kreg_status (*describe_launch)(void* instance, const kreg_gemm_args* args, kreg_launch_info* info, char* error,
@@ -203,12 +235,12 @@ typedef struct kreg_kernel_info {
 
     /* ---- Since 1.1. A 1.0 plugin's structs end above; the runner reads these fields as NULL / 0. ---- */
 
-    /* Transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
+    /* Transpose kernels: required unless run (1.3) is set. Asynchronous on CUDA, like run_gemm. */
     kreg_status (*run_transpose)(void* instance, const kreg_transpose_args* args, char* error, size_t error_size);
     /* Optional: the launch configuration run_transpose would use. */
     kreg_status (*describe_transpose_launch)(void* instance, const kreg_transpose_args* args, kreg_launch_info* info,
                                              char* error, size_t error_size);
-    /* Block transpose kernels: required. Asynchronous on CUDA, like run_gemm. */
+    /* Block transpose kernels: required unless run (1.3) is set. Asynchronous on CUDA, like run_gemm. */
     kreg_status (*run_block_transpose)(void* instance, const kreg_block_transpose_args* args, char* error,
                                        size_t error_size);
     /* Optional: the launch configuration run_block_transpose would use. */
@@ -228,6 +260,17 @@ typedef struct kreg_kernel_info {
      * evidence (extra.variant); outside strict runs it asks again after the row's calls, so a kernel that chooses
      * in its first call at a shape (cuBLASLt's timed heuristic) names its choice, not "not chosen yet". */
     kreg_status (*describe_gemm_variant)(void* instance, const kreg_gemm_args* args, char* buffer, size_t buffer_size);
+
+    /* ---- Since 1.3. A 1.0, 1.1 or 1.2 plugin's structs end above; the runner reads these fields as NULL. ---- */
+
+    /* The generic entry, for every operation: run one call (see kreg_call). Asynchronous on CUDA, like
+     * run_gemm. Required for an operation that has no entry of its own (every one after 1.1); when it is set
+     * the runner calls it instead of the operation's own entry (run_gemm, run_transpose, ...), which may then
+     * be NULL. */
+    kreg_status (*run)(void* instance, const kreg_call* call, char* error, size_t error_size);
+    /* Optional: the launch configuration run would use for call. */
+    kreg_status (*describe_call_launch)(void* instance, const kreg_call* call, kreg_launch_info* info, char* error,
+                                        size_t error_size);
 } kreg_kernel_info;
 
 /* What the entry point returns. Owned by the plugin; valid until the library is unloaded. */

@@ -24,6 +24,15 @@
 //   };
 //   KREG_PLUGIN("my_plugin", "1.0.0", MyGemm, MyTranspose)
 //
+// kreg::IOperationKernel (ABI 1.3) is any operation through the generic entry: override
+// run(const kreg_call&) and name the operation in spec().operation (an operation after 1.1 has only this):
+//
+//   class MyKernel final : public kreg::IOperationKernel {
+//   public:
+//       static kreg::KernelSpec spec() { kreg::KernelSpec s; s.name = "my_kernel"; s.operation = ...; return s; }
+//       void run(const kreg_call& call) override { ... call.sizes[0] ... }
+//   };
+//
 // KREG_PLUGIN generates the extern "C" entry point and noexcept trampolines around every member:
 // an exception thrown by the kernel becomes a status plus message (kreg::Error carries its own status),
 // never an unwinding across the library boundary.
@@ -49,6 +58,7 @@ struct KernelSpec {
     // The operation comes from the base class (IKernel: GEMM, ITransposeKernel, IBlockTransposeKernel).
     // Leave this as it is; a value other than GEMM that contradicts the base class makes the entry point
     // return NULL, which the loader reports, rather than export a kernel whose run entry is missing.
+    // An IOperationKernel names its operation here.
     kreg_operation operation = KREG_OPERATION_GEMM;
     kreg_backend backend = KREG_BACKEND_CPU;
     uint32_t dtypes = KREG_DTYPE_BIT(KREG_DTYPE_FP32);
@@ -106,6 +116,15 @@ public:
     }
 };
 
+// Any operation, through ABI 1.3's generic entry: the operation is spec().operation, the call's sizes and
+// operands are laid out as kreg/abi.h says for it (kreg_call).
+class IOperationKernel {
+public:
+    virtual ~IOperationKernel() = default;
+    virtual void run(const kreg_call& call) = 0;
+    virtual bool describe_launch(const kreg_call& /*call*/, kreg_launch_info& /*info*/) { return false; }
+};
+
 namespace detail {
 
 inline void write_message(char* buffer, size_t size, const char* message) noexcept {
@@ -138,7 +157,7 @@ kreg_status guarded(char* error, size_t error_size, Body&& body) noexcept {
 template <class T>
 constexpr int base_count() {
     return int(std::is_base_of_v<IKernel, T>) + int(std::is_base_of_v<ITransposeKernel, T>) +
-           int(std::is_base_of_v<IBlockTransposeKernel, T>);
+           int(std::is_base_of_v<IBlockTransposeKernel, T>) + int(std::is_base_of_v<IOperationKernel, T>);
 }
 template <class T>
 constexpr kreg_operation operation_of() {
@@ -193,6 +212,11 @@ kreg_status run_block_transpose(void* instance, const kreg_block_transpose_args*
                           [](T& k, const kreg_block_transpose_args& a) { k.run_block_transpose(a); });
 }
 
+template <class T>
+kreg_status run_call(void* instance, const kreg_call* call, char* error, size_t error_size) noexcept {
+    return run_checked<T>(instance, call, error, error_size, [](T& k, const kreg_call& c) { k.run(c); });
+}
+
 template <class T, class Args>
 kreg_status describe_launch(void* instance, const Args* args, kreg_launch_info* info, char* error,
                             size_t error_size) noexcept {
@@ -233,14 +257,16 @@ template <class T>
 kreg_kernel_info make_kernel_info() {
     static_assert(base_count<T>() == 1,
                   "a kreg kernel class derives from exactly one of kreg::IKernel, kreg::ITransposeKernel, "
-                  "kreg::IBlockTransposeKernel");
+                  "kreg::IBlockTransposeKernel, kreg::IOperationKernel");
     static_assert(std::is_default_constructible_v<T>, "a kreg kernel class must be default-constructible");
     static_assert(std::is_same_v<decltype(T::spec()), KernelSpec>,
                   "a kreg kernel class needs `static kreg::KernelSpec spec()`");
     const KernelSpec s = T::spec();
-    constexpr kreg_operation op = operation_of<T>();
-    if (s.operation != KREG_OPERATION_GEMM && s.operation != op)
+    constexpr bool generic = std::is_base_of_v<IOperationKernel, T>;
+    constexpr kreg_operation base_op = operation_of<T>();
+    if (!generic && s.operation != KREG_OPERATION_GEMM && s.operation != base_op)
         throw std::logic_error("KernelSpec::operation contradicts the kernel's base class");
+    const kreg_operation op = generic ? s.operation : base_op;
     kreg_kernel_info info{};
     info.struct_size = sizeof(kreg_kernel_info);
     info.name = s.name;
@@ -259,11 +285,14 @@ kreg_kernel_info make_kernel_info() {
     info.model_global_bytes = s.model_global_bytes != nullptr ? &model_global_bytes<T> : nullptr;
     info.create = &create<T>;
     info.destroy = &destroy<T>;
-    if constexpr (op == KREG_OPERATION_GEMM) {
+    if constexpr (generic) {
+        info.run = &run_call<T>;
+        info.describe_call_launch = &describe_launch<T, kreg_call>;
+    } else if constexpr (base_op == KREG_OPERATION_GEMM) {
         info.run_gemm = &run_gemm<T>;
         info.describe_launch = &describe_launch<T, kreg_gemm_args>;
         info.describe_gemm_variant = &describe_gemm_variant<T>;
-    } else if constexpr (op == KREG_OPERATION_TRANSPOSE) {
+    } else if constexpr (base_op == KREG_OPERATION_TRANSPOSE) {
         info.run_transpose = &run_transpose<T>;
         info.describe_transpose_launch = &describe_launch<T, kreg_transpose_args>;
     } else {

@@ -1,5 +1,7 @@
 #include "common/job.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <stdexcept>
 
 namespace kreg {
@@ -46,6 +48,13 @@ std::optional<TimerChoice> parse_timer_choice(const std::string& text) {
     return std::nullopt;
 }
 
+std::optional<double>& rate_of(Record& r) {
+    return operation_row(r.operation).bound == Bound::compute ? r.gflops : r.gbps;
+}
+const std::optional<double>& rate_of(const Record& r) {
+    return operation_row(r.operation).bound == Bound::compute ? r.gflops : r.gbps;
+}
+
 void to_json(nlohmann::json& j, const RunSettings& s) {
     j = {{"warmup", s.warmup},         {"repeats", s.repeats},       {"verify", s.verify},
          {"timeout_s", s.timeout_s},   {"warm_cache", s.warm_cache}, {"device", s.device},
@@ -72,6 +81,12 @@ void from_json(const nlohmann::json& j, RunSettings& s) {
     get_optional(j, "tolerance", s.tolerance);
     get_optional(j, "call_timeout_s", s.call_timeout_s);
     get_optional(j, "noise_target", s.noise_target);
+}
+
+nlohmann::json shape_spec_json(Operation op, const Shape& s) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const ShapeKeyDef& k : operation_row(op).shape_keys()) j[k.name] = dim_value(s, k.dim);
+    return j;
 }
 
 void to_json(nlohmann::json& j, const Shape& s) {

@@ -89,9 +89,10 @@ struct Record {
     std::string timer;               // "host", "cuda_event" or "cupti"
     std::vector<double> samples_ms;  // raw timed samples
     std::optional<TimingStats> stats;
-    std::optional<double> gflops;  // from the median (operations with FLOPs: GEMM)
-    std::optional<double> gbps;    // bytes moved / median, 1e9 B/s (data-movement operations only;
-                                   // in the JSON only when set, so GEMM rows are unchanged)
+    // The rate of the row's operation (its rate column in common/operations.def; rate_of below), from the median:
+    std::optional<double> gflops;  // compute-bound operations (GEMM): FLOPs / median, 1e9 per second
+    std::optional<double> gbps;    // copy-bound ones: bytes moved / median, 1e9 B/s (in the JSON only when set,
+                                   // so GEMM rows are unchanged)
 
     std::optional<int> exit_code;         // worker exit code, when it exited
     std::optional<std::string> signal;    // signal name, when it was killed by one
@@ -100,9 +101,16 @@ struct Record {
     RecordExtras extra;  // evidence: launch, attributes, roofline, strict-run facts (common/record_extras.hpp)
 };
 
+// The record's rate field, the one its operation's row names (gflops or gbps).
+std::optional<double>& rate_of(Record& r);
+const std::optional<double>& rate_of(const Record& r);
+
 void to_json(nlohmann::json& j, const RunSettings& s);
 void from_json(const nlohmann::json& j, RunSettings& s);
 void to_json(nlohmann::json& j, const Shape& s);
+// The shape in its operation's keys (common/operations.def: {"m", "n", "k"}, {"m", "n", "block"}, ...), as the
+// shape specs of configs and rubrics name them, so that a config's to_json parses back.
+nlohmann::json shape_spec_json(Operation op, const Shape& s);
 void from_json(const nlohmann::json& j, Shape& s);
 void to_json(nlohmann::json& j, const Job& job);
 void from_json(const nlohmann::json& j, Job& job);

@@ -215,12 +215,15 @@ void read_value(const json& j, const std::string& path, ClockSettleFacts& v) {
 
 void read_value(const json& j, const std::string& path, SamplingEvidence& v) {
     const Fields f(j, path,
-                   {"stop", "confidence", "relative_half_width", "noise_target", "time_cap_s", "clock_settle"});
+                   {"stop", "confidence", "relative_half_width", "noise_target", "time_cap_s", "min_span_s", "span_s",
+                    "clock_settle"});
     f.required("stop", v.stop);
     f.required("confidence", v.confidence);
     f.optional("relative_half_width", v.relative_half_width);
     f.optional("noise_target", v.noise_target);
     f.optional("time_cap_s", v.time_cap_s);
+    f.optional("min_span_s", v.min_span_s);
+    f.optional("span_s", v.span_s);
     f.optional("clock_settle", v.clock_settle);
 }
 
@@ -414,6 +417,8 @@ void to_json(json& j, const SamplingEvidence& v) {
     put(j, "relative_half_width", v.relative_half_width);
     put(j, "noise_target", v.noise_target);
     put(j, "time_cap_s", v.time_cap_s);
+    put(j, "min_span_s", v.min_span_s);
+    put(j, "span_s", v.span_s);
     put(j, "clock_settle", v.clock_settle);
 }
 void from_json(const json& j, SamplingEvidence& v) { read_value(j, "", v); }

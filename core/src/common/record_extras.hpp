@@ -112,6 +112,8 @@ struct SamplingEvidence {
     std::optional<double> relative_half_width;  // of the median's interval, when it exists
     std::optional<double> noise_target;
     std::optional<double> time_cap_s;
+    std::optional<double> min_span_s;  // with a noise target: the least time the samples had to add up to
+    std::optional<double> span_s;      // the wall time the timed calls ran over
     std::optional<ClockSettleFacts> clock_settle;
 };
 

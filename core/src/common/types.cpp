@@ -75,25 +75,4 @@ std::string to_string(const Shape& s) {
     return out;
 }
 
-std::string_view to_string(Operation o) {
-    switch (o) {
-        case Operation::gemm:
-            return "gemm";
-        case Operation::transpose:
-            return "transpose";
-        case Operation::block_transpose:
-            return "block_transpose";
-    }
-    return "unknown";
-}
-std::optional<Operation> parse_operation(std::string_view s) {
-    for (Operation o : all_operations())
-        if (s == to_string(o)) return o;
-    return std::nullopt;
-}
-const std::vector<Operation>& all_operations() {
-    static const std::vector<Operation> all{Operation::gemm, Operation::transpose, Operation::block_transpose};
-    return all;
-}
-
 }  // namespace kreg

@@ -16,11 +16,12 @@ std::string_view to_string(DType d);
 std::optional<DType> parse_dtype(std::string_view s);
 const std::vector<DType>& all_dtypes();
 
-// What a kernel computes (abi.h's kreg_operation); its OperationDef lives in core/src/ops.
+// What a kernel computes (abi.h's kreg_operation): one value per row of common/operations.def, whose
+// values (shape keys, work model, rate) common/operation_table.hpp gives; its OperationDef lives in core/src/ops.
 enum class Operation {
-    gemm = KREG_OPERATION_GEMM,
-    transpose = KREG_OPERATION_TRANSPOSE,
-    block_transpose = KREG_OPERATION_BLOCK_TRANSPOSE
+#define KREG_OPERATION(ident, abi_value, ...) ident = abi_value,
+#include "common/operations.def"
+#undef KREG_OPERATION
 };
 std::string_view to_string(Operation o);
 std::optional<Operation> parse_operation(std::string_view s);
@@ -69,8 +70,8 @@ std::optional<EndCause> parse_end_cause(std::string_view s);
 // row better than a kernel's failure).
 bool worker_may_claim(EndCause c);
 
-// A problem size. GEMM: M x N x K. Transposes have no K (k is 0): A is M x N; block_transpose also has
-// its tile edge in block (0 for every other operation).
+// A problem size: the members an operation's shape keys name (operations.def: GEMM m, n, k; transposes
+// m and n; a per-call parameter such as a tile edge in block); the members it lacks are 0.
 struct Shape {
     int64_t m = 1, n = 1, k = 1;
     int64_t block = 0;
@@ -78,8 +79,7 @@ struct Shape {
         return a.m == b.m && a.n == b.n && a.k == b.k && a.block == b.block;
     }
     friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
-    double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
-std::string to_string(const Shape& s);  // "MxNxK"; transposes "MxN", block transposes "MxN/bB"
+std::string to_string(const Shape& s);  // "MxNxK"; without k "MxN"; with a block "MxN/bB"
 
 }  // namespace kreg

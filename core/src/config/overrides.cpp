@@ -2,6 +2,7 @@
 #include "config/shape_spec.hpp"
 #include "config/sweep_config.hpp"
 
+#include "common/operation_table.hpp"
 #include "common/suggest.hpp"
 #include "common/text.hpp"
 
@@ -83,14 +84,40 @@ std::vector<int64_t> parse_blocks_option(const std::string& text) {
     return blocks;
 }
 
+namespace {
+// Every operation's --shape syntax with the operations that take it: "MxNxK (gemm), MxN (transpose, ...)".
+std::string shape_syntaxes() {
+    std::vector<std::pair<std::string, std::string>> forms;
+    for (Operation op : all_operations()) {
+        const std::string syntax = size_syntax(op), name(to_string(op));
+        const auto it = std::find_if(forms.begin(), forms.end(), [&](const auto& f) { return f.first == syntax; });
+        if (it == forms.end())
+            forms.emplace_back(syntax, name);
+        else
+            it->second += ", " + name;
+    }
+    std::string out;
+    for (const auto& [syntax, names] : forms) out += (out.empty() ? "" : " or ") + syntax + " (" + names + ")";
+    return out;
+}
+
+// An example of op's --shape: 17x33 for M and N, 17x33x9 for M, N and K.
+std::string shape_example(Operation op) {
+    static const char* const kValues[kMaxShapeKeys] = {"17", "33", "9", "5"};
+    std::string out;
+    for (std::size_t i = 0; i < operation_row(op).size_keys().size(); ++i)
+        out += (i ? "x" : "") + std::string(kValues[i]);
+    return out;
+}
+}  // namespace
+
 std::vector<int64_t> parse_dims_option(const std::string& text) {
     std::vector<int64_t> dims;
     std::string_view rest = trim_blanks(text);
     while (true) {
         const auto x = rest.find_first_of("xX");
-        if (dims.size() == 3 || (dims.empty() && x == std::string_view::npos))
-            throw std::invalid_argument("invalid shape '" + text +
-                                        "': expected MxNxK (gemm, e.g. 1000x3000x257) or MxN (transposes, e.g. 17x33)");
+        if (dims.size() == kMaxShapeKeys)
+            throw std::invalid_argument("invalid shape '" + text + "': expected " + shape_syntaxes());
         dims.push_back(parse_size(rest.substr(0, x), text, "1000x3000x257 or 17x33"));
         if (x == std::string_view::npos) break;
         rest.remove_prefix(x + 1);
@@ -142,32 +169,47 @@ void check_kernels(const CliOverrides& o) {
     }
 }
 
+// A shape of op whose size keys all hold v (--sizes' squares); the members op lacks are 0, its per-call
+// parameter is crossed in later.
+Shape square_of(Operation op, int64_t v) {
+    Shape s{0, 0, 0, 0};
+    for (const ShapeKeyDef& k : operation_row(op).size_keys()) set_dim(s, k.dim, v);
+    return s;
+}
+
+// --shape's sizes in op's size keys: their count must be op's.
+Shape typed_shape(Operation op, const std::string& text) {
+    std::vector<int64_t> dims;
+    try {
+        dims = parse_dims_option(text);
+    } catch (const std::invalid_argument& e) {
+        throw cli_error("--shape", e.what());
+    }
+    const std::vector<ShapeKeyDef> keys = operation_row(op).size_keys();
+    if (dims.size() != keys.size()) {
+        std::string others;
+        for (Operation other : all_operations())
+            if (operation_row(other).size_keys().size() == dims.size())
+                others += (others.empty() ? "" : " or ") + std::string(to_string(other));
+        throw cli_error("--shape", "'" + text + "' has " + std::to_string(dims.size()) +
+                                       (dims.size() == 1 ? " size" : " sizes") + ", but a " +
+                                       std::string(to_string(op)) + " shape is " + size_syntax(op) + " (e.g. " +
+                                       shape_example(op) + ")" +
+                                       (others.empty() ? "" : "; for a shape of " + others + " give --operation"));
+    }
+    Shape s{0, 0, 0, 0};
+    for (std::size_t i = 0; i < keys.size(); ++i) set_dim(s, keys[i].dim, dims[i]);
+    return s;
+}
+
 // The shapes as typed (--sizes, --shape, --shapes), in the operation's terms; none when none was typed.
 std::optional<std::vector<Shape>> typed_shapes(const CliOverrides& o, Operation op) {
-    const std::string op_name(to_string(op));
-    // k = 0 for transposes, block set below.
     std::optional<std::vector<Shape>> given;
     if (o.sizes || o.shape_texts || o.shapes) given.emplace();
     if (o.sizes)
-        for (int64_t v : *o.sizes) given->push_back(op == Operation::gemm ? Shape{v, v, v} : Shape{v, v, 0});
-    if (o.shape_texts) {
-        for (const auto& text : *o.shape_texts) {
-            std::vector<int64_t> dims;
-            try {
-                dims = parse_dims_option(text);
-            } catch (const std::invalid_argument& e) {
-                throw cli_error("--shape", e.what());
-            }
-            if (op == Operation::gemm && dims.size() == 2)
-                throw cli_error("--shape", "'" + text +
-                                               "' is MxN, but a gemm shape is MxNxK (e.g. 1000x3000x257); "
-                                               "for a transpose give --operation transpose");
-            if (op != Operation::gemm && dims.size() == 3)
-                throw cli_error("--shape", "'" + text + "' is a GEMM shape MxNxK, but a " + op_name +
-                                               " shape is MxN (e.g. 17x33): transposes have no K");
-            given->push_back(op == Operation::gemm ? Shape{dims[0], dims[1], dims[2]} : Shape{dims[0], dims[1], 0});
-        }
-    }
+        for (int64_t v : *o.sizes) given->push_back(square_of(op, v));
+    if (o.shape_texts)
+        for (const auto& text : *o.shape_texts) given->push_back(typed_shape(op, text));
     if (o.shapes) {
         if (o.shapes->empty()) throw cli_error("--shapes", "must give at least one shape");
         given->insert(given->end(), o.shapes->begin(), o.shapes->end());
@@ -175,42 +217,63 @@ std::optional<std::vector<Shape>> typed_shapes(const CliOverrides& o, Operation 
     return given;
 }
 
+// The operations whose per-call parameter --block gives (from the table).
+std::string block_operations() {
+    std::string out;
+    for (Operation op : all_operations())
+        if (const ShapeKeyDef* p = operation_row(op).param(); p && std::string(p->name) == "block")
+            out += (out.empty() ? "" : " or ") + std::string(to_string(op));
+    return out;
+}
+
+// --block: the values of the operation's per-call parameter (operations.def), only for an operation with one.
 void check_blocks(const CliOverrides& o, Operation op) {
     const std::string op_name(to_string(op));
     if (o.blocks) {
-        if (op != Operation::block_transpose)
-            throw cli_error("--block", "--block is the tile edge of block_transpose, but this sweep's operation is " +
-                                           op_name + " (give --operation block_transpose)");
+        const ShapeKeyDef* param = operation_row(op).param();
+        if (param == nullptr || std::string(param->name) != "block")
+            throw cli_error("--block", "--block is the tile edge of " + block_operations() +
+                                           ", but this sweep's operation is " + op_name + " (give --operation " +
+                                           block_operations() + ")");
         if (o.blocks->empty()) throw cli_error("--block", "must give at least one block");
         for (int64_t b : *o.blocks)  // parse_blocks_option checked typed ones; these may be built in code
-            if (b < 1 || b > kMaxBlockEdge)
-                throw cli_error("--block", "block must be between 1 and " + std::to_string(kMaxBlockEdge) + ", got " +
+            if (b < 1 || b > param->max)
+                throw cli_error("--block", "block must be between 1 and " + std::to_string(param->max) + ", got " +
                                                std::to_string(b));
     }
 }
 
-// A block_transpose sweep: every (M, N) with every block; what is not given comes from a block_transpose config.
-void cross_with_blocks(const SweepConfig& config, const CliOverrides& o, std::optional<std::vector<Shape>>& given) {
-    const bool from_config = config.operation == Operation::block_transpose;
+// A sweep of an operation with a per-call parameter: every shape with every value; what is not given comes from
+// a config of the same operation.
+void cross_with_blocks(const SweepConfig& config, const CliOverrides& o, Operation op,
+                       std::optional<std::vector<Shape>>& given) {
+    const OperationRow& row = operation_row(op);
+    const Dim param = row.param()->dim;
+    const bool from_config = config.operation == op;
     std::vector<int64_t> blocks;
     if (o.blocks)
         blocks = *o.blocks;
     else if (from_config)
         for (const auto& s : config.shapes)
-            if (std::find(blocks.begin(), blocks.end(), s.block) == blocks.end()) blocks.push_back(s.block);
+            if (std::find(blocks.begin(), blocks.end(), dim_value(s, param)) == blocks.end())
+                blocks.push_back(dim_value(s, param));
     if (blocks.empty())
-        throw cli_error("--block", "a block_transpose sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
+        throw cli_error("--block", "a " + std::string(row.name) +
+                                       " sweep needs its tile edges: give --block (e.g. --block 1,2,16)");
     std::vector<Shape> planes;
     if (given)
         planes = *given;
-    else {  // each (M, N) of the config once: its blocks are replaced, not repeated
-        std::set<std::pair<int64_t, int64_t>> seen;
+    else {  // each shape of the config once: its parameter's values are replaced, not repeated
+        std::set<std::string> seen;
         for (const auto& s : config.shapes)
-            if (seen.emplace(s.m, s.n).second) planes.push_back(s);
+            if (seen.insert(size_text(op, s)).second) planes.push_back(s);
     }
     std::vector<Shape> crossed;
-    for (const auto& p : planes)
-        for (int64_t b : blocks) crossed.push_back(Shape{p.m, p.n, 0, b});
+    for (Shape p : planes)
+        for (int64_t b : blocks) {
+            set_dim(p, param, b);
+            crossed.push_back(p);
+        }
     given = std::move(crossed);
 }
 
@@ -220,10 +283,7 @@ std::vector<Shape> checked_shapes(const CliOverrides& o, Operation op, const std
     const char* option = o.shapes ? "--shapes" : o.shape_texts ? "--shape" : o.sizes ? "--sizes" : "--block";
     if (given.empty()) throw cli_error(option, "must give at least one shape");
     for (const auto& s : given) {
-        std::vector<int64_t> dims{s.m, s.n};
-        if (op == Operation::gemm) dims.push_back(s.k);
-        if (op == Operation::block_transpose) dims.push_back(s.block);
-        for (int64_t v : dims)
+        for (int64_t v : key_values(op, s))
             if (v < 1 || v > kMaxDimension)
                 throw cli_error(option, "size must be between 1 and " + std::to_string(kMaxDimension) + ", got " +
                                             std::to_string(v) + " in " + to_string(s));
@@ -299,9 +359,9 @@ void apply_overrides(SweepConfig& config, const CliOverrides& o) {
             throw cli_error("--operation", "changes the operation of " + config.source + " from " +
                                                std::string(to_string(config.operation)) + " to " + op_name +
                                                ", whose shapes differ: give --sizes or --shape too");
-        given = std::vector<Shape>{op == Operation::gemm ? Shape{512, 512, 512} : Shape{512, 512, 0}};
+        given = std::vector<Shape>{square_of(op, 512)};
     }
-    if (op == Operation::block_transpose && (given || o.blocks)) cross_with_blocks(config, o, given);
+    if (operation_row(op).param() != nullptr && (given || o.blocks)) cross_with_blocks(config, o, op, given);
     std::vector<Shape> shapes;
     std::vector<std::string> shape_notes;
     if (given) shapes = checked_shapes(o, op, *given, shape_notes);

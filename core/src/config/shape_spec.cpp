@@ -1,13 +1,14 @@
 #include "config/shape_spec.hpp"
 
+#include "common/operation_table.hpp"
 #include "common/suggest.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 namespace kreg::config_detail {
 namespace {
-const std::vector<std::string> kShapeKeys{"m", "n", "k", "block", "combine", "square"};
 const std::vector<std::string> kRangeKeys{"from", "to", "step", "pow2", "mul"};
 const std::vector<std::string> kCombineModes{"cartesian", "zip"};
 
@@ -91,38 +92,55 @@ DimValues expand_dim(const Node& dim) {
     dim.fail_type("integer, list of integers or range object ({\"from\", \"to\", \"step\"|\"pow2\"|\"mul\"})");
 }
 
-std::vector<Shape> cartesian(const Node& spec, const DimValues& m, const DimValues& n, const DimValues& k) {
-    const std::size_t count = m.values.size() * n.values.size() * k.values.size();  // each <= 1e5: no overflow
-    if (count > kMaxSweepShapes)
-        spec.fail("expands to " + std::to_string(count) + " shapes (" + std::to_string(m.values.size()) + " x " +
-                  std::to_string(n.values.size()) + " x " + std::to_string(k.values.size()) + "); at most " +
-                  std::to_string(kMaxSweepShapes) + " are allowed");
+// Every combination, the first key outermost.
+std::vector<Shape> cartesian(const Node& spec, Operation op, const std::vector<DimValues>& dims) {
+    double product = 1;  // each list has <= 1e5 values, so the product of four fits a double, not a size_t
+    std::string sizes;
+    for (const DimValues& d : dims) {
+        product *= double(d.values.size());
+        sizes += (sizes.empty() ? "" : " x ") + std::to_string(d.values.size());
+    }
+    if (product > double(kMaxSweepShapes))
+        spec.fail("expands to " + std::to_string(static_cast<unsigned long long>(product)) + " shapes (" + sizes +
+                  "); at most " + std::to_string(kMaxSweepShapes) + " are allowed");
+    const auto count = static_cast<std::size_t>(product);
     std::vector<Shape> shapes;
     shapes.reserve(count);
-    for (int64_t mv : m.values)
-        for (int64_t nv : n.values)
-            for (int64_t kv : k.values) shapes.push_back({mv, nv, kv});
+    std::vector<int64_t> values(dims.size());
+    for (std::size_t index = 0; index < count; ++index) {
+        std::size_t rest = index;
+        for (std::size_t d = dims.size(); d-- > 0;) {
+            values[d] = dims[d].values[rest % dims[d].values.size()];
+            rest /= dims[d].values.size();
+        }
+        shapes.push_back(shape_of(op, values));
+    }
     return shapes;
 }
 
-// names: the keys the three dimensions were given under, for messages ("square" twice for a transpose square).
-std::vector<Shape> zip(const Node& spec, const DimValues* dims[3], const char* const kNames[3]) {
+// names: the keys the dimensions were given under, for messages ("square" for each key a square gives).
+std::vector<Shape> zip(const Node& spec, Operation op, const std::vector<DimValues>& dims,
+                       const std::vector<std::string>& names) {
     std::size_t length = 1;
-    const char* length_from = nullptr;
-    for (int d = 0; d < 3; ++d) {
-        if (!dims[d]->is_list) continue;
+    const std::string* length_from = nullptr;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+        if (!dims[d].is_list) continue;
         if (!length_from) {
-            length = dims[d]->values.size();
-            length_from = kNames[d];
-        } else if (dims[d]->values.size() != length) {
-            spec.find(kNames[d])->fail("\"combine\": \"zip\" needs list-valued dimensions of one length: '" +
-                                       std::string(length_from) + "' has " + std::to_string(length) + " values, '" +
-                                       kNames[d] + "' has " + std::to_string(dims[d]->values.size()));
+            length = dims[d].values.size();
+            length_from = &names[d];
+        } else if (dims[d].values.size() != length) {
+            spec.find(names[d])->fail("\"combine\": \"zip\" needs list-valued dimensions of one length: '" +
+                                      *length_from + "' has " + std::to_string(length) + " values, '" + names[d] +
+                                      "' has " + std::to_string(dims[d].values.size()));
         }
     }
-    auto at = [&](int d, std::size_t i) { return dims[d]->is_list ? dims[d]->values[i] : dims[d]->values[0]; };
     std::vector<Shape> shapes;
-    for (std::size_t i = 0; i < length; ++i) shapes.push_back({at(0, i), at(1, i), at(2, i)});
+    std::vector<int64_t> values(dims.size());
+    for (std::size_t i = 0; i < length; ++i) {
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            values[d] = dims[d].is_list ? dims[d].values[i] : dims[d].values[0];
+        shapes.push_back(shape_of(op, values));
+    }
     return shapes;
 }
 
@@ -137,116 +155,129 @@ std::string parse_combine(const Node& spec) {
     return combine;
 }
 
-// A block_transpose tile edge: a dimension whose every value lies in 1..kMaxBlockEdge, checked at the node
-// that holds it (/shapes/N/block, an element of its list, or its range's 'from' or 'to').
-DimValues expand_block_dim(const Node& block) {
-    const auto edge = [](const Node& n) { return n.as_int("block", 1, kMaxBlockEdge); };
-    const auto& v = block.value();
-    if (v.is_number()) return {{edge(block)}, false};
+// A dimension whose every value lies in 1..key.max, checked at the node that holds it (/shapes/N/<key>, an
+// element of its list, or its range's 'from' or 'to'); a size is named "size" in messages, a parameter by its key.
+DimValues expand_key(const Node& node, const ShapeKeyDef& key) {
+    if (key.max == kMaxDimension) return expand_dim(node);
+    const auto value_of = [&](const Node& n) { return n.as_int(key.name, 1, key.max); };
+    const auto& v = node.value();
+    if (v.is_number()) return {{value_of(node)}, false};
     if (v.is_array()) {
-        block.expect_non_empty_array("blocks");
+        node.expect_non_empty_array(std::string(key.name) + "s");
         DimValues out;
-        for (std::size_t i = 0; i < v.size(); ++i) out.values.push_back(edge(block.element(i)));
+        for (std::size_t i = 0; i < v.size(); ++i) out.values.push_back(value_of(node.element(i)));
         return out;
     }
     if (v.is_object()) {
-        block.expect_object_with_keys(kRangeKeys);
+        node.expect_object_with_keys(kRangeKeys);
         for (const char* bound : {"from", "to"})
-            if (const auto n = block.find(bound)) edge(*n);
-        return {expand_range(block), true};
+            if (const auto n = node.find(bound)) value_of(*n);
+        return {expand_range(node), true};
     }
-    block.fail_type("integer, list of integers or range object ({\"from\", \"to\", \"step\"|\"pow2\"|\"mul\"})");
+    node.fail_type("integer, list of integers or range object ({\"from\", \"to\", \"step\"|\"pow2\"|\"mul\"})");
 }
-}  // namespace
 
-namespace {
-// m x n x k, or a square.
-std::vector<Shape> expand_gemm_spec(const Node& spec);
+// "'m', 'n' and 'block'"
+std::string quoted_keys(const std::vector<ShapeKeyDef>& keys) {
+    std::string out;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + ("'" + std::string(keys[i].name) + "'");
+    return out;
+}
+
+// What a shape of the operation is given as: "'m', 'n' and 'k', or 'square'"; "'m', 'n' and 'block', or
+// 'square' and 'block'". A square gives every size key one value; only operations with several have one.
+std::string shape_forms(const OperationRow& row) {
+    const std::vector<ShapeKeyDef> keys = row.shape_keys(), sizes = row.size_keys();
+    std::string forms = quoted_keys(keys);
+    if (sizes.size() < 2) return forms;
+    std::vector<ShapeKeyDef> square_form{ShapeKeyDef{Dim::one, "square"}};
+    for (const ShapeKeyDef& k : keys)
+        if (k.role != KeyRole::size) square_form.push_back(k);
+    return forms + ", or " + quoted_keys(square_form);
+}
+
+// Every key some operation's shapes take, and "combine" and "square".
+const std::vector<std::string>& known_shape_keys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> out;
+        for (Operation op : all_operations())
+            for (const ShapeKeyDef& k : operation_row(op).shape_keys())
+                if (std::find(out.begin(), out.end(), k.name) == out.end()) out.emplace_back(k.name);
+        out.emplace_back("combine");
+        out.emplace_back("square");
+        return out;
+    }();
+    return keys;
+}
+
+// A key of another operation's shapes fails at that key, naming the operations that have it.
+void reject_other_keys(const Node& spec, const OperationRow& row) {
+    for (const auto& [key, value] : spec.value().items()) {
+        if (key == "combine" || key == "square") continue;
+        bool own = false;
+        std::string owners;
+        for (Operation op : all_operations())
+            for (const ShapeKeyDef& k : operation_row(op).shape_keys())
+                if (key == k.name) {
+                    if (op == row.id) own = true;
+                    owners += (owners.empty() ? "" : " and ") + std::string(to_string(op));
+                }
+        if (!own)
+            spec.find(key)->fail("a " + std::string(row.name) + " shape has no '" + key + "' ('" + key +
+                                 "' is a dimension of " + owners + " shapes, not of " + row.name + "; give " +
+                                 shape_forms(row) + ")");
+    }
+}
+
+// The values of each key in order, and the names they were given under.
+void key_dims(const Node& spec, const OperationRow& row, std::vector<DimValues>& dims,
+              std::vector<std::string>& names) {
+    const auto square = spec.find("square");
+    if (square && row.size_keys().size() < 2)
+        square->fail("a " + std::string(row.name) + " shape has no 'square' (give " + shape_forms(row) + ")");
+    for (const ShapeKeyDef& key : row.shape_keys()) {
+        const auto node = spec.find(key.name);
+        if (square && key.role == KeyRole::size) {
+            if (node)
+                node->fail("'" + std::string(key.name) + "' cannot be used with 'square' (give either " +
+                           shape_forms(row) + ")");
+            dims.push_back(expand_dim(*square));
+            names.emplace_back("square");
+            continue;
+        }
+        if (!node)
+            spec.fail("missing key '" + std::string(key.name) + "' (a " + row.name + " shape needs " +
+                      shape_forms(row) + ")");
+        dims.push_back(expand_key(*node, key));
+        names.emplace_back(key.name);
+    }
+}
 }  // namespace
 
 std::vector<Shape> expand_shape_spec(const Node& spec, Operation op) {
+    const OperationRow& row = operation_row(op);
     if (!spec.value().is_object()) spec.fail_type("shape spec object ({\"m\", \"n\", \"k\"} or {\"square\"})");
-    spec.expect_object_with_keys(kShapeKeys);
-    if (op == Operation::gemm) {
-        if (const auto block = spec.find("block"))
-            block->fail("'block' is a dimension of block_transpose shapes, not of gemm");
-        return expand_gemm_spec(spec);
-    }
-    const std::string opname(to_string(op));
-    if (const auto k = spec.find("k"))
-        k->fail("a " + opname + " shape has no 'k' (give 'm' and 'n'" +
-                (op == Operation::block_transpose ? std::string(" and 'block'") : "") + ")");
-    const auto block = spec.find("block");
-    if (op == Operation::transpose && block)
-        block->fail("'block' is a dimension of block_transpose shapes, not of transpose");
-    if (op == Operation::block_transpose && !block)
-        spec.fail("missing key 'block' (a block_transpose shape needs 'm', 'n' and 'block', or 'square' and 'block')");
-    // M and N (or the square's edge for both) and the third dimension: the block, or none (0) for transpose.
-    const auto square = spec.find("square");
-    DimValues m, n;
-    if (square) {
-        for (const char* key : {"m", "n"})
-            if (spec.find(key)) spec.find(key)->fail(std::string("'") + key + "' cannot be used with 'square'");
-        m = n = expand_dim(*square);
-    } else {
-        for (const char* key : {"m", "n"})
-            if (!spec.find(key))
-                spec.fail(std::string("missing key '") + key + "' (a " + opname +
-                          " shape needs 'm' and 'n', or 'square')");
-        m = expand_dim(*spec.find("m"));
-        n = expand_dim(*spec.find("n"));
-    }
-    const DimValues third = block ? expand_block_dim(*block) : DimValues{{0}, false};
-    // A square is zipped with its blocks (a single size broadcasts); m and n combine as for GEMM.
+    spec.expect_object_with_keys(known_shape_keys());
+    reject_other_keys(spec, row);
+    std::vector<DimValues> dims;
+    std::vector<std::string> names;
+    key_dims(spec, row, dims, names);
+    // A square is zipped with its other keys (a single value broadcasts); otherwise "combine" says.
+    const bool square = spec.find("square").has_value();
+    if (square && row.param() == nullptr)
+        if (const auto combine = spec.find("combine"))
+            combine->fail("'combine' cannot be used with 'square' (give either " + shape_forms(row) + ")");
     const std::string combine = square ? "zip" : parse_combine(spec);
-    static const char* const kSquareNames[3] = {"square", "square", "block"};
-    static const char* const kPlaneNames[3] = {"m", "n", "block"};
-    const DimValues* dims[3] = {&m, &n, &third};
-    std::vector<Shape> shapes =
-        combine == "cartesian" ? cartesian(spec, m, n, third) : zip(spec, dims, square ? kSquareNames : kPlaneNames);
-    for (Shape& s : shapes) {
-        s.block = s.k;
-        s.k = 0;
-    }
-    return shapes;
+    return combine == "cartesian" ? cartesian(spec, op, dims) : zip(spec, op, dims, names);
 }
-
-namespace {
-std::vector<Shape> expand_gemm_spec(const Node& spec) {
-    if (const auto square = spec.find("square")) {
-        for (const auto& [key, value] : spec.value().items())
-            if (key != "square")
-                spec.find(key)->fail("'" + key +
-                                     "' cannot be used with 'square' (give either 'square' or 'm', 'n' and 'k')");
-        std::vector<Shape> shapes;
-        for (int64_t v : expand_dim(*square).values) shapes.push_back({v, v, v});
-        return shapes;
-    }
-    std::optional<Node> nodes[3];
-    static const char* const kNames[3] = {"m", "n", "k"};
-    for (int d = 0; d < 3; ++d) {
-        nodes[d] = spec.find(kNames[d]);
-        if (!nodes[d])
-            spec.fail(std::string("missing key '") + kNames[d] +
-                      "' (a shape spec needs 'm', 'n' and 'k', or 'square')");
-    }
-    const std::string combine = parse_combine(spec);
-    const DimValues m = expand_dim(*nodes[0]), n = expand_dim(*nodes[1]), k = expand_dim(*nodes[2]);
-    if (combine == "cartesian") return cartesian(spec, m, n, k);
-    const DimValues* dims[3] = {&m, &n, &k};
-    return zip(spec, dims, kNames);
-}
-}  // namespace
 
 Operation parse_operation_node(const Node& node) {
     const std::string name = node.as_string();
     if (const auto op = parse_operation(name)) return *op;
     std::vector<std::string> known;
     for (Operation o : all_operations()) known.emplace_back(to_string(o));
-    std::string listed;
-    for (std::size_t i = 0; i < known.size(); ++i)
-        listed += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
-    node.fail("unknown operation '" + name + "'" + did_you_mean(name, known) + "; expected " + listed);
+    node.fail("unknown operation '" + name + "'" + did_you_mean(name, known) + "; expected " + operation_names());
 }
 
 std::size_t UniqueShapes::Hash::operator()(const Shape& s) const {

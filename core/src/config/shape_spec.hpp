@@ -13,8 +13,9 @@ namespace kreg::config_detail {
 // Expands one entry of "shapes": {"m": D, "n": D, "k": D, "combine": "cartesian"|"zip"} or {"square": D},
 // where D is an integer, a list of integers or a range object. Shapes come out in spec order (cartesian:
 // m outermost, k innermost), duplicates included.
-// op picks the dimensions: GEMM m, n, k (or square); transpose m, n (or square: m = n); block_transpose
-// m, n and block (or square and block). Transposes come out with k = 0.
+// op picks the keys, from its row of common/operations.def: GEMM m, n, k (or square); transpose m, n (or
+// square: m = n); an operation with a per-call parameter also that key (m, n and block, or square and block);
+// a key of another operation fails at that key. The members an operation lacks come out 0.
 std::vector<Shape> expand_shape_spec(const Node& spec, Operation op = Operation::gemm);
 
 // The "operation" key of a sweep config or a rubric: a name of all_operations(); anything else fails at

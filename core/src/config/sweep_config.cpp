@@ -24,13 +24,7 @@ const std::vector<std::string>& sweep_config_keys() {
 
 nlohmann::json SweepConfig::to_json() const {
     nlohmann::json shapes_json = nlohmann::json::array();
-    for (const auto& s : shapes) {
-        // Each operation's own dimensions, as its shape specs name them.
-        nlohmann::json one = {{"m", s.m}, {"n", s.n}};
-        if (operation == Operation::gemm) one["k"] = s.k;
-        if (operation == Operation::block_transpose) one["block"] = s.block;
-        shapes_json.push_back(one);
-    }
+    for (const auto& s : shapes) shapes_json.push_back(shape_spec_json(operation, s));
     nlohmann::json dtypes_json = nlohmann::json::array();
     for (DType d : dtypes) dtypes_json.push_back(std::string(to_string(d)));
 

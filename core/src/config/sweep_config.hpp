@@ -7,6 +7,7 @@
 #include "common/baseline.hpp"
 #include "common/glob.hpp"  // glob_match: kernel lists are globs
 #include "common/job.hpp"
+#include "common/operation_table.hpp"
 #include "common/types.hpp"
 
 #include <nlohmann/json.hpp>
@@ -29,10 +30,10 @@ inline constexpr std::string_view kBuiltinDefaultSource = "<built-in default>";
 // A sweep may expand to at most this many shapes (per shape spec, per range and in total).
 inline constexpr std::size_t kMaxSweepShapes = 100000;
 // Largest accepted matrix dimension (cuBLAS takes dimensions as int).
-inline constexpr int64_t kMaxDimension = 2147483647;
-// Largest block_transpose tile edge a sweep may ask for: a 32 x 32 tile is one CUDA block of 1024 threads,
-// one thread an element. Anything larger is a typo, refused where it is written rather than skipped on every row.
-inline constexpr int64_t kMaxBlockEdge = 32;
+inline constexpr int64_t kMaxDimension = kMaxShapeDimension;
+// Largest per-call tile edge a sweep may ask for (common/operation_table.hpp): anything larger is a typo,
+// refused where it is written rather than skipped on every row.
+inline constexpr int64_t kMaxBlockEdge = kMaxTileEdge;
 
 // what() == file + ": " + json_path + ": " + message, the json_path part left out when it is empty.
 class ConfigError : public std::runtime_error {
@@ -116,7 +117,7 @@ struct CliOverrides {
     std::optional<std::vector<int64_t>> sizes;
     std::optional<std::vector<std::string>> shape_texts;
     std::optional<std::vector<Shape>> shapes;    // shapes built in code, taken as they are (after sizes/shape_texts)
-    std::optional<std::vector<int64_t>> blocks;  // --block: block_transpose tile edges, crossed with the shapes
+    std::optional<std::vector<int64_t>> blocks;  // --block: the per-call tile edges, crossed with the shapes
     std::optional<std::vector<DType>> dtypes;
     std::optional<int> warmup, repeats;
     std::optional<double> time_budget_s, timeout_s, tolerance;
@@ -132,11 +133,12 @@ struct CliOverrides {
 // "<command line>" and the option as json_path: --kernels, --shapes, --dtypes, --warmup, --repeat,
 // --time-budget, --timeout, --tolerance, --seed, --device, --baseline, --json, --csv, --operation,
 // --shape, --block.
-// Shapes follow the sweep's operation (--operation, else the config's): a size S is SxSxS for gemm and
-// SxS for transposes; --shape is MxNxK for gemm and MxN for transposes (the other form is an error at
-// --shape). block_transpose crosses every (M, N) with every --block (without --block: the config's blocks,
-// if it is a block_transpose config; without --sizes/--shape: its (M, N)). --block with another operation
-// is an error at --block. --operation that changes a config file's operation needs --sizes or --shape;
+// Shapes follow the sweep's operation (--operation, else the config's) and its row of common/operations.def:
+// a size S gives every size key S (SxSxS for gemm, SxS for transposes); --shape lists the size keys joined by
+// 'x' (MxNxK for gemm, MxN for transposes; another count is an error at --shape). An operation with a per-call
+// parameter (the tile edge `block`) crosses every shape with every --block (without --block: the config's
+// values, if it is a config of that operation; without --sizes/--shape: its shapes). --block with another
+// operation is an error at --block. --operation that changes a config file's operation needs --sizes or --shape;
 // the quick-run config (source "<command line>") gets 512 squares instead. --json without --csv drops the
 // config's output.csv: the CSV goes beside the JSON report the command line named.
 void apply_overrides(SweepConfig& config, const CliOverrides& overrides);

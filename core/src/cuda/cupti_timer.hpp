@@ -65,6 +65,7 @@ private:
     cudaStream_t stream_;
     ActivityStream harness_;
     Event start_, stop_;
+    DeviceBuffer primer_;  // what prime() writes: 4 bytes
     uint64_t t0_ns_ = 0;
     CallWindow last_window_;  // the last stop_ms()'s, to recognise its records delivered late
     uint64_t dropped_at_start_ = 0;

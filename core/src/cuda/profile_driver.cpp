@@ -1,24 +1,32 @@
 // `runner __profile_driver --plugin FILE --kernel NAME --operation OP --m M --n N --k K --block B
 // [--lda L --ldb L] [--dtype D]`: the process `runner --profile` runs under ncu, and tests/sanitizer runs under
-// compute-sanitizer. It loads one plugin, fills the inputs with cudaMemcpy (a copy, not a kernel: every
-// kernel ncu sees is the plugin's), allocates each matrix exactly (rows x leading dimension, so any access
-// past it is outside the allocation), calls the kernel once on its own stream, waits, and exits 0; any
-// failure is one line on stderr and exit 1. It is not a measurement: nothing is verified or timed.
-// Leading dimensions (transposes only) default to packed. A GEMM runs in --dtype, by default the first of
-// fp32, tf32, bf16, fp16 the kernel declares (so a bf16-only kernel is called in bf16, with bf16 inputs).
+// compute-sanitizer. It loads one plugin (plugin/loader.hpp, as a worker does), fills the inputs with cudaMemcpy
+// (a copy, not a kernel: every kernel ncu sees is the plugin's), allocates each operand exactly (rows x leading
+// dimension, so any access past it is outside the allocation), calls the kernel once on its own stream through
+// the entry its ABI version has (plugin/kernel_call.hpp), waits, and exits 0; any failure is one line on stderr
+// and exit 1. It is not a measurement: nothing is verified or timed. The operands and the sizes come from the
+// operation's row of common/operations.def: --m, --n, --k and --block give the shape, of which the call takes
+// the operation's keys. --lda and --ldb are the leading dimensions of the call's first and second operand
+// (a GEMM's A and B, a transpose's A and its output, an in-place matrix), packed by default. The kernel runs in
+// --dtype, by default the first of fp32, tf32, bf16, fp16 it declares (so a bf16-only kernel is called in bf16,
+// with bf16 inputs).
 #include "cuda/profile_driver.hpp"
+
+#include "common/operation_table.hpp"
+#include "plugin/kernel_call.hpp"
+#include "plugin/loader.hpp"
 
 #include <kreg/abi.h>
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 #ifdef KREG_HAVE_CUDA
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -96,44 +104,106 @@ int fail(const std::string& why) {
 
 }  // namespace
 
+// One operand of the call: its extent in the operation's row, its leading dimension and its device buffer.
+struct DriverOperand {
+    Extent extent;
+    char role = 'a';  // the call's a, b or c
+    bool output = false;
+    int64_t ld = 0;
+    DeviceBuffer buffer;
+};
+
+// The operands the call has, in order (a, b, c; an in-place operation's c alone), with --lda and --ldb applied to
+// the first and the second; "" or why the options do not fit.
+std::string lay_out(const OperationRow& row, const Shape& shape, std::map<std::string, std::string>& opt,
+                    DriverOperand (&operands)[3], int& count) {
+    count = 0;
+    for (const auto& [extent, role] : {std::pair<Extent, char>{row.a, 'a'}, {row.b, 'b'}, {row.c, 'c'}}) {
+        const bool output = role == 'c';
+        if (element_count(shape, extent) == 0 || (row.in_place && !output)) continue;
+        DriverOperand& o = operands[count];
+        o.extent = extent;
+        o.role = role;
+        o.output = output;
+        o.ld = row_length(shape, extent);
+        const char* option = count == 0 ? "--lda" : count == 1 ? "--ldb" : nullptr;
+        try {
+            if (option && opt.count(option)) o.ld = std::stoll(opt[option]);
+        } catch (const std::exception&) {
+            return "--lda and --ldb must be integers";
+        }
+        if (o.ld < row_length(shape, extent)) return "leading dimensions must be >= their rows";
+        ++count;
+    }
+    return "";
+}
+
+// The inputs filled in the kernel's dtype, the output (unless it is in place, and so an input) in fp32.
+std::string allocate(const OperationRow& row, const Shape& shape, kreg_dtype dtype, DriverOperand (&operands)[3],
+                     int count) {
+    for (int i = 0; i < count; ++i) {
+        DriverOperand& o = operands[i];
+        const size_t elements = size_t(dim_value(shape, o.extent.rows)) * size_t(o.ld);
+        // C is fp32 for every dtype; an in-place matrix is the input, in the dtype (fp32 for the transposes).
+        if (std::string why = fill(o.buffer, elements, o.output && !row.in_place ? KREG_DTYPE_FP32 : dtype);
+            !why.empty())
+            return why;
+    }
+    return "";
+}
+
+kreg_call call_of(const OperationRow& row, const Shape& shape, kreg_dtype dtype, DriverOperand (&operands)[3],
+                  int count, void* stream) {
+    kreg_call call{};
+    call.struct_size = sizeof call;
+    call.operation = row.abi;
+    call.dtype = dtype;
+    const std::vector<int64_t> sizes = key_values(row.id, shape);
+    for (size_t i = 0; i < sizes.size() && i < KREG_CALL_MAX_SIZES; ++i) call.sizes[i] = sizes[i];
+    call.alpha = 1.0;
+    call.beta = 0.0;
+    call.stream = stream;
+    for (int i = 0; i < count; ++i) {
+        DriverOperand& o = operands[i];
+        if (o.role == 'a') call.a = o.buffer.ptr, call.lda = o.ld;
+        if (o.role == 'b') call.b = o.buffer.ptr, call.ldb = o.ld;
+        if (o.role == 'c') call.c = o.buffer.ptr, call.ldc = o.ld;
+    }
+    return call;
+}
+
 int profile_driver_main(int argc, char** argv) {
     std::map<std::string, std::string> opt;
     for (int i = 2; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
     for (const char* key : {"--plugin", "--kernel", "--operation", "--m", "--n", "--k", "--block"})
         if (!opt.count(key)) return fail(std::string("missing ") + key);
-    int64_t m = 0, n = 0, k = 0, block = 0;
+    Shape shape;
     try {
-        m = std::stoll(opt["--m"]), n = std::stoll(opt["--n"]), k = std::stoll(opt["--k"]);
-        block = std::stoll(opt["--block"]);
+        shape =
+            Shape{std::stoll(opt["--m"]), std::stoll(opt["--n"]), std::stoll(opt["--k"]), std::stoll(opt["--block"])};
     } catch (const std::exception&) {
         return fail("--m, --n, --k and --block must be integers");
     }
-    const std::string op = opt["--operation"];
-    int64_t lda = op == "gemm" ? k : n, ldb = op == "gemm" ? n : m;
-    try {
-        if (opt.count("--lda")) lda = std::stoll(opt["--lda"]);
-        if (opt.count("--ldb")) ldb = std::stoll(opt["--ldb"]);
-    } catch (const std::exception&) {
-        return fail("--lda and --ldb must be integers");
-    }
-    if (m < 1 || n < 1 || lda < (op == "gemm" ? k : n) || ldb < (op == "gemm" ? n : m))
-        return fail("sizes must be >= 1 and leading dimensions >= their rows");
+    const std::optional<Operation> op = parse_operation(opt["--operation"]);
+    if (!op) return fail("--operation must be " + operation_names() + ", got " + opt["--operation"]);
+    const OperationRow& row = operation_row(*op);
+    for (int64_t v : key_values(*op, shape))
+        if (v < 1) return fail("sizes must be >= 1 and leading dimensions >= their rows");
+    DriverOperand operands[3];
+    int count = 0;
+    if (std::string why = lay_out(row, shape, opt, operands, count); !why.empty())
+        return fail(why == "leading dimensions must be >= their rows" ? "sizes must be >= 1 and " + why : why);
 
-    void* handle = dlopen(opt["--plugin"].c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return fail(std::string("cannot load ") + opt["--plugin"] + ": " + dlerror());
-    auto entry = reinterpret_cast<kreg_plugin_entry_fn>(dlsym(handle, KREG_ENTRY_POINT_NAME));
-    const kreg_plugin_descriptor* d = entry != nullptr ? entry() : nullptr;
-    if (d == nullptr || d->abi_major != KREG_ABI_MAJOR) return fail(opt["--plugin"] + ": no usable kreg descriptor");
-    // The array's stride is the plugin's own sizeof(kreg_kernel_info) (kreg/abi.h): shorter for a 1.0 plugin.
-    const kreg_kernel_info* info = nullptr;
-    const size_t stride = d->kernel_count > 0 ? d->kernels[0].struct_size : 0;
-    for (uint32_t i = 0; i < d->kernel_count; ++i) {
-        const auto* k =
-            reinterpret_cast<const kreg_kernel_info*>(reinterpret_cast<const char*>(d->kernels) + i * stride);
-        if (opt["--kernel"] == k->name) info = k;
+    std::optional<LoadedPlugin> plugin;
+    try {
+        plugin = LoadedPlugin::load(opt["--plugin"]);
+    } catch (const std::exception& e) {
+        return fail(std::string("cannot load ") + opt["--plugin"] + ": " + e.what());
     }
+    const kreg_kernel_info* info = plugin->find_kernel(opt["--kernel"]);
     if (info == nullptr) return fail(opt["--plugin"] + " has no kernel " + opt["--kernel"]);
-    const bool has_1_1_fields = info->struct_size >= sizeof(kreg_kernel_info);  // else only GEMM fields exist
+    if (info->operation != row.abi)
+        return fail(opt["--kernel"] + " is not a " + row.name + " kernel this driver can call");
 
     int devices = 0;
     if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0)
@@ -145,41 +215,13 @@ int profile_driver_main(int argc, char** argv) {
     char error[1024] = "";
     if (info->create(&instance, error, sizeof error) != KREG_STATUS_OK) return fail(std::string("create: ") + error);
 
-    DeviceBuffer a, b, c;
-    std::string why;
-    kreg_status status = KREG_STATUS_OK;
-    if (op == "gemm" && info->operation == KREG_OPERATION_GEMM) {
-        kreg_dtype dtype = KREG_DTYPE_FP32;
-        if (!(why = choose_dtype(opt, info->dtypes, dtype)).empty()) return fail(opt["--kernel"] + ": " + why);
-        if ((why = fill(a, size_t(m * lda), dtype)).empty() && (why = fill(b, size_t(k * ldb), dtype)).empty())
-            why = fill(c, size_t(m * n));
-        if (!why.empty()) return fail(why);
-        kreg_gemm_args args{};
-        args.struct_size = sizeof args;
-        args.m = m, args.n = n, args.k = k, args.lda = lda, args.ldb = ldb, args.ldc = n;
-        args.alpha = 1.0, args.beta = 0.0;
-        args.dtype = dtype;
-        args.a = a.ptr, args.b = b.ptr, args.c = c.ptr, args.stream = stream;
-        status = info->run_gemm(instance, &args, error, sizeof error);
-    } else if (op == "transpose" && has_1_1_fields && info->operation == KREG_OPERATION_TRANSPOSE) {
-        if ((why = fill(a, size_t(m * lda))).empty()) why = fill(b, size_t(n * ldb));
-        if (!why.empty()) return fail(why);
-        kreg_transpose_args args{};
-        args.struct_size = sizeof args;
-        args.m = m, args.n = n, args.lda = lda, args.ldb = ldb, args.dtype = KREG_DTYPE_FP32;
-        args.a = a.ptr, args.b = b.ptr, args.stream = stream;
-        status = info->run_transpose(instance, &args, error, sizeof error);
-    } else if (op == "block_transpose" && has_1_1_fields && info->operation == KREG_OPERATION_BLOCK_TRANSPOSE) {
-        if (!(why = fill(a, size_t(m * lda))).empty()) return fail(why);
-        kreg_block_transpose_args args{};
-        args.struct_size = sizeof args;
-        args.m = m, args.n = n, args.lda = lda, args.block = block, args.dtype = KREG_DTYPE_FP32;
-        args.a = a.ptr, args.stream = stream;
-        status = info->run_block_transpose(instance, &args, error, sizeof error);
-    } else {
-        return fail(opt["--kernel"] + " is not a " + op + " kernel this driver can call");
-    }
-    if (status != KREG_STATUS_OK) return fail(std::string("the kernel failed: ") + error);
+    kreg_dtype dtype = KREG_DTYPE_FP32;
+    if (std::string why = choose_dtype(opt, info->dtypes, dtype); !why.empty())
+        return fail(opt["--kernel"] + ": " + why);
+    if (std::string why = allocate(row, shape, dtype, operands, count); !why.empty()) return fail(why);
+    const kreg_call call = call_of(row, shape, dtype, operands, count, stream);
+    if (run_kernel_call(*info, instance, call, error, sizeof error) != KREG_STATUS_OK)
+        return fail(std::string("the kernel failed: ") + error);
     const cudaError_t done = cudaStreamSynchronize(stream);
     if (done != cudaSuccess) return fail(std::string("the kernel failed: ") + cudaGetErrorString(done));
     info->destroy(instance);

@@ -1,6 +1,7 @@
 // make_feedback: the student's view read into the few things a student needs, and the files written.
 #include "grade/feedback.hpp"
 
+#include "common/operation_table.hpp"
 #include "common/text.hpp"
 #include "grade/student_view.hpp"
 #include "report/atomic_file.hpp"
@@ -26,13 +27,18 @@ uint64_t number_of(const nlohmann::json& j, const char* key) {
     return j[key].is_number_unsigned() ? j[key].get<uint64_t>() : uint64_t(std::max<int64_t>(0, j[key].get<int64_t>()));
 }
 
-// The shape of a row's evidence as the runner's --shape takes it (and --block for block_transpose).
-std::string shape_of(const nlohmann::json& row, Operation op, std::string* block_option = nullptr) {
-    const std::string mn = std::to_string(number_of(row, "m")) + "x" + std::to_string(number_of(row, "n"));
-    if (op == Operation::gemm) return mn + "x" + std::to_string(number_of(row, "k"));
-    if (op == Operation::block_transpose && block_option)
-        *block_option = " --block " + std::to_string(number_of(row, "block"));
-    return mn;
+// The shape of a row's evidence as the runner's --shape takes it: the operation's size keys joined by 'x'
+// (operations.def); its per-call parameter, if it has one, as that option (" --block 4").
+std::string shape_of(const nlohmann::json& row, Operation op, std::string* param_option = nullptr) {
+    std::string shape;
+    for (const ShapeKeyDef& k : operation_row(op).shape_keys()) {
+        const std::string value = std::to_string(number_of(row, k.name));
+        if (k.role == KeyRole::size)
+            shape += (shape.empty() ? "" : "x") + value;
+        else if (param_option)
+            *param_option += " --" + std::string(k.name) + " " + value;
+    }
+    return shape;
 }
 
 // The plugin file the student runs locally: the .so they submitted, or the one their folder builds.
@@ -46,10 +52,10 @@ std::string plugin_of(const StudentResult& view) {
 }
 
 std::string runner_command(const std::string& plugin, const std::string& kernels, Operation op,
-                           const std::string& shape, const std::string& block_option, const std::string& rest) {
+                           const std::string& shape, const std::string& param_option, const std::string& rest) {
     std::string command = "runner --plugin " + shell_word(plugin) + " --kernels " + shell_word(kernels);
     if (op != Operation::gemm) command += " --operation " + std::string(to_string(op));
-    return command + " --shape " + shape + block_option + rest;
+    return command + " --shape " + shape + param_option + rest;
 }
 
 // The first run of a correctness case that did not end ok, with the command that runs its shape and

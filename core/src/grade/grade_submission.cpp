@@ -5,6 +5,7 @@
 #include "audit/so_audit.hpp"
 #include "common/elapsed.hpp"
 #include "common/host_info.hpp"
+#include "common/operation_table.hpp"
 #include "grade/compiler_error.hpp"
 #include "grade/outcome.hpp"
 #include "grade/paired_ratio.hpp"
@@ -92,10 +93,8 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
         // Faster than the grader's own clock allows: what counts is the clock.
         r.stats->median_ms = timing.bound_median_ms;
         r.stats->min_ms = std::max(r.stats->min_ms, timing.bound_median_ms);
-        if (op.flops(job.shape) > 0)
-            r.gflops = op.flops(job.shape) / (timing.bound_median_ms * 1e6);
-        else if (timing.bound_median_ms > 0)
-            r.gbps = op.bytes_moved(job.shape, job.dtype) / (timing.bound_median_ms * 1e6);
+        if (timing.bound_median_ms > 0)
+            rate_of(r) = work_rate(job.operation, job.shape, job.dtype, timing.bound_median_ms);
     }
     return r;
 }
@@ -551,9 +550,9 @@ void Grader::annotate_floor(Record& mine, Backend backend) {
             mine.extra.roofline = RooflineEvidence{};
             mine.extra.roofline->unavailable = error.is_string() ? error.get<std::string>() : error.dump();
         }
-    } else if (mine.status == RowStatus::ok && rubric.operation != Operation::gemm) {
-        // The host's fp32 peak bounds FLOPs; a transpose does none, and the host's copy bandwidth
-        // is not measured: no floor, and the evidence says so.
+    } else if (mine.status == RowStatus::ok && operation_row(rubric.operation).bound != Bound::compute) {
+        // The host's fp32 peak bounds FLOPs; a copy-bound operation (a transpose) is judged against the copy
+        // bandwidth, which is not measured on the host: no floor, and the evidence says so.
         mine.extra.roofline = RooflineEvidence{};
         mine.extra.roofline->ceiling = "host_fp32";
         mine.extra.roofline->unavailable = "no roofline floor for a cpu " + std::string(to_string(rubric.operation)) +

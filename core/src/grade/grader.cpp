@@ -2,6 +2,7 @@
 
 #include "common/elapsed.hpp"
 #include "common/host_info.hpp"
+#include "common/operation_table.hpp"
 #include "grade/class_page.hpp"
 #include "grade/compiler_error.hpp"
 #include "grade/feedback.hpp"
@@ -49,11 +50,14 @@ std::string confinement_steps(const nlohmann::json& sandbox) {
 // The largest C a rubric's runs export (bytes): the sandbox's file size limit must let the worker
 // write it.
 uint64_t largest_output_bytes(const Rubric& rubric) {
+    // C's extent is the operation's (operations.def): M x N for GEMM and the transposes.
+    const Extent c = operation_row(rubric.operation).c;
     uint64_t largest = 0;
-    for (const auto& c : rubric.correctness)
-        for (const Shape& shape : c.shapes) largest = std::max(largest, uint64_t(shape.m * shape.n) * sizeof(float));
+    for (const auto& entry : rubric.correctness)
+        for (const Shape& shape : entry.shapes)
+            largest = std::max(largest, uint64_t(element_count(shape, c)) * sizeof(float));
     for (const auto& tier : rubric.performance)
-        largest = std::max(largest, uint64_t(tier.shape.m * tier.shape.n) * sizeof(float));
+        largest = std::max(largest, uint64_t(element_count(tier.shape, c)) * sizeof(float));
     return largest;
 }
 

@@ -13,17 +13,7 @@
 namespace kreg {
 namespace {
 // A shape in the keys of its operation's specs (config/shape_spec.hpp), so that to_json parses back.
-nlohmann::json shape_json(const Shape& s, Operation op) {
-    switch (op) {
-        case Operation::gemm:
-            break;
-        case Operation::transpose:
-            return {{"m", s.m}, {"n", s.n}};
-        case Operation::block_transpose:
-            return {{"m", s.m}, {"n", s.n}, {"block", s.block}};
-    }
-    return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
-}
+nlohmann::json shape_json(const Shape& s, Operation op) { return shape_spec_json(op, s); }
 
 // "/correctness/<i>/name" for each entry, i counted among the entries from the same file: the entry's
 // place in the file it came from, also when the rubric is itself a merge.

@@ -33,7 +33,7 @@ struct CorrectnessCase {
 // Performance, one of two kinds:
 // - against a reference kernel: points when reference median / submission median >= min_ratio at shape,
 //   both measured in the same grading run (paired rounds);
-// - against the copy ceiling (transpose and block_transpose only): points when the submission's
+// - against the copy ceiling (copy-bound operations only, operations.def: the transposes): points when the submission's
 //   bandwidth (bytes moved / median) is at least min_fraction_of_copy of the device-to-device copy
 //   bandwidth the grader measured itself (meta.gpu.ceilings.dram_copy_gbps); reference is empty and
 //   min_ratio 0 then.

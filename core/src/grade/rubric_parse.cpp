@@ -2,6 +2,7 @@
 // Node (file + JSON pointer in every error) and shape specs.
 #include "grade/rubric.hpp"
 
+#include "common/operation_table.hpp"
 #include "common/suggest.hpp"
 #include "grade/gradebook.hpp"  // is_valid_student_id
 #include "config/json_node.hpp"
@@ -88,7 +89,15 @@ CorrectnessCase parse_case(const Node& node, NameRegistry& names, Operation op) 
 
 // The copy ceiling is what a data-movement operation is bound by (measure/roofline.hpp); GEMM is bound by
 // its FLOPs, so a GEMM tier compares with a reference kernel instead.
-bool has_copy_ceiling(Operation op) { return op == Operation::transpose || op == Operation::block_transpose; }
+bool has_copy_ceiling(Operation op) { return operation_row(op).bound == Bound::copy; }
+
+// The operations bound by the copy ceiling, "a and b" (the transposes).
+std::string copy_bound_operations() {
+    std::string out;
+    for (Operation op : all_operations())
+        if (has_copy_ceiling(op)) out += (out.empty() ? "" : " and ") + std::string(to_string(op));
+    return out;
+}
 
 // A tier against the copy ceiling: min_fraction_of_copy alone, in (0, 1], of an operation that has the
 // ceiling, in a rubric that may grade CUDA kernels (the ceiling is the GPU's).
@@ -101,10 +110,9 @@ double parse_copy_fraction(const Node& node, const Node& fraction, Operation op,
                             "ceiling ('min_fraction_of_copy'), not both; '") +
                 other + "' cannot be used with 'min_fraction_of_copy'");
     if (!has_copy_ceiling(op))
-        fraction.fail(
-            "min_fraction_of_copy is a criterion of transpose and block_transpose rubrics (their ceiling is the "
-            "device-to-device copy bandwidth); this rubric grades " +
-            std::string(to_string(op)) + ", whose tiers compare with a 'reference' kernel and 'min_ratio'");
+        fraction.fail("min_fraction_of_copy is a criterion of " + copy_bound_operations() +
+                      " rubrics (their ceiling is the device-to-device copy bandwidth); this rubric grades " +
+                      std::string(to_string(op)) + ", whose tiers compare with a 'reference' kernel and 'min_ratio'");
     if (backend && *backend == Backend::cpu)
         fraction.fail(
             "the copy ceiling is the GPU's measured device-to-device copy bandwidth; this rubric grades cpu kernels "

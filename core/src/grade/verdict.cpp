@@ -1,5 +1,6 @@
 #include "grade/verdict.hpp"
 
+#include "common/operation_table.hpp"
 #include "grade/outcome.hpp"
 #include "grade/paired_ratio.hpp"
 
@@ -21,7 +22,7 @@ nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
                         {"outcome", classify_outcome(r)},
                         {"reason", r.reason}};
     if (r.operation != Operation::gemm) e["operation"] = std::string(to_string(r.operation));
-    if (r.operation == Operation::block_transpose) e["block"] = r.shape.block;
+    if (const ShapeKeyDef* param = operation_row(r.operation).param()) e[param->name] = dim_value(r.shape, param->dim);
     if (r.max_rel_err) e["max_rel_err"] = *r.max_rel_err;
     if (r.tolerance) e["tolerance"] = *r.tolerance;
     if (r.stats) e["median_ms"] = r.stats->median_ms;

@@ -14,8 +14,8 @@
 
 namespace kreg {
 
-// {"kernel", "m", "n", "k", "seed", "status", "outcome", "reason"} ("operation" and, for block_transpose,
-// "block" on rows of other operations than gemm) plus, where the row has them,
+// {"kernel", "m", "n", "k", "seed", "status", "outcome", "reason"} ("operation" on rows of other operations
+// than gemm, and the per-call parameter of an operation with one, such as "block") plus, where the row has them,
 // max_rel_err, tolerance, median_ms, signal, exit_code and the anticheat, trusted_check, timing_claims and roofline
 // evidence. seed is the published one (the secret mix is not revealed).
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed);

@@ -1,5 +1,7 @@
 #include "measure/host_ceiling.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -180,7 +182,7 @@ void annotate_cpu_roofline(Record& r, double host_flops) {
         r.extra.roofline = std::move(unmeasured);
         return;
     }
-    const double flops = r.shape.flops();
+    const double flops = work_flops(r.operation, r.shape);
     const double median_ms = r.stats->median_ms;
     const double achieved_tflops = flops / (median_ms * 1e-3) / 1e12;
     const double peak_tflops = host_flops / 1e12;

@@ -1,5 +1,7 @@
 #include "measure/roofline.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -49,12 +51,13 @@ const char* computed_key(DType d) {
     return nullptr;
 }
 
-// Transposes do no arithmetic: the only roof is memory, and the one a transpose can reach is what a
-// plain device-to-device copy of the same bytes reaches (read once, write once), as measured on this
-// device. Bytes moved: A read once, the output written once, 2 M N 4 (fp32, the only dtype in ABI 1.1).
+// A copy-bound operation (operations.def: data movement, no arithmetic to speak of): the only roof is memory,
+// and the one it can reach is what a plain device-to-device copy of the same bytes reaches (read once,
+// write once), as measured on this device. Bytes moved: the row's work model (inputs read once, the
+// output written once; a transpose's 2 M N 4).
 void annotate_data_movement(Record& r, const nlohmann::json& ceilings) {
     const double median_ms = r.stats->median_ms;
-    const double bytes = 2.0 * double(r.shape.m) * double(r.shape.n) * 4.0;
+    const double bytes = work_bytes(r.operation, r.shape, r.dtype);
     RooflineEvidence roof;
     roof.flops = 0.0;
     roof.min_dram_bytes = bytes;
@@ -77,16 +80,13 @@ void annotate_data_movement(Record& r, const nlohmann::json& ceilings) {
 
 void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nlohmann::json& ceilings) {
     if (r.status != RowStatus::ok || !r.stats || !(r.stats->median_ms > 0)) return;
-    if (r.operation != Operation::gemm) {
+    if (operation_row(r.operation).bound == Bound::copy) {
         annotate_data_movement(r, ceilings);
         return;
     }
-    const double m = double(r.shape.m), n = double(r.shape.n), k = double(r.shape.k);
     const double median_ms = r.stats->median_ms;
-    const double input_bytes = (r.dtype == DType::bf16 || r.dtype == DType::fp16) ? 2.0 : 4.0;
-
-    const double flops = r.shape.flops();
-    const double min_bytes = input_bytes * (m * k + k * n) + 4.0 * m * n;
+    const double flops = work_flops(r.operation, r.shape);
+    const double min_bytes = work_bytes(r.operation, r.shape, r.dtype);
     const double achieved_tflops = flops / (median_ms * 1e-3) / 1e12;
 
     static const nlohmann::json kNone = nlohmann::json::object();

@@ -48,6 +48,7 @@ StoppingRule StoppingRule::from(const RunSettings& settings) {
         rule.noise_target = *settings.noise_target;
         rule.max_samples = std::max(rule.min_samples, kMaxSamples);
         if (!rule.time_cap_s) rule.time_cap_s = kDefaultNoiseTimeCapS;
+        rule.min_span_s = std::min(kNoiseMinSpanS, *rule.time_cap_s / 4);
     }
     return rule;
 }
@@ -91,7 +92,9 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
         out.settle_s = seconds_since(begin);
     }
 
-    const StoppingRule rule = StoppingRule::from(settings);
+    StoppingRule rule = StoppingRule::from(settings);
+    if (!timer.host_clock()) rule.min_span_s = 0;
+    out.min_span_s = rule.min_span_s;
     std::vector<double> samples;
     // A modest reservation: --stress asks for a billion samples it never takes.
     samples.reserve(size_t(std::min<int64_t>({int64_t(rule.max_samples), 4 * int64_t(rule.min_samples), 4096})));
@@ -99,6 +102,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
     // The cap counts the samples themselves, not the harness's work between them (poison, flush, checks;
     // a strict run's full verification of every call): the budget is of measurement, as it always was.
     double spent_s = 0;
+    const Clock::time_point first = Clock::now();
     for (;;) {
         const CallSite site{CallSite::Role::timed, int(samples.size())};
         if (hooks.before_each) hooks.before_each();
@@ -124,6 +128,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
                 out.stop = "repeats";
                 break;
             }
+            if (spent_s < rule.min_span_s) continue;
             const MedianInterval ci = median_interval(samples);
             if (relative_half_width(ci, median_of(samples)) <= rule.noise_target) {
                 out.stop = "noise_target";
@@ -132,6 +137,7 @@ std::vector<double> sample(const RunSettings& settings, Timer& timer, const std:
         }
     }
     out.interval = median_interval(samples);
+    out.span_s = seconds_since(first);
     out.relative_half_width = relative_half_width(out.interval, median_of(samples));
     return samples;
 }

@@ -21,6 +21,9 @@ public:
     virtual void start() = 0;
     virtual double stop_ms() = 0;
     virtual std::string name() const = 0;  // "host", "cuda_event"
+    // Whether a sample is the host's wall time, which a shared machine's other work lengthens (the least
+    // span of StoppingRule is for those); a device clock's samples are the device's work alone.
+    virtual bool host_clock() const { return false; }
 };
 
 // Wall-clock timer for host code (steady_clock).
@@ -29,6 +32,7 @@ public:
     void start() override;
     double stop_ms() override;
     std::string name() const override { return "host"; }
+    bool host_clock() const override { return true; }
 
 private:
     long long start_ns_ = 0;
@@ -60,23 +64,36 @@ struct SampleHooks {
 inline constexpr double kDefaultNoiseTimeCapS = 1.0;
 // The most samples one job takes, whatever the rule says (bounds a report's size): max(repeats, this).
 inline constexpr int kMaxSamples = 1000;
+// A noise target is not met before host-clock samples add up to this much time (or a quarter of the time cap,
+// if less). Ten calls of 16 us meet a 0.5 % target in under a millisecond, and a millisecond sees one state of
+// the machine: on the 2-vCPU VM a row's fastest call sat 20-30 % above its usual value in about one window in
+// four (docs/results/compare-noise.md, 2026-12-03 afternoon); 400 calls of the same row found the usual value
+// in 39 of 40. The interval of the median says nothing about what it did not sample. Spread over 50 ms of wall
+// clock instead (fewer calls where the harness's work between them is long) was not enough: 16 of 17 runs of
+// the compare e2e test's data against 13 of 13. Rows timed by a device clock have no least span: their samples
+// are the device's work, and 50 ms of 20 us kernels is the whole 1,000-sample cap (seconds a row where every
+// call's inputs are compared).
+inline constexpr double kNoiseMinSpanS = 0.05;
 
 // How sample() decides it has enough timed calls. Checked after every timed call, in this order:
 //   - max_samples reached                                         -> "max_samples"
 //   - the time cap spent (the sum of the samples so far),
 //     and at least min(3, min_samples) samples                    -> "time_cap"
 //   - at least min_samples, and either no noise target, or the
-//     median's 95 % interval within +-noise_target of the median  -> "repeats" / "noise_target"
+//     median's 95 % interval within +-noise_target of the median,
+//     and (a host clock's samples) adding up to min_span_s        -> "repeats" / "noise_target"
 // With no noise target this is the fixed count of old: repeats samples, fewer if time_budget_s runs out.
 struct StoppingRule {
     int min_samples = 10;
     int max_samples = 10;
     double noise_target = 0;           // relative half-width of the median's interval; 0: fixed count
     std::optional<double> time_cap_s;  // none: no cap
+    double min_span_s = 0;             // with a noise target: the least time host-clock samples add up to
 
     // From settings: min = repeats; a noise target (not in strict runs, whose calls are counted, nor in
     // --profile runs, which run a fixed number of calls for the profiler) makes
-    // max = max(repeats, kMaxSamples) and the cap time_budget_s or kDefaultNoiseTimeCapS.
+    // max = max(repeats, kMaxSamples), the cap time_budget_s or kDefaultNoiseTimeCapS, and min_span_s
+    // kNoiseMinSpanS or a quarter of the cap.
     static StoppingRule from(const RunSettings& settings);
 };
 
@@ -96,7 +113,9 @@ struct SamplingOutcome {
     std::string stop;         // "repeats", "noise_target", "time_cap", "max_samples"
     MedianInterval interval;  // of the samples it stopped with
     double relative_half_width = 0;
-    int settle_calls = 0;  // ClockSettle calls made (0 when disabled)
+    double span_s = 0;      // wall seconds from the first timed call's start to the last one's end
+    double min_span_s = 0;  // the least span the rule held this timer's samples to (0: none)
+    int settle_calls = 0;   // ClockSettle calls made (0 when disabled)
     double settle_s = 0;
     bool settled = false;  // the windows agreed (false: max_s ran out, or disabled)
 };

@@ -12,17 +12,6 @@ std::string GemmOperation::invalid_shape(const Shape& s) const {
     return "";
 }
 
-OperandGeometry GemmOperation::geometry(const Shape& s) const {
-    OperandGeometry g;
-    g.a_count = size_t(s.m) * size_t(s.k);
-    g.b_count = size_t(s.k) * size_t(s.n);
-    g.c_count = size_t(s.m) * size_t(s.n);
-    g.a_cols = s.k;
-    g.b_cols = s.n;
-    g.c_cols = s.n;
-    return g;
-}
-
 VerifyResult GemmOperation::verify(const float* a, const float* b, const float* c, const Shape& s, double tolerance,
                                    uint64_t seed) const {
     return verify_gemm(a, b, c, s.m, s.n, s.k, s.k, s.n, s.n, tolerance, seed);
@@ -38,11 +27,6 @@ double GemmOperation::expected(const float* a, const float* b, const Shape& s, s
         magnitude += std::abs(term);
     }
     return ref;
-}
-
-double GemmOperation::bytes_moved(const Shape& s, DType dtype) const {
-    const double in = (dtype == DType::bf16 || dtype == DType::fp16) ? 2.0 : 4.0;
-    return in * (double(s.m) * double(s.k) + double(s.k) * double(s.n)) + 4.0 * double(s.m) * double(s.n);
 }
 
 kreg_gemm_args gemm_args(const Shape& shape, kreg_dtype dtype) {
@@ -70,25 +54,6 @@ kreg_gemm_args args_for(const Shape& shape, DType dtype, const CallOperands& o) 
     return args;
 }
 }  // namespace
-
-std::string GemmOperation::call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                const CallOperands& operands) const {
-    const kreg_gemm_args args = args_for(shape, dtype, operands);
-    char error[1024];
-    error[0] = '\0';
-    const kreg_status status = info.run_gemm(instance, &args, error, sizeof error);
-    if (status == KREG_STATUS_OK) return "";
-    error[sizeof error - 1] = '\0';
-    return kernel_failure(status, error);
-}
-
-kreg_status GemmOperation::describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape,
-                                           DType dtype, const CallOperands& operands, kreg_launch_info& launch,
-                                           char* error, size_t error_size) const {
-    if (info.describe_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
-    const kreg_gemm_args args = args_for(shape, dtype, operands);
-    return info.describe_launch(instance, &args, &launch, error, error_size);
-}
 
 kreg_status GemmOperation::describe_variant(const kreg_kernel_info& info, void* instance, const Shape& shape,
                                             DType dtype, const CallOperands& operands, char* buffer,

@@ -10,19 +10,10 @@ class GemmOperation final : public OperationDef {
 public:
     Operation id() const override { return Operation::gemm; }
     std::string invalid_shape(const Shape& shape) const override;
-    OperandGeometry geometry(const Shape& shape) const override;
     bool exact() const override { return false; }
     VerifyResult verify(const float* a, const float* b, const float* c, const Shape& shape, double tolerance,
                         uint64_t seed) const override;
     double expected(const float* a, const float* b, const Shape& shape, size_t index, double& magnitude) const override;
-    double flops(const Shape& shape) const override { return shape.flops(); }
-    double bytes_moved(const Shape& shape, DType dtype) const override;
-    bool memory_bound() const override { return false; }
-    std::string call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                     const CallOperands& operands) const override;
-    kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                const CallOperands& operands, kreg_launch_info& launch, char* error,
-                                size_t error_size) const override;
     kreg_status describe_variant(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
                                  const CallOperands& operands, char* buffer, size_t buffer_size) const override;
 };

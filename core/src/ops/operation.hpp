@@ -1,7 +1,7 @@
 // What one operation is, to the runner: its operands, its reference, how its output is checked, and the
 // work one call does. The measurement protocol (pipeline/pipeline.hpp) is written once against this
 // interface. An operation's OperationDef is only part of adding one: the ABI, the config, the reports and
-// the grader name operations too, file by file in docs/ADDING_AN_OPERATION.md.
+// the table name operations too, file by file in docs/ADDING_AN_OPERATION.md.
 //
 // Every operation is described with at most two inputs, A and B, and one output C, all fp32 host
 // values as the reference sees them (row-major, packed). An in-place operation (block_transpose) gets
@@ -46,7 +46,8 @@ public:
     // Why the shape is not a problem of this operation ("" when it is). The config parser produces only
     // well-formed shapes; this guards jobs that come from elsewhere (a worker's request).
     virtual std::string invalid_shape(const Shape& shape) const = 0;
-    virtual OperandGeometry geometry(const Shape& shape) const = 0;
+    // The operands' sizes: the extents in the operation's row of common/operations.def.
+    OperandGeometry geometry(const Shape& shape) const;
     // Whether the check is exact (bit for bit) rather than within a tolerance.
     virtual bool exact() const = 0;
     // The full check of C against the reference from A and B; tolerance and seed are GEMM's (ignored
@@ -65,21 +66,20 @@ public:
     // change (NaN payloads, a signalling NaN, -0, Inf, a subnormal), so "bit for bit" is tested, not only "finite
     // values equal".
     virtual void plant_special_values(std::vector<float>& /*a*/, uint64_t /*seed*/) const {}
-    // Work of one call: floating-point operations (0 for data movement) and the bytes that must move
-    // at least (each input read once, each output written once).
-    virtual double flops(const Shape& shape) const = 0;
-    virtual double bytes_moved(const Shape& shape, DType dtype) const = 0;
-    // The roofline ceiling the operation is bound by: compute (GEMM) or memory (transposes: the
-    // measured device-to-device copy bandwidth).
-    virtual bool memory_bound() const = 0;
-    // One call of the kernel's run entry for this operation with the operands laid out by a backend:
-    // "" on OK, else "kernel returned <STATUS>: <message>".
-    virtual std::string call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                             const CallOperands& operands) const = 0;
+    // The work of one call (flops, bytes moved, the roofline bound) is not here: it is data, in the
+    // operation's row of common/operations.def (common/operation_table.hpp), so that measure/ and report/
+    // read it without this folder.
+    // The ABI call of these operands (kreg_call): the shape keys' values in the table's order, the packed
+    // row lengths as leading dimensions, the operands the operation has (in place: C alone).
+    kreg_call abi_call(const Shape& shape, DType dtype, const CallOperands& operands) const;
+    // One call of the kernel with the operands laid out by a backend, through the entry its ABI version has
+    // (plugin/kernel_call.hpp): "" on OK, else "kernel returned <STATUS>: <message>".
+    std::string call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
+                     const CallOperands& operands) const;
     // The kernel's launch description for these operands, if it gives one: status and info filled.
-    virtual kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                        const CallOperands& operands, kreg_launch_info& launch, char* error,
-                                        size_t error_size) const = 0;
+    kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
+                                const CallOperands& operands, kreg_launch_info& launch, char* error,
+                                size_t error_size) const;
     // The variant the kernel says it runs for these operands (ABI 1.2's describe_gemm_variant): status, and the
     // text in buffer. Operations without such an entry answer KREG_STATUS_UNSUPPORTED.
     virtual kreg_status describe_variant(const kreg_kernel_info& /*info*/, void* /*instance*/, const Shape& /*shape*/,

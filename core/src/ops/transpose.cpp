@@ -25,51 +25,12 @@ std::string describe_mismatch(float got, float want, int64_t i, int64_t j) {
     return text;
 }
 
-// The ABI arguments of a job's call, for its run and its launch description alike: the harness's packed
-// operands (leading dimension = row length), B written into C's buffer.
-kreg_transpose_args transpose_args(const Shape& s, DType dtype, const CallOperands& o) {
-    kreg_transpose_args args{};
-    args.struct_size = sizeof args;
-    args.m = s.m;
-    args.n = s.n;
-    args.lda = s.n;
-    args.ldb = s.m;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.a = o.a;
-    args.b = o.c;
-    args.stream = o.stream;
-    return args;
-}
-
-// In place: the harness copied A into C before the call, and the kernel works on C.
-kreg_block_transpose_args block_transpose_args(const Shape& s, DType dtype, const CallOperands& o) {
-    kreg_block_transpose_args args{};
-    args.struct_size = sizeof args;
-    args.m = s.m;
-    args.n = s.n;
-    args.lda = s.n;
-    args.block = s.block;
-    args.dtype = static_cast<kreg_dtype>(dtype);
-    args.a = o.c;
-    args.stream = o.stream;
-    return args;
-}
-
 }  // namespace
 
 std::string TransposeOperation::invalid_shape(const Shape& s) const {
     if (s.m < 1 || s.n < 1 || s.k != 0 || s.block != 0)
         return "invalid transpose shape " + to_string(s) + ": M and N must be >= 1, and there is no K or block";
     return "";
-}
-
-OperandGeometry TransposeOperation::geometry(const Shape& s) const {
-    OperandGeometry g;
-    g.a_count = g.c_count = size_t(s.m) * size_t(s.n);
-    g.a_cols = s.n;
-    g.b_cols = 1;
-    g.c_cols = s.m;  // the output is N x M
-    return g;
 }
 
 size_t TransposeOperation::source_of(const Shape& s, size_t index) const {
@@ -135,27 +96,6 @@ void TransposeOperation::plant_special_values(std::vector<float>& a, uint64_t se
         std::memcpy(&a[(start + i * step) % a.size()], &special[i], sizeof(uint32_t));
 }
 
-double TransposeOperation::bytes_moved(const Shape& s, DType) const { return 2.0 * 4.0 * double(s.m) * double(s.n); }
-
-std::string TransposeOperation::call(const kreg_kernel_info& info, void* instance, const Shape& s, DType dtype,
-                                     const CallOperands& o) const {
-    const kreg_transpose_args args = transpose_args(s, dtype, o);
-    char error[1024];
-    error[0] = '\0';
-    const kreg_status status = info.run_transpose(instance, &args, error, sizeof error);
-    if (status == KREG_STATUS_OK) return "";
-    error[sizeof error - 1] = '\0';
-    return kernel_failure(status, error);
-}
-
-kreg_status TransposeOperation::describe_launch(const kreg_kernel_info& info, void* instance, const Shape& s,
-                                                DType dtype, const CallOperands& o, kreg_launch_info& launch,
-                                                char* error, size_t error_size) const {
-    if (info.describe_transpose_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
-    const kreg_transpose_args args = transpose_args(s, dtype, o);
-    return info.describe_transpose_launch(instance, &args, &launch, error, error_size);
-}
-
 std::string BlockTransposeOperation::invalid_shape(const Shape& s) const {
     if (s.m < 1 || s.n < 1 || s.k != 0 || s.block < 1)
         return "invalid block_transpose shape " + to_string(s) + ": M, N and block must be >= 1, and there is no K";
@@ -164,38 +104,12 @@ std::string BlockTransposeOperation::invalid_shape(const Shape& s) const {
     return "";
 }
 
-OperandGeometry BlockTransposeOperation::geometry(const Shape& s) const {
-    OperandGeometry g = TransposeOperation::geometry(s);
-    g.c_cols = s.n;  // in place: the matrix keeps its shape
-    g.in_place = true;
-    return g;
-}
-
 size_t BlockTransposeOperation::source_of(const Shape& s, size_t index) const {
     const size_t n = size_t(s.n), b = size_t(s.block);
     const size_t r = index / n, c = index % n;
     const size_t tile_r = r - r % b, tile_c = c - c % b;
     // (tile_r + i, tile_c + j) takes the old (tile_r + j, tile_c + i).
     return (tile_r + (c - tile_c)) * n + (tile_c + (r - tile_r));
-}
-
-std::string BlockTransposeOperation::call(const kreg_kernel_info& info, void* instance, const Shape& s, DType dtype,
-                                          const CallOperands& o) const {
-    const kreg_block_transpose_args args = block_transpose_args(s, dtype, o);
-    char error[1024];
-    error[0] = '\0';
-    const kreg_status status = info.run_block_transpose(instance, &args, error, sizeof error);
-    if (status == KREG_STATUS_OK) return "";
-    error[sizeof error - 1] = '\0';
-    return kernel_failure(status, error);
-}
-
-kreg_status BlockTransposeOperation::describe_launch(const kreg_kernel_info& info, void* instance, const Shape& s,
-                                                     DType dtype, const CallOperands& o, kreg_launch_info& launch,
-                                                     char* error, size_t error_size) const {
-    if (info.describe_block_transpose_launch == nullptr) return KREG_STATUS_UNSUPPORTED;
-    const kreg_block_transpose_args args = block_transpose_args(s, dtype, o);
-    return info.describe_block_transpose_launch(instance, &args, &launch, error, error_size);
 }
 
 void reference_transpose(const float* a, float* out, int64_t m, int64_t n) {

@@ -12,20 +12,10 @@ class TransposeOperation : public OperationDef {
 public:
     Operation id() const override { return Operation::transpose; }
     std::string invalid_shape(const Shape& shape) const override;
-    OperandGeometry geometry(const Shape& shape) const override;
     bool exact() const override { return true; }
     VerifyResult verify(const float* a, const float* b, const float* c, const Shape& shape, double tolerance,
                         uint64_t seed) const override;
     double expected(const float* a, const float* b, const Shape& shape, size_t index, double& magnitude) const override;
-    double flops(const Shape&) const override { return 0; }
-    // A read once and the output written once: 2 * M * N elements of 4 bytes (fp32 only in ABI 1.1).
-    double bytes_moved(const Shape& shape, DType dtype) const override;
-    bool memory_bound() const override { return true; }
-    std::string call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                     const CallOperands& operands) const override;
-    kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                const CallOperands& operands, kreg_launch_info& launch, char* error,
-                                size_t error_size) const override;
 
     size_t exact_source(const Shape& shape, size_t index) const override { return source_of(shape, index); }
     void plant_special_values(std::vector<float>& a, uint64_t seed) const override;
@@ -38,12 +28,6 @@ class BlockTransposeOperation final : public TransposeOperation {
 public:
     Operation id() const override { return Operation::block_transpose; }
     std::string invalid_shape(const Shape& shape) const override;
-    OperandGeometry geometry(const Shape& shape) const override;
-    std::string call(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                     const CallOperands& operands) const override;
-    kreg_status describe_launch(const kreg_kernel_info& info, void* instance, const Shape& shape, DType dtype,
-                                const CallOperands& operands, kreg_launch_info& launch, char* error,
-                                size_t error_size) const override;
 
     size_t source_of(const Shape& shape, size_t index) const override;
 };

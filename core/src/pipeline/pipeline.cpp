@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/operation_table.hpp"
 #include "common/text.hpp"
 #include "measure/anticheat.hpp"
 #include "measure/sampler.hpp"
@@ -180,6 +181,12 @@ void check_inputs_and_bands(MeasureBackend& backend, int set, const std::string&
 
 // One job through the protocol (pipeline.hpp): what its checked call, warm-ups and timed calls share, what is
 // done before and after each call, and what the record gets at the end.
+// The call's i-th size: the value of the operation's i-th shape key (common/operations.def), 0 past them.
+int64_t size_of_call(const Job& job, std::size_t i) {
+    const std::vector<int64_t> sizes = key_values(job.operation, job.shape);
+    return i < sizes.size() ? sizes[i] : 0;
+}
+
 struct PipelineRun {
     PipelineRun(const Job& job, const LoadedKernel& kernel, MeasureBackend& backend, Record& record,
                 CallChannel* channel)
@@ -192,9 +199,9 @@ struct PipelineRun {
           info(*kernel.info),
           op(operation_def(job.operation)),
           geometry(op.geometry(job.shape)),
-          m(job.shape.m),
-          n(job.shape.n),
-          k(job.operation == Operation::block_transpose ? job.shape.block : job.shape.k),
+          m(size_of_call(job, 0)),
+          n(size_of_call(job, 1)),
+          k(size_of_call(job, 2)),
           strict(settings.strict || settings.checked_outside),
           check(strict || settings.verify),
           sets(strict ? kStrictBufferSets : 1),
@@ -229,7 +236,8 @@ struct PipelineRun {
     const kreg_kernel_info& info;
     const OperationDef& op;
     const OperandGeometry geometry;
-    // model_global_bytes' k: K for GEMM, the block for block_transpose, 0 for transpose (abi.h).
+    // model_global_bytes' m, n, k: the call's first three sizes (abi.h; GEMM's M, N, K, a transpose's M, N, 0,
+    // M, N and the tile edge of a block transpose).
     const int64_t m, n, k;
     const bool strict;
     const bool check;
@@ -464,15 +472,15 @@ void PipelineRun::record_results() {
     const StoppingRule rule = StoppingRule::from(settings);
     if (rule.noise_target > 0) sampling.noise_target = rule.noise_target;
     if (rule.time_cap_s) sampling.time_cap_s = *rule.time_cap_s;
+    if (outcome.min_span_s > 0) sampling.min_span_s = outcome.min_span_s;
+    sampling.span_s = outcome.span_s;
     if (outcome.settle_calls > 0)
         sampling.clock_settle = ClockSettleFacts{outcome.settle_calls, outcome.settle_s, outcome.settled};
     record.extra.sampling = std::move(sampling);
     record.stats = compute_stats(record.samples_ms);
-    if (record.stats->median_ms > 0 && op.flops(job.shape) > 0)
-        record.gflops = op.flops(job.shape) / (record.stats->median_ms * 1e-3) / 1e9;
-    // Data movement (no FLOPs): the bytes that must move, per second of the median.
-    if (record.stats->median_ms > 0 && op.flops(job.shape) <= 0)
-        record.gbps = op.bytes_moved(job.shape, job.dtype) / (record.stats->median_ms * 1e-3) / 1e9;
+    // The operation's rate (operations.def): FLOPs per second, or for data movement the bytes that must move.
+    if (record.stats->median_ms > 0)
+        rate_of(record) = work_rate(job.operation, job.shape, job.dtype, record.stats->median_ms);
     record.status = RowStatus::ok;
     record.reason.clear();
 }

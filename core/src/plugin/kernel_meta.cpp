@@ -1,5 +1,7 @@
 #include "plugin/kernel_meta.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -77,20 +79,27 @@ std::optional<std::string> why_unsupported(const KernelMeta& k, const Shape& sha
     if (std::find(k.dtypes.begin(), k.dtypes.end(), dtype) == k.dtypes.end())
         return "dtype " + std::string(to_string(dtype)) + " not supported (kernel supports " +
                describe_dtypes(k.dtypes) + ")";
-    struct Dim {
+    struct Limit {
         const char* name;
         int64_t value, multiple, max;
     };
-    const Dim dims[] = {{"M", shape.m, k.m_multiple, k.max_m},
-                        {"N", shape.n, k.n_multiple, k.max_n},
-                        {"K", shape.k, k.k_multiple, k.max_k}};
-    // block_transpose: the operation's own constraint (whole tiles), then the kernel's on the block.
+    const Limit limits[] = {{"M", shape.m, k.m_multiple, k.max_m},
+                            {"N", shape.n, k.n_multiple, k.max_n},
+                            {"K", shape.k, k.k_multiple, k.max_k}};
+    // A per-call parameter (operations.def): the operation's own constraint (it divides the dimensions its row
+    // lists: whole tiles), then the kernel's on the block.
     if (shape.block > 0) {
-        for (const Dim& d : {dims[0], dims[1]})
-            if (d.value % shape.block != 0)
-                return std::string(d.name) + "=" + std::to_string(d.value) +
-                       " is not a multiple of block=" + std::to_string(shape.block) +
-                       " (block_transpose transposes whole tiles)";
+        const std::optional<Operation> op = parse_operation(k.operation);
+        const ShapeKeyDef* param = op ? operation_row(*op).param() : nullptr;
+        const auto divides = [&](Dim d) {
+            return param == nullptr || param->divides[0] == d || param->divides[1] == d;
+        };
+        const Dim which[2] = {Dim::m, Dim::n};
+        for (int i = 0; i < 2; ++i)
+            if (divides(which[i]) && limits[i].value % shape.block != 0)
+                return std::string(limits[i].name) + "=" + std::to_string(limits[i].value) +
+                       " is not a multiple of block=" + std::to_string(shape.block) + " (" + k.operation +
+                       " works on whole block x block tiles)";
         if (k.block_multiple > 1 && shape.block % k.block_multiple != 0)
             return "block=" + std::to_string(shape.block) + " is not a multiple of " +
                    std::to_string(k.block_multiple) + " (declared by the kernel)";
@@ -98,8 +107,8 @@ std::optional<std::string> why_unsupported(const KernelMeta& k, const Shape& sha
             return "block=" + std::to_string(shape.block) + " exceeds the kernel's maximum " +
                    std::to_string(k.max_block);
     }
-    for (const Dim& d : dims) {
-        if (d.value == 0) continue;  // transposes have no K
+    for (const Limit& d : limits) {
+        if (d.value == 0) continue;  // an operation without the dimension (a transpose's K)
         if (d.multiple > 1 && d.value % d.multiple != 0)
             return std::string(d.name) + "=" + std::to_string(d.value) + " is not a multiple of " +
                    std::to_string(d.multiple) + " (declared by the kernel)";

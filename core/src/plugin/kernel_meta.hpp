@@ -25,7 +25,7 @@ struct KernelMeta {
     bool honours_alpha_beta = false;
     bool honours_leading_dims = false;
     bool has_traffic_model = false;
-    int64_t block_multiple = 1, max_block = 0;  // block_transpose: the blocks the kernel accepts
+    int64_t block_multiple = 1, max_block = 0;  // an operation with a per-call block: the blocks the kernel accepts
     std::string unavailable_reason;             // empty when it can run on this machine
 };
 

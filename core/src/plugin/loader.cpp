@@ -1,6 +1,8 @@
 #include "plugin/loader.hpp"
 
 #include "common/library_format.hpp"
+#include "common/operation_table.hpp"
+#include "plugin/kernel_call.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -51,14 +53,12 @@ void validate_kernel(const std::filesystem::path& path, size_t index, const kreg
         fail(Kind::bad_descriptor, path, where + " declares a negative maximum");
     if (k.create == nullptr || k.destroy == nullptr)
         fail(Kind::bad_descriptor, path, where + " lacks create or destroy");
-    // The run entry of the kernel's own operation is required; the others are never called.
-    if (k.operation == KREG_OPERATION_GEMM && k.run_gemm == nullptr)
-        fail(Kind::bad_descriptor, path, where + " is a gemm kernel without run_gemm");
-    if (k.operation == KREG_OPERATION_TRANSPOSE && k.run_transpose == nullptr)
-        fail(Kind::bad_descriptor, path, where + " is a transpose kernel without run_transpose (ABI 1.1)");
-    if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE && k.run_block_transpose == nullptr)
-        fail(Kind::bad_descriptor, path, where + " is a block_transpose kernel without run_block_transpose (ABI 1.1)");
-    if (k.operation == KREG_OPERATION_BLOCK_TRANSPOSE && (k.block_multiple < 0 || k.max_block < 0))
+    // A run entry for the kernel's own operation is required (1.3's run, or the operation's own entry); the
+    // others are never called.
+    if (const std::string missing = missing_run_entry(k); !missing.empty())
+        fail(Kind::bad_descriptor, path, where + " " + missing);
+    const OperationRow* row = operation_row(k.operation);
+    if (row != nullptr && row->param() != nullptr && (k.block_multiple < 0 || k.max_block < 0))
         fail(Kind::bad_descriptor, path, where + " declares a negative block_multiple or max_block");
 }
 
@@ -134,23 +134,15 @@ const kreg_kernel_info* LoadedPlugin::find_kernel(const std::string& name) const
 }
 
 std::string operation_name(kreg_operation op) {
-    switch (op) {
-        case KREG_OPERATION_GEMM:
-            return "gemm";
-        case KREG_OPERATION_TRANSPOSE:
-            return "transpose";
-        case KREG_OPERATION_BLOCK_TRANSPOSE:
-            return "block_transpose";
-    }
+    if (const OperationRow* row = operation_row(op)) return row->name;
     return "unknown operation " + std::to_string(int(op));
 }
 
 std::string runner_cannot_run(const kreg_kernel_info& k) {
-    if (k.operation != KREG_OPERATION_GEMM && k.operation != KREG_OPERATION_TRANSPOSE &&
-        k.operation != KREG_OPERATION_BLOCK_TRANSPOSE)
+    if (operation_row(k.operation) == nullptr)
         return "declares operation " + std::to_string(int(k.operation)) + ", which this runner does not know (ABI " +
-               std::to_string(KREG_ABI_MAJOR) + "." + std::to_string(KREG_ABI_MINOR) +
-               " knows gemm, transpose, block_transpose)";
+               std::to_string(KREG_ABI_MAJOR) + "." + std::to_string(KREG_ABI_MINOR) + " knows " +
+               operation_names(", ") + ")";
     if ((k.dtypes & kKnownDtypes) == 0)
         return "declares only dtypes this runner does not know (dtypes mask " + std::to_string(k.dtypes) + ")";
     return "";

@@ -61,7 +61,7 @@ private:
 // The kernel's metadata; its unavailable_reason is set when this runner cannot run the kernel at all (an
 // operation or only dtypes it does not know). The device's reasons are the worker's to add.
 KernelMeta to_kernel_meta(const kreg_kernel_info& info);
-// "gemm", "transpose", "block_transpose", or "unknown operation N".
+// The operation's name in common/operations.def ("gemm", ...), or "unknown operation N".
 std::string operation_name(kreg_operation op);
 // Why this runner cannot run the kernel whatever the machine ("" when it can).
 std::string runner_cannot_run(const kreg_kernel_info& info);

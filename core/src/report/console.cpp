@@ -1,5 +1,6 @@
 #include "report/console.hpp"
 
+#include "common/operation_table.hpp"
 #include "common/text.hpp"
 
 #include "report/number_format.hpp"
@@ -66,20 +67,19 @@ std::string indented_text(const std::string& text, size_t indent, size_t max_byt
 }
 
 std::string format_table(const std::vector<Record>& records, const Baseline& baseline) {
-    // Data-movement operations (transposes) have no FLOPs: their rate is bytes moved per second. A table of
-    // one kind says its unit in the header; a table of both says "rate" there and each cell its own unit,
-    // so a GEMM row never shows a GB/s figure because another row was a transpose.
-    const auto moves = [](const Record& r) { return r.operation != Operation::gemm; };
-    const bool any_data = std::any_of(records.begin(), records.end(), moves);
-    const bool all_data = !records.empty() && std::all_of(records.begin(), records.end(), moves);
-    const bool mixed = any_data && !all_data;
+    // Each operation's rate column (operations.def): GFLOP/s, or bytes moved per second for data movement. A
+    // table of one unit says it in the header; a table of several says "rate" there and each cell its own
+    // unit, so a GEMM row never shows a GB/s figure because another row was a transpose.
+    const auto unit = [](const Record& r) { return std::string(operation_row(r.operation).rate_unit()); };
+    const bool mixed =
+        std::any_of(records.begin(), records.end(), [&](const Record& r) { return unit(r) != unit(records.front()); });
     const auto rate = [&](const Record& r) {
-        const std::optional<double>& value = moves(r) ? r.gbps : r.gflops;
+        const std::optional<double>& value = rate_of(r);
         if (!value) return std::string("-");
-        return short_gflops(*value) + (mixed ? (moves(r) ? " GB/s" : " GFLOP/s") : "");
+        return short_gflops(*value) + (mixed ? " " + unit(r) : "");
     };
-    std::vector<std::string> labels{
-        "kernel", "dtype", "shape", "status", "median ms", mixed ? "rate" : (all_data ? "GB/s" : "GFLOP/s"), "max err"};
+    const std::string header = mixed ? "rate" : records.empty() ? "GFLOP/s" : unit(records.front());
+    std::vector<std::string> labels{"kernel", "dtype", "shape", "status", "median ms", header, "max err"};
     if (baseline) labels.push_back("speed-up");
 
     const auto speedups = speedups_vs_baseline(records, baseline);

@@ -1,5 +1,7 @@
 #include "report/csv.hpp"
 
+#include "common/operation_table.hpp"
+
 #include "report/number_format.hpp"
 #include "report/printable_text.hpp"
 #include "report/speedup.hpp"
@@ -35,9 +37,9 @@ const std::array<Column, 26> kColumns{{
     {"dtype", [](const Record& r, const auto&) { return std::string(to_string(r.dtype)); }, true},
     {"m", [](const Record& r, const auto&) { return std::to_string(r.shape.m); }},
     {"n", [](const Record& r, const auto&) { return std::to_string(r.shape.n); }},
-    // Transposes have no K: empty rather than a 0 that reads like a dimension.
+    // An operation without a K (operations.def) leaves it empty rather than a 0 that reads like a dimension.
     {"k", [](const Record& r,
-             const auto&) { return r.operation == Operation::gemm ? std::to_string(r.shape.k) : std::string(); }},
+             const auto&) { return operation_row(r.operation).has_key(Dim::k) ? std::to_string(r.shape.k) : ""; }},
     {"status", [](const Record& r, const auto&) { return std::string(to_string(r.status)); }, true},
     {"max_rel_err", [](const Record& r, const auto&) { return optional_text(r.max_rel_err, general); }},
     {"median_ms", [](const Record& r, const auto&) { return stat(r, &TimingStats::median_ms, ms); }},
@@ -56,7 +58,7 @@ const std::array<Column, 26> kColumns{{
     {"job_id", [](const Record& r, const auto&) { return std::to_string(r.job_id); }},
     {"timer", [](const Record& r, const auto&) { return r.timer; }, true},
     // Appended (the header only ever grows at its end, so readers by position keep working): the operation
-    // of the row, block_transpose's tile edge, and the rate of data-movement operations (gflops stays GEMM's).
+    // of the row, the per-call tile edge (block), and the rate of copy-bound operations (gflops stays GEMM's).
     {"operation", [](const Record& r, const auto&) { return std::string(to_string(r.operation)); }, true},
     {"block",
      [](const Record& r, const auto&) { return r.shape.block > 0 ? std::to_string(r.shape.block) : std::string(); }},

@@ -29,14 +29,16 @@ std::optional<double> speedup_vs_baseline(const Record& r, const std::vector<Rec
 std::vector<std::optional<double>> speedups_vs_baseline(const std::vector<Record>& all, const Baseline& baseline) {
     std::vector<std::optional<double>> out(all.size());
     if (!baseline) return out;
-    using Problem = std::tuple<int64_t, int64_t, int64_t, DType>;
+    // The whole shape, per-call tile edge included (as same_problem compares it): two block transposes of one
+    // M x N with other blocks are other problems.
+    using Problem = std::tuple<int64_t, int64_t, int64_t, int64_t, DType>;
     std::map<Problem, const Record*> baseline_rows;
     for (const Record& r : all)
         if (const std::string* kernel = baseline.kernel_for(r.dtype); kernel && r.kernel == *kernel && has_median(r))
-            baseline_rows.emplace(Problem{r.shape.m, r.shape.n, r.shape.k, r.dtype}, &r);  // keeps the first
+            baseline_rows.emplace(Problem{r.shape.m, r.shape.n, r.shape.k, r.shape.block, r.dtype}, &r);  // the first
     for (size_t i = 0; i < all.size(); ++i) {
         const Record& r = all[i];
-        const auto it = baseline_rows.find(Problem{r.shape.m, r.shape.n, r.shape.k, r.dtype});
+        const auto it = baseline_rows.find(Problem{r.shape.m, r.shape.n, r.shape.k, r.shape.block, r.dtype});
         out[i] = ratio(r, it == baseline_rows.end() ? nullptr : it->second);
     }
     return out;

@@ -1,5 +1,7 @@
 #include "run/profile_run.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <spawn.h>
@@ -169,18 +171,24 @@ std::vector<ProfileVariant> profile_variants(const nlohmann::json& list, const P
             const std::string why = k["unavailable_reason"].get<std::string>();
             if (why.find("does not measure") == std::string::npos) v.skip_reason = why;
         }
-        if (v.operation == "gemm") {
+        // The operation's row (operations.def) says which --shape it takes: MxNxK (three sizes) or MxN (two),
+        // and whether it runs once per block of --blocks (a per-call parameter).
+        const std::optional<Operation> op = parse_operation(v.operation);
+        if (!op) continue;
+        const OperationRow& row = operation_row(*op);
+        const std::size_t sizes = row.size_keys().size();
+        if (row.param() == nullptr && sizes == 3) {
             for (const auto& d : request.shapes3) {
                 v.m = d[0], v.n = d[1], v.k = d[2];
                 variants.push_back(v);
             }
-        } else if (v.operation == "transpose") {
+        } else if (row.param() == nullptr && sizes == 2) {
             for (const auto& d :
                  request.shapes2.empty() ? std::vector<std::vector<int64_t>>{{8192, 8192}} : request.shapes2) {
                 v.m = d[0], v.n = d[1];
                 variants.push_back(v);
             }
-        } else if (v.operation == "block_transpose") {
+        } else if (row.param() != nullptr && sizes == 2) {
             const int64_t max_block = k.value("max_block", int64_t{0});
             for (int64_t b : request.blocks) {
                 ProfileVariant bv = v;

@@ -1,5 +1,7 @@
 #include "sweep/checked_calls.hpp"
 
+#include "common/operation_table.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -75,7 +77,9 @@ SealedOutput::~SealedOutput() {
 }
 
 CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid)
-    : worker_(worker), output_count_(size_t(job.shape.m) * size_t(job.shape.n)), max_calls_(max_calls) {
+    : worker_(worker),
+      output_count_(element_count(job.shape, operation_row(job.operation).c)),  // C's extent (operations.def)
+      max_calls_(max_calls) {
     std::string why_not;
     if (cpu_clock_pid > 0) cpu_clock_ = ProcessCpuClock::of(cpu_clock_pid, why_not);
     interim_.ops = {"next_call", "output"};
