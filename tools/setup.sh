@@ -18,6 +18,9 @@ packages=(cmake ninja-build g++ git libboost-dev nlohmann-json3-dev libcxxopts-d
 [[ ${KREG_WITH_SLURM:-0} == 1 ]] && packages+=(slurmctld slurmd slurm-client munge)
 # The test suite checks the tree's formatting (the `format` label) with Debian's clang-format.
 [[ $mode == test ]] && packages+=(clang-format)
+# The `windows` tests cross-build kreg's Windows part with mingw-w64 (GoogleTest from Debian's sources) and
+# run it under wine64 (docs/WINDOWS.md). Without these packages they skip with the reason.
+[[ $mode == test ]] && packages+=(mingw-w64 wine64 googletest)
 # The `browser` tests load the class page in a headless chromium. Debian's package is the browser itself;
 # Ubuntu's is a stub that installs a snap, which containers lack, so there the tests skip with the reason.
 if [[ $mode == test ]] && grep -qx 'ID=debian' /etc/os-release 2>/dev/null; then packages+=(chromium); fi

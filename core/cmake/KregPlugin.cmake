@@ -1,6 +1,6 @@
 # kreg_add_plugin(<name> SOURCES <files...> [LIBRARIES <targets...>] [OUTPUT_DIRECTORY <dir>])
 #
-# Builds a kreg plugin: a MODULE library named <name>.so linked against kreg::sdk, with hidden
+# Builds a kreg plugin: a MODULE library named <name>.so (<name>.dll on Windows) linked against kreg::sdk, with hidden
 # visibility so that only the entry point is exported. Sources ending in .cu are compiled by nvcc and
 # linked against the shared CUDA runtime. Used by the in-tree plugins and, through the installed
 # package (find_package(kreg CONFIG)), by out-of-tree ones such as plugins/template.

@@ -124,8 +124,9 @@ inline void store_tile(const Gemm& g, const float (&acc)[kMR][kNR], int64_t row,
     }
 }
 
-// Every tile of one packed (A block, B block) pair.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Every tile of one packed (A block, B block) pair. target_clones picks at load time through an ELF ifunc, so a
+// .dll (PE) gets the default build only.
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 void compute_block(const Gemm& g, const float* packed_a, const float* packed_b, int64_t ic, int64_t mc, int64_t jc,

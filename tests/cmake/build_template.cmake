@@ -1,6 +1,7 @@
 # cmake -DSOURCE_DIR=<plugin project> -DBINARY_DIR=<its build folder> -DPREFIX_PATH=<kreg prefix or build>
 #       -DEXPECTED_KREG_DIR=<where kregConfig.cmake must be found> [-DGENERATOR= -DMAKE_PROGRAM= -DCXX_COMPILER=]
-#       [-DCUDA_COMPILER=<nvcc> -DCUDA_ARCHITECTURES=<a,b,...>] [-DEXPECTED_PLUGIN=my_transpose.so] -P build_template.cmake
+#       [-DCUDA_COMPILER=<nvcc> -DCUDA_ARCHITECTURES=<a,b,...>] [-DEXPECTED_PLUGIN=my_transpose.so]
+#       [-DTOOLCHAIN_FILE=<a cross toolchain: the Windows .dll, windows_cross.cmake>] -P build_template.cmake
 # What a student does: configure the copied template against one kreg, build it, get my_gemm.so (or
 # EXPECTED_PLUGIN, for the transpose templates) in the build folder. The runner's own dependencies are switched off, so a package that asked for them fails.
 # The compilers are the kreg build's, so a CUDA template is built by the nvcc that kreg found even
@@ -30,6 +31,9 @@ endif()
 if(CXX_COMPILER)
   list(APPEND configure "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
 endif()
+if(TOOLCHAIN_FILE)
+  list(APPEND configure --toolchain "${TOOLCHAIN_FILE}")
+endif()
 if(CUDA_COMPILER)
   list(APPEND configure "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}")
 endif()
@@ -57,7 +61,7 @@ if(NOT result EQUAL 0)
   message(FATAL_ERROR "building ${SOURCE_DIR} failed (${result}):\n${out}\n${err}")
 endif()
 if(NOT EXISTS "${BINARY_DIR}/${EXPECTED_PLUGIN}")
-  file(GLOB_RECURSE built RELATIVE "${BINARY_DIR}" "${BINARY_DIR}/*.so")
+  file(GLOB_RECURSE built RELATIVE "${BINARY_DIR}" "${BINARY_DIR}/*.so" "${BINARY_DIR}/*.dll")
   message(FATAL_ERROR "${EXPECTED_PLUGIN} is not in the build folder ${BINARY_DIR} (found: ${built})")
 endif()
 message(STATUS "built ${BINARY_DIR}/${EXPECTED_PLUGIN} against ${kreg_dir}")

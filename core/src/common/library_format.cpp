@@ -1,5 +1,7 @@
 #include "common/library_format.hpp"
 
+#include "platform/library_naming.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -39,7 +41,37 @@ LibraryFormat library_format(const std::filesystem::path& file) {
     return library_format_of(std::string_view(first, std::size_t(in.gcount())));
 }
 
+std::string_view native_plugin_suffix() { return platform::plugin_suffix(); }
+
+LibraryFormat native_library_format() {
+    return platform::plugin_suffix() == ".dll" ? LibraryFormat::windows_pe : LibraryFormat::elf;
+}
+
+namespace {
+
+// This runner on Windows (docs/WINDOWS.md): a Linux or macOS plugin is the foreign one.
+std::string advice_on_windows(LibraryFormat format) {
+    switch (format) {
+        case LibraryFormat::elf:
+            return "a Linux plugin (an ELF shared object, what a .so is), and this runner on Windows loads only "
+                   "Windows libraries (.dll, PE): build the plugin on Windows as a .dll (the same CMakeLists.txt "
+                   "with kreg_add_plugin writes one), or run the Linux runner in WSL2";
+        case LibraryFormat::macos_mach_o:
+            return "a macOS library (Mach-O, what a .dylib is), and this runner on Windows loads only Windows "
+                   "libraries (.dll, PE): build the plugin on Windows as a .dll (the same CMakeLists.txt with "
+                   "kreg_add_plugin writes one)";
+        case LibraryFormat::windows_pe:
+        case LibraryFormat::other:
+        case LibraryFormat::unreadable:
+            break;
+    }
+    return {};
+}
+
+}  // namespace
+
 std::string foreign_library_advice(LibraryFormat format) {
+    if (native_library_format() == LibraryFormat::windows_pe) return advice_on_windows(format);
     switch (format) {
         case LibraryFormat::windows_pe:
             return "a Windows library (PE format, what a .dll is), and this runner on Linux loads only Linux "
@@ -60,6 +92,7 @@ std::string foreign_library_advice(LibraryFormat format) {
 bool has_foreign_library_suffix(const std::filesystem::path& file) {
     std::string ext = file.extension().string();
     for (char& c : ext) c = char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (native_library_format() == LibraryFormat::windows_pe) return ext == ".so" || ext == ".dylib";
     return ext == ".dll" || ext == ".dylib";
 }
 

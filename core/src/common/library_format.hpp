@@ -18,14 +18,18 @@ enum class LibraryFormat {
 };
 
 LibraryFormat library_format(const std::filesystem::path& file);
+// What this runner loads: elf on Linux, windows_pe on Windows (platform/library_naming.hpp), and the file
+// suffix its plugins have (".so", ".dll").
+LibraryFormat native_library_format();
+std::string_view native_plugin_suffix();
 LibraryFormat library_format_of(std::string_view first_bytes);  // the file's first bytes (4 are enough)
 
 // For a library built for another system: what it is and what to do (no trailing full stop); empty for
-// elf, other and unreadable, which the caller describes itself.
+// the native format, other and unreadable, which the caller describes itself.
 std::string foreign_library_advice(LibraryFormat format);
 
-// A file name another system's plugin build writes (.dll, .dylib): worth a word where a folder of plugins or
-// submissions is scanned for .so files, instead of passing over it in silence.
+// A file name another system's plugin build writes (on Linux .dll, .dylib; on Windows .so, .dylib): worth a word where
+// a folder of plugins or submissions is scanned for .so files, instead of passing over it in silence.
 bool has_foreign_library_suffix(const std::filesystem::path& file);
 
 }  // namespace kreg

@@ -2,10 +2,8 @@
 
 #include "measure/anticheat.hpp"
 
-#include <signal.h>
-#include <sys/mman.h>
-#include <ucontext.h>
-#include <unistd.h>
+#include "platform/fault_watch.hpp"
+#include "platform/guard_memory.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -16,10 +14,7 @@
 namespace kreg {
 namespace {
 
-size_t page_bytes() {
-    static const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    return page;
-}
+size_t page_bytes() { return platform::page_size(); }
 
 size_t round_up(size_t bytes, size_t unit) { return (bytes + unit - 1) / unit * unit; }
 
@@ -36,24 +31,7 @@ WatchedRegion g_regions[kMaxWatched];
 std::atomic<int> g_region_count{0};
 std::atomic<bool> g_watch_active{false};
 
-struct sigaction g_previous_segv, g_previous_bus;
-stack_t g_previous_stack;
-
-// 64 KiB of alternate signal stack: a kernel that faults after exhausting its stack is still explained.
-alignas(16) unsigned char g_alt_stack[1 << 16];
-
-// Async-signal-safe output: write(2) only, numbers formatted by hand.
-void write_text(const char* text) {
-    size_t length = 0;
-    while (text[length] != '\0') ++length;
-    while (length > 0) {
-        const ssize_t n = write(STDERR_FILENO, text, length);
-        if (n <= 0) return;
-        text += n;
-        length -= size_t(n);
-    }
-}
-
+// Async-signal-safe output: platform::write_stderr only, numbers formatted by hand.
 void write_number(uintptr_t value) {
     char digits[24];
     int i = sizeof digits;
@@ -62,49 +40,46 @@ void write_number(uintptr_t value) {
         digits[--i] = char('0' + value % 10);
         value /= 10;
     } while (value != 0 && i > 0);
-    write_text(digits + i);
+    platform::write_stderr(digits + i);
 }
 
-// "wrote", "read" or "touched": x86-64 reports in the page-fault error code whether it was a write.
-const char* access_verb(void* context) {
-#if defined(__x86_64__) && defined(REG_ERR)
-    const auto* uc = static_cast<const ucontext_t*>(context);
-    return (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0 ? "wrote" : "read";
-#else
-    (void)context;
+const char* access_verb(platform::FaultAccess access) {
+    switch (access) {
+        case platform::FaultAccess::write:
+            return "wrote";
+        case platform::FaultAccess::read:
+            return "read";
+        case platform::FaultAccess::unknown:
+            break;
+    }
     return "touched";
-#endif
 }
 
-void on_fault(int signo, siginfo_t* info, void* context) {
-    const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
+// Runs in the fault's context (platform/fault_watch.hpp): reads the atomics above, writes one line.
+bool explain_fault(uintptr_t address, platform::FaultAccess access) {
     const int count = std::min(g_region_count.load(), kMaxWatched);
     for (int i = 0; i < count; ++i) {
         const WatchedRegion& r = g_regions[i];
         const bool leading = address >= r.leading_begin.load() && address < r.leading_end.load();
         const bool trailing = address >= r.c_end.load() && address < r.trailing_end.load();
         if (!leading && !trailing) continue;
-        write_text("kreg: the kernel ");
-        write_text(access_verb(context));
+        platform::write_stderr("kreg: the kernel ");
+        platform::write_stderr(access_verb(access));
         if (trailing) {
-            write_text(" past the end of ");
-            write_text(r.name.load());
-            write_text(" (guard page at +");
+            platform::write_stderr(" past the end of ");
+            platform::write_stderr(r.name.load());
+            platform::write_stderr(" (guard page at +");
             write_number(address - r.c_end.load());
         } else {
-            write_text(" before the start of ");
-            write_text(r.name.load());
-            write_text(" (guard page at -");
+            platform::write_stderr(" before the start of ");
+            platform::write_stderr(r.name.load());
+            platform::write_stderr(" (guard page at -");
             write_number(r.c_begin.load() - address);
         }
-        write_text(" bytes)\n");
-        // Returning re-executes the faulting instruction, which now meets the default action.
-        signal(signo, SIG_DFL);
-        return;
+        platform::write_stderr(" bytes)\n");
+        return true;
     }
-    // Not ours: the action that was there before takes it, on the same re-execution.
-    sigaction(signo, signo == SIGBUS ? &g_previous_bus : &g_previous_segv, nullptr);
-    if (info->si_code <= 0) raise(signo);  // sent, not a fault: it would not happen again by itself
+    return false;
 }
 
 }  // namespace
@@ -119,11 +94,11 @@ GuardedFloats::GuardedFloats(size_t count, size_t min_band, size_t guard_bytes, 
     const size_t guard = round_up(std::max(guard_bytes, page), page);
     const size_t body = round_up((count + min_band) * sizeof(float), page);
     mapped_ = guard + body + guard;
-    void* p = mmap(nullptr, mapped_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
+    void* p = platform::reserve_inaccessible(mapped_);
+    if (p == nullptr) throw std::bad_alloc();
     base_ = static_cast<unsigned char*>(p);
-    if (mprotect(base_ + guard, body, PROT_READ | PROT_WRITE) != 0) {
-        munmap(base_, mapped_);
+    if (!platform::make_read_write(base_ + guard, body)) {
+        platform::release(base_, mapped_);
         throw std::bad_alloc();
     }
     c_ = reinterpret_cast<float*>(base_ + guard + body) - count;
@@ -133,7 +108,7 @@ GuardedFloats::GuardedFloats(size_t count, size_t min_band, size_t guard_bytes, 
 }
 
 GuardedFloats::~GuardedFloats() {
-    if (base_ != nullptr) munmap(base_, mapped_);
+    if (base_ != nullptr) platform::release(base_, mapped_);
 }
 
 GuardedFloats& GuardedFloats::operator=(GuardedFloats&& other) noexcept {
@@ -178,30 +153,13 @@ GuardPageWatch::GuardPageWatch(const std::vector<const GuardedFloats*>& buffers)
     }
     g_region_count = n;
 
-    stack_t alt{};
-    alt.ss_sp = g_alt_stack;
-    alt.ss_size = sizeof g_alt_stack;
-    sigaltstack(&alt, &g_previous_stack);
-    struct sigaction action {};
-    action.sa_sigaction = on_fault;
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGSEGV, &action, &g_previous_segv);
-    sigaction(SIGBUS, &action, &g_previous_bus);
+    platform::install_fault_explainer(explain_fault);
 }
 
 GuardPageWatch::~GuardPageWatch() {
-    sigaction(SIGSEGV, &g_previous_segv, nullptr);
-    sigaction(SIGBUS, &g_previous_bus, nullptr);
+    platform::remove_fault_explainer();
     g_region_count = 0;
     g_watch_active = false;
-    if ((g_previous_stack.ss_flags & SS_DISABLE) != 0) {
-        stack_t off{};
-        off.ss_flags = SS_DISABLE;
-        sigaltstack(&off, nullptr);
-    } else {
-        sigaltstack(&g_previous_stack, nullptr);
-    }
 }
 
 }  // namespace kreg

@@ -70,8 +70,9 @@ private:
 };
 
 // Explains faults in the guard regions of `buffers` while alive (see the top of this file). Installs
-// SIGSEGV and SIGBUS handlers (SA_ONSTACK, with an alternate stack for the constructing thread) and puts
-// the previous ones back when destroyed. A fault anywhere else is handed to the previous action. One
+// platform/fault_watch.hpp's handlers (POSIX: SIGSEGV and SIGBUS, SA_ONSTACK, with an alternate stack for the
+// constructing thread; Windows: a vectored handler for access violations) and puts the previous ones back when
+// destroyed. A fault anywhere else is handed to the previous action. One
 // watch at a time; the buffers must outlive it.
 // The inaccessible region on each side of a buffer of buffer_bytes: max(64 MiB, buffer_bytes, at_least),
 // so a write that misses the buffer by less than its own size (or 64 MiB) faults.

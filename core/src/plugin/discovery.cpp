@@ -38,7 +38,9 @@ namespace {
 // What a .dll or .dylib in a plugin folder is, and what to build instead.
 std::string foreign_file_advice(const std::filesystem::path& file) {
     const std::string advice = foreign_library_advice(library_format(file));
-    return advice.empty() ? "named like another system's library, and this runner loads only .so files" : advice;
+    return advice.empty() ? "named like another system's library, and this runner loads only " +
+                                std::string(native_plugin_suffix()) + " files"
+                          : advice;
 }
 
 }  // namespace
@@ -61,7 +63,7 @@ std::vector<std::filesystem::path> find_plugin_files(const PluginSearch& search,
         std::vector<std::filesystem::path> files;
         for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
             if (entry.is_directory()) continue;
-            if (entry.path().extension() == ".so") files.push_back(entry.path());
+            if (entry.path().extension() == native_plugin_suffix()) files.push_back(entry.path());
             // Another system's plugin is not loaded, but not passed over in silence either.
             else if (has_foreign_library_suffix(entry.path()))
                 problems.push_back(entry.path().string() + ": not loaded: " + foreign_file_advice(entry.path()));

@@ -73,7 +73,10 @@ LoadedPlugin LoadedPlugin::load(const std::filesystem::path& path) {
     const LibraryFormat format = library_format(path);
     if (const std::string advice = foreign_library_advice(format); !advice.empty())
         fail(Kind::not_shared_library, path, advice);
-    if (format != LibraryFormat::elf) fail(Kind::not_shared_library, path, "not a shared library (no ELF header)");
+    if (format != native_library_format())
+        fail(Kind::not_shared_library, path,
+             native_library_format() == LibraryFormat::elf ? "not a shared library (no ELF header)"
+                                                           : "not a library (no PE header, which every .dll has)");
 
     LoadedPlugin plugin;
     plugin.path_ = path;

@@ -1,11 +1,8 @@
 #include "report/atomic_file.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include "platform/atomic_replace.hpp"
 
-#include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -13,82 +10,22 @@
 namespace kreg {
 namespace {
 
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what, int error) {
-    throw std::runtime_error("cannot write '" + path.string() + "': " + what + ": " + std::strerror(error));
-}
-
-// A name no other writer uses: hidden, next to the target (rename is only atomic within a file system),
-// made unique by pid and a per-process counter; O_EXCL catches anything left over from a dead process.
-int create_temporary(const std::filesystem::path& path, std::filesystem::path& temp) {
-    static std::atomic<unsigned> counter{0};
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        temp = path.parent_path() /
-               ("." + path.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-        // 0666 so that the umask decides the final mode, as for any file the user creates.
-        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST) return fd;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-bool write_all(int fd, std::string_view content) {
-    while (!content.empty()) {
-        const ssize_t n = ::write(fd, content.data(), content.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return false;
-        if (n == 0) {
-            errno = EIO;
-            return false;
-        }
-        content.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+    throw std::runtime_error("cannot write '" + path.string() + "': " + what);
 }
 
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
-    if (target.filename().empty()) fail(target, "not a file name", EISDIR);
+    if (target.filename().empty()) fail(target, "not a file name: " + std::generic_category().message(EISDIR));
     const std::filesystem::path path = target.parent_path().empty() ? std::filesystem::path(".") / target : target;
 
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec) fail(target, "cannot create its directory", ec.value());
+    if (ec) fail(target, "cannot create its directory: " + ec.message());
 
-    std::filesystem::path temp;
-    const int fd = create_temporary(path, temp);
-    if (fd < 0) fail(target, "cannot create a temporary file next to it", errno);
-
-    const char* failed_step = nullptr;
-    int error = 0;
-    if (!write_all(fd, content)) {
-        failed_step = "write failed";
-        error = errno;
-    } else if (::fsync(fd) != 0) {
-        failed_step = "fsync failed";
-        error = errno;
-    }
-    if (::close(fd) != 0 && !failed_step) {
-        failed_step = "close failed";
-        error = errno;
-    }
-    if (failed_step) {
-        ::unlink(temp.c_str());
-        fail(target, failed_step, error);
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-        error = errno;
-        ::unlink(temp.c_str());
-        fail(target, "cannot rename the temporary file over it", error);
-    }
-    // Make the rename itself durable. Failure here is not worth failing the write for: the data is
-    // already in place for every reader.
-    const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-    }
+    const std::string failure = platform::replace_file(path, content);
+    if (!failure.empty()) fail(target, failure);
 }
 
 }  // namespace kreg
