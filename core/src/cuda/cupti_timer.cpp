@@ -262,7 +262,7 @@ void prime(CuptiSession& session, cudaStream_t stream, DeviceBuffer& primer) {
     // The forced flush handed CUPTI's buffer over; CUPTI asks for the next one at its next record, which
     // would be the call's launch: the events of a 20 us cuBLAS call then read 0.36 ms on the H200 (4 MiB
     // allocated and set up inside the window; 2026-12-03). A 4-byte memset takes that request here, and the
-    // window opens kClockSkewNs after it ended, so the memset's record is not the call's (in_window).
+    // window opens 2 x kClockSkewNs after it ended, so the memset's record is not the call's (in_window).
     if (primer.get() == nullptr) primer = DeviceBuffer(4);
     KREG_RUNNER_CUDA_CHECK(cudaMemsetAsync(primer.get(), 0, 4, stream));
     KREG_RUNNER_CUDA_CHECK(cudaStreamSynchronize(stream));
