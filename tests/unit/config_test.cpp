@@ -551,7 +551,10 @@ TEST(ApplyOverrides, ShapesAreReadInTheOperationsKeys) {
         ADD_FAILURE() << "a single size accepted as a gemm shape";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.json_path(), "--shape");
-        EXPECT_EQ(e.message(), "'64' has 1 size, but a gemm shape is MxNxK (e.g. 17x33x9)");
+        // One size is a reduction's shape: the message says which operation would take it.
+        EXPECT_EQ(
+            e.message(),
+            "'64' has 1 size, but a gemm shape is MxNxK (e.g. 17x33x9); for a shape of reduction give --operation");
     }
     EXPECT_THROW(parse_dims_option("1x2x3x4x5"), std::invalid_argument);
 }
