@@ -55,17 +55,23 @@ runs_of() {  # operation max_block -> one line of driver arguments per run
     esac
 }
 
-failed=0 ran=0
-for entry in "${kernels[@]}"; do
-    read -r k dtypes operation max_block plugin <<<"$entry"
-    [[ -n $only && ! $k =~ $only ]] && continue
-    ran=$((ran + 1))
-    log="$work/$tool-$k.log"
+# One kernel under the sanitizer; its log in $work/$tool-$k.log, its verdict line in $work/$tool-$k.verdict.
+# GEMMs run through the runner at --shape; operations with no driver runs above (a reduction, and any
+# operation added later) run through the runner at KREG_SANITIZER_SIZES, each size given to every size key of
+# the operation's row. An operation that would run nothing is a failure, never a silent "ok".
+sanitize_one() {
+    local k=$1 dtypes=$2 operation=$3 max_block=$4 plugin=$5
+    local log="$work/$tool-$k.log" rc
+    local -a runner_args=(--isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --dtype "$dtypes"
+        --repeat 1 --warmup 0 --no-calibrate --json "$work/$tool-$k.json" --csv "$work/$tool-$k.csv")
+    local driver_runs
+    driver_runs=$(runs_of "$operation" "$max_block")
     if [[ $operation == gemm ]]; then
-        "$sanitizer" --tool "$tool" --error-exitcode 9 \
-            "$runner" --isolation none --no-default-plugins --plugin "$plugin" --kernels "$k" --dtype "$dtypes" --shape "$shape" \
-            --repeat 1 --warmup 0 --no-calibrate \
-            --json "$work/$tool-$k.json" --csv "$work/$tool-$k.csv" >"$log" 2>&1
+        "$sanitizer" --tool "$tool" --error-exitcode 9 "$runner" "${runner_args[@]}" --shape "$shape" >"$log" 2>&1
+        rc=$?
+    elif [[ -z $driver_runs ]]; then
+        "$sanitizer" --tool "$tool" --error-exitcode 9 "$runner" "${runner_args[@]}" --operation "$operation" \
+            --sizes "$sizes" >"$log" 2>&1
         rc=$?
     else
         rc=0
@@ -75,18 +81,41 @@ for entry in "${kernels[@]}"; do
             "$sanitizer" --tool "$tool" --error-exitcode 9 \
                 "$runner" __profile_driver --plugin "$plugin" --kernel "$k" --operation "$operation" "${run[@]}" \
                 </dev/null >>"$log" 2>&1
-            r=$?
+            local r=$?
             [[ $r -ne 0 ]] && rc=$r && echo "== exit $r" >>"$log"
-        done < <(runs_of "$operation" "$max_block")
+        done <<<"$driver_runs"
     fi
+    local summary
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
-    if [[ $rc -ne 0 ]]; then
-        echo "FAIL $tool $k (exit $rc): ${summary:-see $log}"
-        tail -20 "$log"
-        failed=1
-    else
-        echo "ok   $tool $k: $summary"
+    if [[ $rc -eq 0 && -z $summary ]]; then
+        rc=1
+        summary="no sanitizer summary in $log: nothing ran under $tool"
     fi
+    if [[ $rc -ne 0 ]]; then
+        { echo "FAIL $tool $k (exit $rc): ${summary:-see $log}"; tail -20 "$log"; } >"$work/$tool-$k.verdict"
+    else
+        echo "ok   $tool $k: $summary" >"$work/$tool-$k.verdict"
+    fi
+}
+
+# KREG_SANITIZER_JOBS kernels at a time (default 1): each is its own process on the one GPU, which racecheck's
+# minutes per kernel make worth it on a machine with cores to spare.
+jobs=${KREG_SANITIZER_JOBS:-1}
+sizes=${KREG_SANITIZER_SIZES:-1,257,1000003}
+ran=()
+for entry in "${kernels[@]}"; do
+    read -r k dtypes operation max_block plugin <<<"$entry"
+    [[ -n $only && ! $k =~ $only ]] && continue
+    ran+=("$k")
+    rm -f "$work/$tool-$k.verdict"
+    sanitize_one "$k" "$dtypes" "$operation" "$max_block" "$plugin" &
+    while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n; done
 done
-if [[ $ran -eq 0 ]]; then echo "FAIL: no CUDA kernel matches KREG_SANITIZER_KERNELS='$only'"; exit 1; fi
+wait
+if [[ ${#ran[@]} -eq 0 ]]; then echo "FAIL: no CUDA kernel matches KREG_SANITIZER_KERNELS='$only'"; exit 1; fi
+failed=0
+for k in "${ran[@]}"; do
+    if [[ -f "$work/$tool-$k.verdict" ]]; then cat "$work/$tool-$k.verdict"; else echo "FAIL $tool $k: no verdict"; fi
+    grep -q "^ok " "$work/$tool-$k.verdict" 2>/dev/null || failed=1
+done
 exit $failed
