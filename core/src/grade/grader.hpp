@@ -34,11 +34,14 @@ struct GradeOptions {
     std::vector<std::filesystem::path> reference_plugins;  // trusted plugins providing the reference kernels
     std::filesystem::path kreg_prefix;                     // the kreg package submissions are built against
     int device = 0;
+    // A lane of runner grade --devices: every worker of this grader sees this GPU (its UUID) alone, as device 0.
+    // Empty: workers see what the runner sees.
+    std::string cuda_visible_devices;
     SandboxPolicy sandbox;                   // for every worker that touches a submission
     bool tolerate_static_libstdcxx = false;  // see AuditPolicy::tolerated_with_static_libstdcxx
     bool verbose = false;
-    // A lock file several graders share (runner grade --jobs): each holds it (flock) while it times tiers, so
-    // that one's timed runs never share the machine with another's. Empty: no lock.
+    // A lock file the graders of several lanes share (runner grade --jobs): each holds it (flock) while it times
+    // tiers, so that one's timed runs never share the machine with another's. Empty: no lock.
     std::filesystem::path timed_tier_lock;
     // A rubric whose tiers all time CPU kernels: every worker of a submission and of its references starts on
     // this CPU and stays there, so the grader's CPU clock bounds each call (grade/timing_claims.hpp). -1: none.
@@ -74,6 +77,19 @@ public:
     // progress gets one line per student and per failed check.
     GradeRunSummary grade_all(const std::vector<Submission>& submissions,
                               const std::function<void(const std::string&)>& progress);
+
+    // grade_all's steps, for a run that grades in several lanes at once (run/grade_run.cpp: one Grader per
+    // lane, all on one out folder). begin_run before anyone (the removed submissions marked); grade_student in
+    // the lane's thread (nullopt: its stored result stands, as progress said; counter: "[i/N] ");
+    // take_result one at a time, on any lane's grader: the result recorded and reported, counted in run
+    // (unless a stop came while it was graded: then nothing of the student is recorded); end_run after
+    // everyone (the class page, the stop).
+    void begin_run(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
+    std::optional<StudentResult> grade_student(const Submission& s, const std::string& counter,
+                                               const std::function<void(const std::string&)>& progress);
+    void take_result(const Submission& s, std::optional<StudentResult> result, const std::string& counter,
+                     const std::function<void(const std::string&)>& progress, GradeRunSummary& run);
+    void end_run(GradeRunSummary& run, const std::function<void(const std::string&)>& progress);
 
     // The seed guard: the students whose stored result was graded with another secret seed than this run's
     // (or none), sorted; with_secret: only those whose result was graded with a secret seed (the ones a run
