@@ -173,9 +173,9 @@ TEST(CallCollector, AWrongOutputCountNamesTheOperationsCount) {
     job.shape.n = 1000;
     CallCollector collector(no_worker, job, 3);
     const auto& handle = collector.interim().handler;
-    ASSERT_EQ(handle({{"op", "next_call"}, {"id", 1}, {"call", 0}}, -1), "");
+    ASSERT_EQ(handle({{"op", "next_call"}, {"id", 1}, {"call", 0u}}, -1), "");
     const std::string why =
-        handle({{"op", "output"}, {"id", 1}, {"call", 0}, {"count", 1000}, {"measured_ms", 1.0}}, -1);
+        handle({{"op", "output"}, {"id", 1}, {"call", 0u}, {"count", 1000u}, {"measured_ms", 1.0}}, -1);
     EXPECT_NE(why.find("the reduction output's 1 element(s)"), std::string::npos) << why;
     EXPECT_EQ(why.find("M*N"), std::string::npos) << why;
 }

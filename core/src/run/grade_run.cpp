@@ -74,7 +74,8 @@ int GradeRun::execute() {
     log_ << "runner grade: " << students.size() << " submission(s), rubric '" << go.rubric.name << "' ("
          << go.rubric.max_points() << " points" << (go.secret ? ", secret seed mixed in" : "") << "), results in "
          << go.out_dir.string() << "\n";
-    const std::vector<GradeLane> in_lanes = lanes();
+    std::vector<GradeLane> in_lanes = lanes();
+    if (in_lanes.size() > students.size()) in_lanes.resize(students.size());  // no lane with nobody to grade
     if (request_.devices)
         log_ << "runner grade: grading on " << in_lanes.size() << " GPU(s) at once, one submission each\n";
     else if (in_lanes.size() > 1)
@@ -276,18 +277,20 @@ GradeRunSummary GradeRun::grade_in_lanes(std::vector<std::unique_ptr<Grader>>& g
                                          const std::vector<GradeLane>& lanes,
                                          const std::vector<Submission>& submissions) const {
     std::mutex log_lock;
-    std::vector<std::function<void(const std::string&)>> progress;
-    for (const GradeLane& lane : lanes)
-        progress.push_back([&, mark = lane.mark](const std::string& line) {
+    auto marked = [&](const std::string& mark) {
+        return [&, mark](const std::string& line) {
             std::lock_guard<std::mutex> hold(log_lock);
             log_ << mark << line << "\n";
-        });
+        };
+    };
+    std::vector<std::function<void(const std::string&)>> progress;
+    for (const GradeLane& lane : lanes) progress.push_back(marked(lane.mark));
     auto counter = [&](size_t i) {
         return "[" + std::to_string(i + 1) + "/" + std::to_string(submissions.size()) + "] ";
     };
     GradeRunSummary run;
     run.submissions = submissions.size();
-    graders.front()->begin_run(submissions, progress.front());
+    graders.front()->begin_run(submissions, marked(""));  // the run's own lines: no lane's mark
     LaneCallbacks<std::optional<StudentResult>> callbacks;
     callbacks.run = [&](size_t lane, size_t i) {
         return graders[lane]->grade_student(submissions[i], counter(i), progress[lane]);
@@ -297,7 +300,7 @@ GradeRunSummary GradeRun::grade_in_lanes(std::vector<std::unique_ptr<Grader>>& g
     };
     callbacks.stop = [] { return stop_requested(); };
     run_in_lanes(one_item_groups(submissions.size()), graders.size(), callbacks);
-    graders.front()->end_run(run, progress.front());
+    graders.front()->end_run(run, marked(""));
     return run;
 }
 
