@@ -222,19 +222,6 @@ nlohmann::json Grader::run_meta() const {
             {"kreg_version", KREG_VERSION}};
 }
 
-GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
-                                  const std::function<void(const std::string&)>& progress) {
-    GradeRunSummary run;
-    run.submissions = submissions.size();
-    begin_run(submissions, progress);
-    for (size_t i = 0; i < submissions.size() && !stop_requested(); ++i) {
-        const std::string counter = "[" + std::to_string(i + 1) + "/" + std::to_string(submissions.size()) + "] ";
-        take_result(submissions[i], grade_student(submissions[i], counter, progress), counter, progress, run);
-    }
-    end_run(run, progress);
-    return run;
-}
-
 void Grader::begin_run(const std::vector<Submission>& submissions,
                        const std::function<void(const std::string&)>& progress) {
     mark_removed_submissions(submissions, progress);
