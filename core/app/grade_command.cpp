@@ -4,7 +4,6 @@
 #include "exit_status.hpp"
 #include "paths.hpp"
 #include "run/grade_run.hpp"
-#include "run/grade_shards.hpp"
 
 #include <cxxopts.hpp>
 
@@ -45,13 +44,13 @@ cxxopts::Options grade_options() {
         ("reseed", "Grade again, with this run's secret seed (or none), students graded with another secret seed; without it such a run stops with 2")
         ("secret-seed", "Mixed into every case seed (default: $KREG_SECRET_SEED)", cxxopts::value<std::string>())
         ("device", "CUDA device ordinal", cxxopts::value<int>()->default_value("0"))
-        ("devices", "Grade on these GPUs at once, one shard of the students each, merged into OUT: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
+        ("devices", "Grade on these GPUs at once, one submission on each, into the one gradebook in OUT: 'all' or ordinals (0,1)", cxxopts::value<std::string>())
         ("plugin-dir", "Trusted plugins providing reference kernels (default: the runner's own)", cxxopts::value<std::vector<std::string>>())
         ("allow-no-landlock", "Grade even where the kernel has no Landlock (workers could then write outside their scratch folder)")
         ("allow-static-libstdcxx", "Audit: tolerate syscall/getentropy/open/ioctl imports in plugins that carry a static libstdc++ (toolchains that link it statically); seccomp still confines them")
         ("shard", "Grade only slice I of K of the submissions (sorted by student; I/K, or 'auto' for this Slurm array task), into OUT/shard-I-of-K; runner merge puts the K back together", cxxopts::value<std::string>())
         ("fail-under", "Exit with 4 when any student's score is below SCORE (a student's own CI)", cxxopts::value<double>(), "SCORE")
-        ("jobs", "Grade N submissions at once, one shard each, merged into OUT: correctness in parallel, timed tiers one at a time", cxxopts::value<int>()->default_value("1"), "N")
+        ("jobs", "Grade N submissions at once on this machine's CPUs, into the one gradebook in OUT: correctness in parallel, timed tiers one at a time", cxxopts::value<int>()->default_value("1"), "N")
         ("v,verbose", "Show what workers print on stderr");
     // clang-format on
     return options;
@@ -72,35 +71,8 @@ GradeRequest grade_request(const cxxopts::ParseResult& r, int argc, char** argv)
     request.allow_no_landlock = r.count("allow-no-landlock") > 0;
     request.allow_static_libstdcxx = r.count("allow-static-libstdcxx") > 0;
     request.verbose = r.count("verbose") > 0;
-    if (const char* lock = std::getenv(kTimedTierLockVariable); lock && *lock)
-        request.timed_tier_lock = lock;  // a shard of --jobs
     request.argv.assign(argv, argv + argc);
     return request;
-}
-
-// --jobs N: N shards of this machine, merged; the merged gradebook's seed guard first (each shard guards its own).
-int grade_with_jobs_command(const cxxopts::ParseResult& r, int jobs, int argc, char** argv) {
-    std::vector<std::string> args;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--jobs" && i + 1 < argc)
-            ++i;
-        else if (a.rfind("--jobs=", 0) != 0)
-            args.push_back(a);
-    }
-    try {
-        const uint64_t secret = r.count("secret-seed") ? parse_secret_seed(r["secret-seed"].as<std::string>())
-                                                       : secret_seed_from_environment().value_or(0);
-        const auto others = graded_with_another_seed_than(Gradebook(r["out"].as<std::string>()), secret, true);
-        if (!others.empty() && !r.count("reseed")) {
-            std::cerr << "runner grade: " << seed_change_refusal(r["out"].as<std::string>(), others, secret) << "\n";
-            return 2;
-        }
-    } catch (const std::exception& e) {
-        std::cerr << "runner grade: " << e.what() << "\n";
-        return 2;
-    }
-    return grade_with_jobs(jobs, args, r["out"].as<std::string>(), runner_executable());
 }
 
 }  // namespace
@@ -145,9 +117,8 @@ int run_grade_command(int argc, char** argv) {
             << "runner grade: --jobs needs a count from 1 to 256, and cannot be combined with --devices or --shard\n";
         return 2;
     }
-    if (jobs > 1) return grade_with_jobs_command(r, jobs, argc, argv);
+    std::optional<DevicesSpec> devices;
     if (r.count("devices")) {
-        DevicesSpec devices;
         try {
             devices = parse_devices(r["devices"].as<std::string>());
             if (shard || r.count("device"))
@@ -156,15 +127,13 @@ int run_grade_command(int argc, char** argv) {
             std::cerr << "runner grade: " << e.what() << "\n";
             return 2;
         }
-        std::string ignored;
-        const std::vector<std::string> args =
-            without_devices_option(std::vector<std::string>(argv + 1, argv + argc), ignored);
-        return grade_on_devices(devices, args, r["out"].as<std::string>(), runner_executable());
     }
 
     GradeRequest request = grade_request(r, argc, argv);
     request.shard = shard;
     request.fail_under = fail_under;
+    request.devices = devices;
+    request.jobs = jobs;
     GradeEnvironment environment;
     environment.runner_exe = runner_executable();
     environment.configs_dir = configs_dir(environment.runner_exe);

@@ -28,9 +28,10 @@ namespace {
 
 const char* const kHelpTail =
     "\nEach selected CUDA kernel runs once in `runner __profile_driver` under ncu (Nsight Compute, from the\n"
-    "PATH or /usr/local/cuda/bin; --ncu names another). Transposes run at each MxN --shape, GEMMs at each\n"
-    "MxNxK one, block transposes once per block of --blocks (at each MxN shape the block divides, else at\n"
-    "the largest square multiple of the block not above --block-target). Options of sweeps are ignored.\n"
+    "PATH or /usr/local/cuda/bin; --ncu names another). Reductions run at each N --shape, transposes at each\n"
+    "MxN one, GEMMs at each MxNxK one, block transposes once per block of --blocks (at each MxN shape the\n"
+    "block divides, else at the largest square multiple of the block not above --block-target). Options of\n"
+    "sweeps are ignored.\n"
     "`runner --profile --isolation none ...` is the other mode: a sweep that runs each kernel once inside an\n"
     "NVTX range named after it, for running under ncu or nsys yourself.\n"
     "The table shows, per variant, shared-memory load and store requests\n"
@@ -59,8 +60,8 @@ std::vector<int64_t> parse_blocks(const std::string& text) {
     return out;
 }
 
-// "MxN" (want 2) or "MxNxK" (want 3), each >= 1.
-std::vector<int64_t> parse_dims(const std::string& text, size_t want, const char* option) {
+// "N", "MxN" or "MxNxK", each size >= 1.
+std::vector<int64_t> parse_sizes(const std::string& text, const char* option) {
     std::vector<int64_t> out;
     std::stringstream parts(text);
     for (std::string part; std::getline(parts, part, 'x');) {
@@ -71,13 +72,13 @@ std::vector<int64_t> parse_dims(const std::string& text, size_t want, const char
         } catch (const std::exception&) {
             used = 0;
         }
-        if (used == 0 || used != part.size() || v < 1)
-            throw std::invalid_argument(std::string(option) + ": '" + text + "' is not " +
-                                        (want == 2 ? "MxN" : "MxNxK") + " with sizes >= 1");
+        if (used == 0 || used != part.size() || v < 1 || out.size() == 3)
+            throw std::invalid_argument(std::string(option) + ": '" + text +
+                                        "' is not N, MxN or MxNxK with sizes >= 1");
         out.push_back(v);
     }
-    if (out.size() != want)
-        throw std::invalid_argument(std::string(option) + ": '" + text + "' is not " + (want == 2 ? "MxN" : "MxNxK"));
+    if (out.empty() || text.back() == 'x')
+        throw std::invalid_argument(std::string(option) + ": '" + text + "' is not N, MxN or MxNxK with sizes >= 1");
     return out;
 }
 
@@ -90,7 +91,7 @@ int run_profile_command(int argc, char** argv) {
     // clang-format off
     options.add_options()
         ("kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>()->default_value("cuda_t*,cuda_copy,cuda_block*"))
-        ("shape", "MxN for transposes (default 8192x8192) and block transposes, MxNxK for GEMMs (default 2048^3); repeatable", cxxopts::value<std::vector<std::string>>())
+        ("shape", "N for reductions (default 2^24), MxN for transposes (default 8192x8192) and block transposes, MxNxK for GEMMs (default 2048^3); repeatable", cxxopts::value<std::vector<std::string>>())
         ("blocks", "Blocks of a block transpose: 1-20, 16, 4,8,16", cxxopts::value<std::string>()->default_value("1-20"))
         ("block-target", "Without an MxN --shape, block transposes run at the largest multiple of the block <= this, square", cxxopts::value<int64_t>()->default_value("4096"))
         ("plugin-dir", "Also load every *.so in this folder; repeatable", cxxopts::value<std::vector<std::string>>())
@@ -119,10 +120,9 @@ int run_profile_command(int argc, char** argv) {
         if (request.globs.empty()) throw std::invalid_argument("--kernels: no names given");
         if (r.count("shape"))
             for (const std::string& text : r["shape"].as<std::vector<std::string>>()) {
-                const bool gemm = std::count(text.begin(), text.end(), 'x') == 2;
-                (gemm ? request.shapes3 : request.shapes2).push_back(parse_dims(text, gemm ? 3 : 2, "--shape"));
+                std::vector<int64_t> sizes = parse_sizes(text, "--shape");
+                request.shapes[sizes.size()].push_back(std::move(sizes));
             }
-        if (request.shapes3.empty()) request.shapes3.push_back({2048, 2048, 2048});
         request.blocks = parse_blocks(r["blocks"].as<std::string>());
         request.block_target = r["block-target"].as<int64_t>();
         if (request.block_target < 1) throw std::invalid_argument("--block-target must be >= 1");

@@ -45,6 +45,37 @@ TEST(ProfileCommandGpu, ConflictingTileShowsItsConflicts) {
     EXPECT_LT(padded, 1.5) << r.out;
 }
 
+// A reduction (one size key, n) is profiled at each --shape N: its row names the shape by n alone, and the
+// sequential-addressing step's shared loads are conflict-free (1 wavefront per request, docs/REDUCTION.md).
+// Its driver is called with --n alone; a missing --n is named.
+TEST(ProfileCommandGpu, AReductionIsProfiledAtEachN) {
+    const auto dir = fresh_dir("profile-gpu-reduction");
+    const auto list = run_command(kRunner + " --list --format json", dir, dir / "list");
+    if (list.out.find("\"cuda_r3_sequential\"") == std::string::npos)
+        GTEST_SKIP() << "cuda_r3_sequential is not built (no CUDA toolkit)";
+    const std::string plugin = std::string(KREG_PLUGIN_DIR) + "/cuda_r3_sequential.so";
+    const auto call = run_command(kRunner + " __profile_driver --plugin " + plugin +
+                                      " --kernel cuda_r3_sequential --operation reduction --n 1000",
+                                  dir, dir / "driver");
+    if (call.err.find("no CUDA device") != std::string::npos) GTEST_SKIP() << "no CUDA device: " << call.err;
+    EXPECT_EQ(call.exit_code, 0) << call.err;
+    const auto missing = run_command(kRunner + " __profile_driver --plugin " + plugin +
+                                         " --kernel cuda_r3_sequential --operation reduction --m 1000",
+                                     dir, dir / "missing");
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find("missing --n (a reduction takes --n)"), std::string::npos) << missing.err;
+
+    const auto r = run_command(
+        kRunner + " --profile --kernels cuda_r3_sequential --shape 1048576 --logs " + (dir / "logs").string(), dir,
+        dir / "run");
+    if (r.err.find("Nsight Compute not found") != std::string::npos) GTEST_SKIP() << "no ncu here: " << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("1048576"), std::string::npos) << r.out;
+    const double ways = load_ways(r.out, "cuda_r3_sequential");
+    EXPECT_GE(ways, 1.0) << r.out;
+    EXPECT_LT(ways, 1.5) << r.out;
+}
+
 // The driver runs a GEMM in a dtype the kernel declares: a bf16-only kernel (cuBLAS's bf16 reference) in
 // bf16, with bf16 inputs; it used to be called in tf32, which it does not declare, and failed.
 TEST(ProfileDriverGpu, ABf16OnlyKernelIsCalledInBf16) {

@@ -52,7 +52,7 @@ RunError::Kind kind_of(const std::function<void()>& phase, std::string& message)
 TEST(GradeRun, ThePlanIsTheRubricAndTheSettingsOfTheRequest) {
     GradeRequest request = three_students(kScratch.fresh_dir("plan"));
     request.device = 3;
-    request.timed_tier_lock = "/tmp/lock";  // only a shard of --jobs takes it
+    request.jobs = 4;  // the lanes' settings come with the lanes, not with the plan
     std::ostringstream log, out;
     const GradePlan plan = GradeRun(request, environment(), log, out).plan();
     EXPECT_EQ(plan.options.rubric.name, "corpus");
@@ -91,11 +91,9 @@ TEST(GradeRun, AShardGradesEveryKthSortedStudentIntoItsFolderWithAManifest) {
     const fs::path dir = kScratch.fresh_dir("shard");
     GradeRequest request = three_students(dir);
     request.shard = Shard{2, 2};
-    request.timed_tier_lock = "/tmp/lock";
     std::ostringstream log, out;
     GradeRun run(request, environment(), log, out);
     GradePlan plan = run.plan();
-    EXPECT_EQ(plan.options.timed_tier_lock, "/tmp/lock");
     const std::vector<Submission> all = run.submissions();
     ASSERT_EQ(all.size(), 3u);
     const std::vector<Submission> slice = run.take_shard(all, plan);
@@ -111,6 +109,60 @@ TEST(GradeRun, AShardGradesEveryKthSortedStudentIntoItsFolderWithAManifest) {
     EXPECT_EQ(manifest.argv[1], "grade");
     EXPECT_FALSE(manifest.secret_sha256.is_null());
     EXPECT_NE(log.str().find("shard 2/2: 1 of 3 submission(s)"), std::string::npos) << log.str();
+}
+
+// --devices and --jobs grade in lanes (run/lanes.hpp), each lane a Grader of its own: here the lanes and
+// their options, with fake GPUs (no worker, no GPU).
+TEST(GradeRun, DevicesGiveOneLanePerGpuEachSeeingItsGpuAloneAsDeviceZero) {
+    GradeRequest request = three_students(kScratch.fresh_dir("devices"));
+    request.devices = DevicesSpec{false, {1, 3}};
+    const std::vector<DeviceLane> gpus = {{1, "GPU-aaa", nullptr}, {3, "GPU-bbb", nullptr}};
+    const std::vector<GradeLane> lanes = grade_lanes(request, gpus);
+    ASSERT_EQ(lanes.size(), 2u);
+    EXPECT_EQ(lanes[0].uuid, "GPU-aaa");
+    EXPECT_EQ(lanes[0].mark, "[device 1] ");
+    EXPECT_EQ(lanes[1].uuid, "GPU-bbb");
+    EXPECT_EQ(lanes[1].mark, "[device 3] ");
+    GradeOptions base;
+    base.out_dir = "grades";
+    base.device = 5;
+    base.timing_cpu = 7;
+    const GradeOptions second = lane_grade_options(base, lanes[1], lanes.size());
+    EXPECT_EQ(second.cuda_visible_devices, "GPU-bbb");
+    EXPECT_EQ(second.device, 0);
+    EXPECT_EQ(second.out_dir, fs::path("grades"));  // one gradebook for every lane
+    EXPECT_TRUE(second.timed_tier_lock.empty()) << "GPU lanes time on their own GPUs";
+    EXPECT_EQ(second.timing_cpu, 7);
+}
+
+TEST(GradeRun, JobsGiveNCpuLanesThatShareTheTimedTiersLock) {
+    GradeRequest request = three_students(kScratch.fresh_dir("jobs"));
+    request.jobs = 3;
+    const std::vector<GradeLane> lanes = grade_lanes(request, {});
+    ASSERT_EQ(lanes.size(), 3u);
+    GradeOptions base;
+    base.out_dir = "grades";
+    base.device = 2;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+        EXPECT_EQ(lanes[i].mark, "[job " + std::to_string(i + 1) + "] ");
+        EXPECT_TRUE(lanes[i].uuid.empty());
+        const GradeOptions go = lane_grade_options(base, lanes[i], lanes.size());
+        EXPECT_EQ(go.timed_tier_lock, fs::path("grades") / ".timed-tiers.lock");
+        EXPECT_EQ(go.device, 2);
+        EXPECT_TRUE(go.cuda_visible_devices.empty());
+        ASSERT_TRUE(lanes[i].timing_cpu.has_value());
+        EXPECT_EQ(go.timing_cpu, *lanes[i].timing_cpu);
+    }
+    // Without either: one lane, the plan's options as they are.
+    request.jobs = 1;
+    const std::vector<GradeLane> one = grade_lanes(request, {});
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].mark, "");
+    base.timing_cpu = 4;
+    const GradeOptions go = lane_grade_options(base, one[0], 1);
+    EXPECT_TRUE(go.timed_tier_lock.empty());
+    EXPECT_EQ(go.timing_cpu, 4);
+    EXPECT_EQ(go.device, 2);
 }
 
 TEST(GradeRun, TheSeedGuardsRefusalNamesEveryStudentAndTheWayOut) {

@@ -164,5 +164,21 @@ TEST(OutputFill, FiniteFillsMixPlausibleAndImplausibleMagnitudes) {
     EXPECT_GT(below_one, 2500);
 }
 
+// A worker that hands over an output of the wrong length is told the operation's own count: a reduction's
+// output is one element, not M*N.
+TEST(CallCollector, AWrongOutputCountNamesTheOperationsCount) {
+    WorkerProcess no_worker;  // no process: the seed it is sent goes nowhere
+    Job job;
+    job.operation = Operation::reduction;
+    job.shape.n = 1000;
+    CallCollector collector(no_worker, job, 3);
+    const auto& handle = collector.interim().handler;
+    ASSERT_EQ(handle({{"op", "next_call"}, {"id", 1}, {"call", 0u}}, -1), "");
+    const std::string why =
+        handle({{"op", "output"}, {"id", 1}, {"call", 0u}, {"count", 1000u}, {"measured_ms", 1.0}}, -1);
+    EXPECT_NE(why.find("the reduction output's 1 element(s)"), std::string::npos) << why;
+    EXPECT_EQ(why.find("M*N"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace kreg

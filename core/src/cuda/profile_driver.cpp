@@ -1,13 +1,14 @@
-// `runner __profile_driver --plugin FILE --kernel NAME --operation OP --m M --n N --k K --block B
-// [--lda L --ldb L] [--dtype D]`: the process `runner --profile` runs under ncu, and tests/sanitizer runs under
+// `runner __profile_driver --plugin FILE --kernel NAME --operation OP --KEY VALUE... [--lda L --ldb L]
+// [--dtype D]`: the process `runner --profile` runs under ncu, and tests/sanitizer runs under
 // compute-sanitizer. It loads one plugin (plugin/loader.hpp, as a worker does), fills the inputs with cudaMemcpy
 // (a copy, not a kernel: every kernel ncu sees is the plugin's), allocates each operand exactly (rows x leading
 // dimension, so any access past it is outside the allocation), calls the kernel once on its own stream through
 // the entry its ABI version has (plugin/kernel_call.hpp), waits, and exits 0; any failure is one line on stderr
 // and exit 1. It is not a measurement: nothing is verified or timed. The operands and the sizes come from the
-// operation's row of common/operations.def: --m, --n, --k and --block give the shape, of which the call takes
-// the operation's keys. --lda and --ldb are the leading dimensions of the call's first and second operand
-// (a GEMM's A and B, a transpose's A and its output, an in-place matrix), packed by default. The kernel runs in
+// operation's row of common/operations.def: one --KEY VALUE per key of the row gives the shape (--m --n --k for
+// a GEMM, --m --n for a transpose, --m --n --block for a block transpose, --n for a reduction); an option of a
+// key the operation lacks is ignored. --lda and --ldb are the leading dimensions of the call's first and second
+// operand (a GEMM's A and B, a transpose's A and its output, an in-place matrix), packed by default. The kernel runs in
 // --dtype, by default the first of fp32, tf32, bf16, fp16 it declares (so a bf16-only kernel is called in bf16,
 // with bf16 inputs).
 #include "cuda/profile_driver.hpp"
@@ -172,21 +173,41 @@ kreg_call call_of(const OperationRow& row, const Shape& shape, kreg_dtype dtype,
     return call;
 }
 
+// The shape from one --KEY VALUE per key of the operation's row (--m --n --k for a GEMM, --n for a reduction);
+// an option of a key the operation lacks is ignored. "" or why not.
+std::string shape_from_options(Operation op, std::map<std::string, std::string>& opt, Shape& shape) {
+    std::vector<std::string> options;
+    std::string all;
+    for (const ShapeKeyDef& key : operation_row(op).shape_keys()) {
+        options.push_back(std::string("--") + key.name);
+        all += (all.empty() ? "" : " ") + options.back();
+    }
+    std::vector<int64_t> values;
+    for (const std::string& option : options) {
+        if (!opt.count(option))
+            return "missing " + option + " (a " + std::string(to_string(op)) + " takes " + all + ")";
+        size_t used = 0;
+        try {
+            values.push_back(std::stoll(opt[option], &used));
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != opt[option].size()) return option + " must be an integer, got " + opt[option];
+    }
+    shape = shape_of(op, values);
+    return "";
+}
+
 int profile_driver_main(int argc, char** argv) {
     std::map<std::string, std::string> opt;
     for (int i = 2; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
-    for (const char* key : {"--plugin", "--kernel", "--operation", "--m", "--n", "--k", "--block"})
+    for (const char* key : {"--plugin", "--kernel", "--operation"})
         if (!opt.count(key)) return fail(std::string("missing ") + key);
-    Shape shape;
-    try {
-        shape =
-            Shape{std::stoll(opt["--m"]), std::stoll(opt["--n"]), std::stoll(opt["--k"]), std::stoll(opt["--block"])};
-    } catch (const std::exception&) {
-        return fail("--m, --n, --k and --block must be integers");
-    }
     const std::optional<Operation> op = parse_operation(opt["--operation"]);
     if (!op) return fail("--operation must be " + operation_names() + ", got " + opt["--operation"]);
     const OperationRow& row = operation_row(*op);
+    Shape shape;
+    if (std::string why = shape_from_options(*op, opt, shape); !why.empty()) return fail(why);
     for (int64_t v : key_values(*op, shape))
         if (v < 1) return fail("sizes must be >= 1 and leading dimensions >= their rows");
     DriverOperand operands[3];

@@ -100,7 +100,7 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
 }
 
 // flock(LOCK_EX) on a shared file while it lives; nothing for an empty path. A lock that cannot be taken is
-// an error of the grading run, not of the student: grade_all records it as "error", retried next run.
+// an error of the grading run, not of the student: grade_student records it as "error", retried next run.
 class TimedTierLock {
 public:
     explicit TimedTierLock(const fs::path& path) {

@@ -69,6 +69,7 @@ Grader::Grader(GradeOptions options)
     ExecutorOptions trusted;
     trusted.runner_exe = options_.runner_exe;
     trusted.echo_worker_stderr = options_.verbose;
+    trusted.cuda_visible_devices = options_.cuda_visible_devices;
     trusted_ = std::make_unique<Executor>(trusted);
     // The reference kernels come from trusted plugins only, never from a submission.
     for (const auto& file : options_.reference_plugins) {
@@ -124,6 +125,7 @@ ExecutorOptions Grader::worker_options() const {
     o.runner_exe = options_.runner_exe;
     o.echo_worker_stderr = options_.verbose;
     o.timing_cpu = options_.timing_cpu;
+    o.cuda_visible_devices = options_.cuda_visible_devices;
     return o;
 }
 
@@ -220,55 +222,60 @@ nlohmann::json Grader::run_meta() const {
             {"kreg_version", KREG_VERSION}};
 }
 
-GradeRunSummary Grader::grade_all(const std::vector<Submission>& submissions,
-                                  const std::function<void(const std::string&)>& progress) {
-    GradeRunSummary run;
-    run.submissions = submissions.size();
+void Grader::begin_run(const std::vector<Submission>& submissions,
+                       const std::function<void(const std::string&)>& progress) {
     mark_removed_submissions(submissions, progress);
-    size_t index = 0;
-    for (const auto& s : submissions) {
-        if (stop_requested()) break;
-        ++index;
-        const std::string counter = "[" + std::to_string(index) + "/" + std::to_string(submissions.size()) + "] ";
-        // A stored result stands only while what it was computed from is unchanged.
-        nlohmann::json current;
-        try {
-            current = provenance(submission_sha256(s.path), rubric_hash_, options_.secret);
-        } catch (const std::exception&) {
-            current = nullptr;  // unreadable: graded again, and grade() says why
-        }
-        if (keeps_stored_result(s, current, counter, progress)) {
-            ++run.already_graded;
-            continue;
-        }
-        StudentResult r;
-        try {
-            r = grade(s, current);
-        } catch (const std::exception& e) {
-            r.student = s.student;
-            r.submission = s.path.string();
-            r.max_score = options_.rubric.max_points();
-            r.status = "error";
-            r.summary = std::string("grading error: ") + e.what();
-        }
-        // A stop (SIGINT, SIGTERM) killed the worker in flight: what it left is no grade, so nothing of this
-        // student is recorded and the next run grades them.
-        if (stop_requested()) break;
-        ++run.graded_now;
-        if (!record_result(s, r, counter, progress)) continue;
-        report_student(s, r, counter, progress);
-        if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
-            progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
-            run.confinement_reported = true;
-        }
+}
+
+std::optional<StudentResult> Grader::grade_student(const Submission& s, const std::string& counter,
+                                                   const std::function<void(const std::string&)>& progress) {
+    // A stored result stands only while what it was computed from is unchanged.
+    nlohmann::json current;
+    try {
+        current = provenance(submission_sha256(s.path), rubric_hash_, options_.secret);
+    } catch (const std::exception&) {
+        current = nullptr;  // unreadable: graded again, and grade() says why
     }
+    if (keeps_stored_result(s, current, counter, progress)) return std::nullopt;
+    StudentResult r;
+    try {
+        r = grade(s, current);
+    } catch (const std::exception& e) {
+        r.student = s.student;
+        r.submission = s.path.string();
+        r.max_score = options_.rubric.max_points();
+        r.status = "error";
+        r.summary = std::string("grading error: ") + e.what();
+    }
+    return r;
+}
+
+void Grader::take_result(const Submission& s, std::optional<StudentResult> result, const std::string& counter,
+                         const std::function<void(const std::string&)>& progress, GradeRunSummary& run) {
+    if (!result) {
+        ++run.already_graded;
+        return;
+    }
+    // A stop (SIGINT, SIGTERM) killed the worker in flight: what it left is no grade, so nothing of this
+    // student is recorded and the next run grades them.
+    if (stop_requested()) return;
+    ++run.graded_now;
+    StudentResult& r = *result;
+    if (!record_result(s, r, counter, progress)) return;
+    report_student(s, r, counter, progress);
+    if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
+        progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
+        run.confinement_reported = true;
+    }
+}
+
+void Grader::end_run(GradeRunSummary& run, const std::function<void(const std::string&)>& progress) {
     try {
         write_class_page(gradebook_, options_.rubric);  // <out>/index.html (grade/class_page.hpp)
     } catch (const std::exception& e) {
         progress(std::string("warning: the class page could not be written: ") + e.what());
     }
     run.stop_signal = stop_signal();
-    return run;
 }
 
 bool Grader::keeps_stored_result(const Submission& s, const nlohmann::json& current, const std::string& counter,

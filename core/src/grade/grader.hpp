@@ -34,20 +34,23 @@ struct GradeOptions {
     std::vector<std::filesystem::path> reference_plugins;  // trusted plugins providing the reference kernels
     std::filesystem::path kreg_prefix;                     // the kreg package submissions are built against
     int device = 0;
+    // A lane of runner grade --devices: every worker of this grader sees this GPU (its UUID) alone, as device 0.
+    // Empty: workers see what the runner sees.
+    std::string cuda_visible_devices;
     SandboxPolicy sandbox;                   // for every worker that touches a submission
     bool tolerate_static_libstdcxx = false;  // see AuditPolicy::tolerated_with_static_libstdcxx
     bool verbose = false;
-    // A lock file several graders share (runner grade --jobs): each holds it (flock) while it times tiers, so
-    // that one's timed runs never share the machine with another's. Empty: no lock.
+    // A lock file the graders of several lanes share (runner grade --jobs): each holds it (flock) while it times
+    // tiers, so that one's timed runs never share the machine with another's. Empty: no lock.
     std::filesystem::path timed_tier_lock;
     // A rubric whose tiers all time CPU kernels: every worker of a submission and of its references starts on
     // this CPU and stays there, so the grader's CPU clock bounds each call (grade/timing_claims.hpp). -1: none.
     int timing_cpu = -1;
 };
 
-// What one grade_all() did, for the console's last words.
+// What one grading run (begin_run ... end_run) did, for the console's last words.
 struct GradeRunSummary {
-    size_t submissions = 0;             // handed to grade_all
+    size_t submissions = 0;             // to grade
     size_t already_graded = 0;          // kept: graded before from the same inputs
     size_t graded_now = 0;              // graded and recorded by this run
     bool confinement_reported = false;  // the first worker's sandbox report was printed
@@ -66,14 +69,21 @@ public:
     explicit Grader(GradeOptions options);
     ~Grader();
 
-    // Grades every submission not graded yet, or graded from other inputs than now (a changed submission,
-    // rubric, secret seed or kreg version: grade/provenance.hpp), and with force all of them, recording
-    // each as it finishes.
-    // A result that ended in "error" (the grader's failure, not the student's) is graded again. A stop request
-    // (worker/stop_request.hpp) ends the run before the next student; the student in flight is not recorded.
-    // progress gets one line per student and per failed check.
-    GradeRunSummary grade_all(const std::vector<Submission>& submissions,
-                              const std::function<void(const std::string&)>& progress);
+    // A grading run's steps, driven by GradeRun in one lane or several at once (run/grade_run.cpp: one Grader
+    // per lane, all on one out folder). begin_run before anyone (the removed submissions marked); grade_student
+    // in the lane's thread: a submission not graded yet, or graded from other inputs than now (a changed
+    // submission, rubric, secret seed or kreg version: grade/provenance.hpp), or whose result ended in "error"
+    // (the grader's failure, not the student's), and with force every one, is graded (nullopt: its stored
+    // result stands, as progress said; counter: "[i/N] "); take_result one at a time, on any lane's grader:
+    // the result recorded and reported, counted in run, unless a stop request (worker/stop_request.hpp) came
+    // while it was graded (then nothing of the student is recorded); end_run after everyone (the class page,
+    // the stop). progress gets one line per student and per failed check.
+    void begin_run(const std::vector<Submission>& submissions, const std::function<void(const std::string&)>& progress);
+    std::optional<StudentResult> grade_student(const Submission& s, const std::string& counter,
+                                               const std::function<void(const std::string&)>& progress);
+    void take_result(const Submission& s, std::optional<StudentResult> result, const std::string& counter,
+                     const std::function<void(const std::string&)>& progress, GradeRunSummary& run);
+    void end_run(GradeRunSummary& run, const std::function<void(const std::string&)>& progress);
 
     // The seed guard: the students whose stored result was graded with another secret seed than this run's
     // (or none), sorted; with_secret: only those whose result was graded with a secret seed (the ones a run
@@ -137,7 +147,7 @@ private:
     // submission_removed (and clears the mark of one that is back), saying so through progress.
     void mark_removed_submissions(const std::vector<Submission>& submissions,
                                   const std::function<void(const std::string&)>& progress);
-    // grade_all's steps for one student: whether its stored result stands (saying so, or why it is graded
+    // grade_student's and take_result's steps: whether its stored result stands (saying so, or why it is graded
     // again), recording its result (false: nothing could be recorded), and its files and console lines.
     bool keeps_stored_result(const Submission& s, const nlohmann::json& current, const std::string& counter,
                              const std::function<void(const std::string&)>& progress) const;

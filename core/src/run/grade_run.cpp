@@ -5,6 +5,7 @@
 #include "merge/gradebook_shard.hpp"
 #include "plugin/discovery.hpp"
 #include "report/meta.hpp"
+#include "run/lanes.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/memory_limit.hpp"
@@ -17,6 +18,7 @@
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <mutex>
 
 namespace kreg {
 namespace fs = std::filesystem;
@@ -72,9 +74,54 @@ int GradeRun::execute() {
     log_ << "runner grade: " << students.size() << " submission(s), rubric '" << go.rubric.name << "' ("
          << go.rubric.max_points() << " points" << (go.secret ? ", secret seed mixed in" : "") << "), results in "
          << go.out_dir.string() << "\n";
+    std::vector<GradeLane> in_lanes = lanes();
+    if (in_lanes.size() > students.size()) in_lanes.resize(students.size());  // no lane with nobody to grade
+    if (request_.devices)
+        log_ << "runner grade: grading on " << in_lanes.size() << " GPU(s) at once, one submission each\n";
+    else if (in_lanes.size() > 1)
+        log_ << "runner grade: grading " << in_lanes.size() << " submissions at once (timed tiers one at a time)\n";
     check_confinement(go);
     log_ << limits_header(go);
-    return grade(go, students);
+    return grade(go, students, in_lanes);
+}
+
+std::vector<GradeLane> grade_lanes(const GradeRequest& request, const std::vector<DeviceLane>& gpus) {
+    std::vector<GradeLane> lanes;
+    if (request.devices)
+        for (const DeviceLane& gpu : gpus)
+            lanes.push_back({gpu.uuid, "[device " + std::to_string(gpu.ordinal) + "] ", std::nullopt});
+    else if (request.jobs > 1)
+        for (int i = 1; i <= request.jobs; ++i)
+            lanes.push_back({"", "[job " + std::to_string(i) + "] ", timing_cpu_for_shard(i)});
+    else
+        lanes.push_back({});
+    return lanes;
+}
+
+GradeOptions lane_grade_options(const GradeOptions& base, const GradeLane& lane, size_t lanes) {
+    GradeOptions go = base;
+    if (!lane.uuid.empty()) {
+        go.cuda_visible_devices = lane.uuid;
+        go.device = 0;  // the lane's workers see its GPU alone
+    }
+    if (lane.timing_cpu) go.timing_cpu = *lane.timing_cpu;
+    if (lanes > 1 && lane.uuid.empty()) go.timed_tier_lock = base.out_dir / ".timed-tiers.lock";
+    return go;
+}
+
+std::vector<GradeLane> GradeRun::lanes() const {
+    std::vector<DeviceLane> gpus;
+    if (request_.devices) {
+        ExecutorOptions probe_options;
+        probe_options.runner_exe = environment_.runner_exe.string();
+        Executor probe(probe_options);
+        std::string why;
+        gpus = resolve_device_lanes(*request_.devices, probe, why);
+        if (!why.empty())
+            throw RunError(why.rfind("--devices", 0) == 0 ? RunError::Kind::bad_input : RunError::Kind::cannot_run,
+                           why);
+    }
+    return grade_lanes(request_, gpus);
 }
 
 // The rubric (the published file and any staff-only ones), the secret seed, the settings and the trusted plugins.
@@ -97,7 +144,6 @@ GradePlan GradeRun::plan() const {
         throw RunError(RunError::Kind::bad_input, e.what());
     }
     go.out_dir = request_.out;
-    if (request_.timed_tier_lock && request_.shard) go.timed_tier_lock = *request_.timed_tier_lock;
     go.timing_cpu = timing_cpu_for_shard(request_.shard ? request_.shard->index : 1);  // used by CPU rubrics only
     go.force = request_.force;
     go.runner_exe = exe.string();
@@ -181,9 +227,14 @@ void GradeRun::check_confinement(const GradeOptions& go) const {
                        "to grade with the other layers only.");
 }
 
-int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submissions) const {
+int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submissions,
+                    const std::vector<GradeLane>& lanes) const {
     try {
-        Grader grader(go);
+        if (lanes.size() > 1) fs::create_directories(go.out_dir);  // for the timed tiers' lock
+        std::vector<std::unique_ptr<Grader>> graders;
+        for (const GradeLane& lane : lanes)
+            graders.push_back(std::make_unique<Grader>(lane_grade_options(go, lane, lanes.size())));
+        Grader& grader = *graders.front();  // every lane's grader keeps the same gradebook
         // The seed guard: a staff gradebook made with the secret seed is not silently re-graded by a shell
         // without it (KREG_SECRET_SEED unset) or with another one.
         if (const auto others = grader.graded_with_another_seed(true); !others.empty() && !request_.reseed)
@@ -196,9 +247,8 @@ int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submi
             for (size_t i = 0; i < std::min<size_t>(others.size(), 10); ++i) log_ << (i ? ", " : " ") << others[i];
             log_ << (others.size() > 10 ? ", ...\n" : "\n");
         }
-        install_stop_handlers();  // Ctrl-C or SIGTERM: the student in flight is dropped, the finished ones stay
-        const GradeRunSummary run =
-            grader.grade_all(submissions, [this](const std::string& line) { log_ << line << "\n"; });
+        install_stop_handlers();  // Ctrl-C or SIGTERM: the students in flight are dropped, the finished ones stay
+        const GradeRunSummary run = grade_in_lanes(graders, lanes, submissions);
         if (run.stop_signal) {
             log_ << "runner grade: interrupted by " << (run.stop_signal == SIGINT ? "SIGINT" : "SIGTERM") << ": "
                  << run.finished() << " of " << run.submissions << " student(s) finished (" << run.graded_now
@@ -219,6 +269,39 @@ int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submi
     } catch (const std::exception& e) {
         throw RunError(RunError::Kind::cannot_run, e.what());
     }
+}
+
+// Every submission graded once, each lane taking the next one as it becomes free, each result recorded and
+// reported as it arrives (one at a time, whichever lane it came from), each lane's lines marked with its mark.
+GradeRunSummary GradeRun::grade_in_lanes(std::vector<std::unique_ptr<Grader>>& graders,
+                                         const std::vector<GradeLane>& lanes,
+                                         const std::vector<Submission>& submissions) const {
+    std::mutex log_lock;
+    auto marked = [&](const std::string& mark) {
+        return [&, mark](const std::string& line) {
+            std::lock_guard<std::mutex> hold(log_lock);
+            log_ << mark << line << "\n";
+        };
+    };
+    std::vector<std::function<void(const std::string&)>> progress;
+    for (const GradeLane& lane : lanes) progress.push_back(marked(lane.mark));
+    auto counter = [&](size_t i) {
+        return "[" + std::to_string(i + 1) + "/" + std::to_string(submissions.size()) + "] ";
+    };
+    GradeRunSummary run;
+    run.submissions = submissions.size();
+    graders.front()->begin_run(submissions, marked(""));  // the run's own lines: no lane's mark
+    LaneCallbacks<std::optional<StudentResult>> callbacks;
+    callbacks.run = [&](size_t lane, size_t i) {
+        return graders[lane]->grade_student(submissions[i], counter(i), progress[lane]);
+    };
+    callbacks.take = [&](size_t lane, size_t i, std::optional<StudentResult>&& result) {
+        graders[lane]->take_result(submissions[i], std::move(result), counter(i), progress[lane], run);
+    };
+    callbacks.stop = [] { return stop_requested(); };
+    run_in_lanes(one_item_groups(submissions.size()), graders.size(), callbacks);
+    graders.front()->end_run(run, marked(""));
+    return run;
 }
 
 // What the run ends with, from the gradebook's results for this run's submissions. With exactly one

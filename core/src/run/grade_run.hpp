@@ -1,17 +1,21 @@
-// A grading run as a library object: `runner grade` on one machine (no --jobs, no --devices) is one
-// GradeRun, whose phases return typed values: options (rubric, secret seed, trusted plugins) → submissions
-// → the shard's slice → the confinement check → grading → the exit status. The command line parses its
-// options into a GradeRequest and maps a RunError onto an exit status.
+// A grading run as a library object: `runner grade` on one machine is one GradeRun, whose phases return typed
+// values: options (rubric, secret seed, trusted plugins) → submissions → the shard's slice → the lanes → the
+// confinement check → grading → the exit status. The command line parses its options into a GradeRequest and
+// maps a RunError onto an exit status. --devices and --jobs grade in lanes (run/lanes.hpp), as a sweep's
+// --devices runs its CUDA jobs: one thread and one Grader per lane, every result recorded into the one
+// gradebook as it arrives.
 #pragma once
 
 #include "grade/grader.hpp"
 #include "grade/submission.hpp"
+#include "run/device_lanes.hpp"
 #include "run/run_error.hpp"
 #include "run/sweep_request.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +38,9 @@ struct GradeRequest {
     bool verbose = false;
     std::optional<Shard> shard;
     std::optional<double> fail_under;
-    std::optional<std::string> timed_tier_lock;  // a shard of --jobs: the lock its timed tiers take
-    std::vector<std::string> argv;               // "grade" and its options, for a shard's manifest
+    std::optional<DevicesSpec> devices;  // --devices: one lane per GPU
+    int jobs = 1;                        // --jobs N: N lanes on this machine's CPUs
+    std::vector<std::string> argv;       // "grade" and its options, for a shard's manifest
 };
 
 struct GradeEnvironment {
@@ -48,6 +53,21 @@ struct GradePlan {
     GradeOptions options;
     std::vector<std::string> rubric_files;
 };
+
+// One lane of a grading run: the GPU its workers see alone ("": the runner's own), the mark on its progress
+// lines, and for --jobs the CPU its CPU rubrics' workers time on.
+struct GradeLane {
+    std::string uuid;
+    std::string mark;
+    std::optional<int> timing_cpu;
+};
+
+// The lanes of request: one per GPU of gpus (--devices), or request.jobs on the CPUs (--jobs), else one.
+std::vector<GradeLane> grade_lanes(const GradeRequest& request, const std::vector<DeviceLane>& gpus);
+
+// A lane's grader options: base with its workers on the lane's GPU (as device 0) and, with several CPU lanes,
+// its timing CPU and the timed tiers' lock the lanes share (out/.timed-tiers.lock).
+GradeOptions lane_grade_options(const GradeOptions& base, const GradeLane& lane, size_t lanes);
 
 // The seed guard's refusal, naming every student whose secret-seed result the run would overwrite.
 std::string seed_change_refusal(const std::filesystem::path& out, const std::vector<std::string>& students,
@@ -66,10 +86,15 @@ public:
     std::vector<Submission> submissions() const;
     // --shard: this shard's slice of the sorted submissions; its manifest written, its folder in plan.options.
     std::vector<Submission> take_shard(std::vector<Submission> all, GradePlan& plan) const;
+    // The lanes it grades in; --devices: the GPUs named, each read in an ordinary worker (kreg's code only).
+    std::vector<GradeLane> lanes() const;
     void check_confinement(const GradeOptions& options) const;
-    int grade(const GradeOptions& options, const std::vector<Submission>& submissions) const;
+    int grade(const GradeOptions& options, const std::vector<Submission>& submissions,
+              const std::vector<GradeLane>& lanes) const;
 
 private:
+    GradeRunSummary grade_in_lanes(std::vector<std::unique_ptr<Grader>>& graders, const std::vector<GradeLane>& lanes,
+                                   const std::vector<Submission>& submissions) const;
     int finish(const Gradebook& gradebook, const std::vector<Submission>& submissions) const;
 
     GradeRequest request_;

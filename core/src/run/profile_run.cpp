@@ -156,58 +156,96 @@ NcuMetrics parse_ncu_csv(const std::string& text) {
     return m;
 }
 
+std::vector<int64_t> profile_default_sizes(size_t size_keys) {
+    if (size_keys == 1) return {int64_t{1} << 24};
+    if (size_keys == 2) return {8192, 8192};
+    return std::vector<int64_t>(size_keys, 2048);
+}
+
+std::string variant_text(const ProfileVariant& v) {
+    const OperationRow& row = operation_row(v.operation);
+    const ShapeKeyDef* param = row.param();
+    return size_text(v.operation, v.shape) +
+           (param != nullptr ? "/b" + std::to_string(dim_value(v.shape, param->dim)) : std::string());
+}
+
+std::vector<std::string> profile_driver_args(const ProfileVariant& v) {
+    std::vector<std::string> args = {"__profile_driver",
+                                     "--plugin",
+                                     v.plugin_path,
+                                     "--kernel",
+                                     v.kernel,
+                                     "--operation",
+                                     std::string(to_string(v.operation))};
+    for (const ShapeKeyDef& key : operation_row(v.operation).shape_keys())
+        args.insert(args.end(), {std::string("--") + key.name, std::to_string(dim_value(v.shape, key.dim))});
+    return args;
+}
+
+namespace {
+
+// The kernel's variants at every shape of its operation's arity, and for an operation with a per-call
+// parameter (a block transpose's block) at every block of --blocks, skipped where the block cannot run.
+void add_shapes(const ProfileVariant& kernel, int64_t max_block, const ProfileRequest& request,
+                std::vector<ProfileVariant>& variants) {
+    const OperationRow& row = operation_row(kernel.operation);
+    const std::vector<ShapeKeyDef> sizes = row.size_keys();
+    const auto given = request.shapes.find(sizes.size());
+    const ShapeKeyDef* param = row.param();
+    auto variant_at = [&](std::vector<int64_t> values, int64_t block) {
+        ProfileVariant v = kernel;
+        if (param != nullptr) values.push_back(block);
+        v.shape = shape_of(kernel.operation, values);
+        return v;
+    };
+    if (param == nullptr) {
+        for (const auto& d : given != request.shapes.end()
+                                 ? given->second
+                                 : std::vector<std::vector<int64_t>>{profile_default_sizes(sizes.size())})
+            variants.push_back(variant_at(d, 0));
+        return;
+    }
+    for (int64_t b : request.blocks) {
+        // Without a shape of its arity: the largest square multiple of the block up to --block-target.
+        std::vector<std::vector<int64_t>> dims;
+        if (given != request.shapes.end())
+            dims = given->second;
+        else
+            dims.push_back(std::vector<int64_t>(sizes.size(), std::max<int64_t>(b, request.block_target / b * b)));
+        for (const auto& d : dims) {
+            ProfileVariant v = variant_at(d, b);
+            if (v.skip_reason.empty() && max_block > 0 && b > max_block)
+                v.skip_reason =
+                    "block " + std::to_string(b) + " above the kernel's max_block " + std::to_string(max_block);
+            for (Dim divided : param->divides)
+                if (v.skip_reason.empty() && divided != Dim::none && dim_value(v.shape, divided) % b != 0)
+                    v.skip_reason = "the sizes " + size_text(kernel.operation, v.shape) +
+                                    " are not multiples of block " + std::to_string(b);
+            variants.push_back(v);
+        }
+    }
+}
+
+}  // namespace
+
 std::vector<ProfileVariant> profile_variants(const nlohmann::json& list, const ProfileRequest& request) {
     std::vector<ProfileVariant> variants;
     for (const auto& k : list.at("kernels")) {
         const std::string name = k.at("name").get<std::string>();
         if (k.at("backend").get<std::string>() != "cuda" || !matches_any(name, request.globs)) continue;
+        const std::optional<Operation> op = parse_operation(k.value("operation", std::string("gemm")));
+        if (!op) continue;  // an operation this runner does not know
         ProfileVariant v;
         v.kernel = name;
         v.plugin_path = k.at("plugin_path").get<std::string>();
-        v.operation = k.value("operation", std::string("gemm"));
+        v.operation = *op;
         // A kernel that cannot run here (no device, too old a GPU) is skipped with the reason. "does not
         // measure ... yet" is the sweep pipeline's own limit; the driver calls the kernel directly.
         if (k.contains("unavailable_reason") && k["unavailable_reason"].is_string()) {
             const std::string why = k["unavailable_reason"].get<std::string>();
             if (why.find("does not measure") == std::string::npos) v.skip_reason = why;
         }
-        // The operation's row (operations.def) says which --shape it takes: MxNxK (three sizes) or MxN (two),
-        // and whether it runs once per block of --blocks (a per-call parameter).
-        const std::optional<Operation> op = parse_operation(v.operation);
-        if (!op) continue;
-        const OperationRow& row = operation_row(*op);
-        const std::size_t sizes = row.size_keys().size();
-        if (row.param() == nullptr && sizes == 3) {
-            for (const auto& d : request.shapes3) {
-                v.m = d[0], v.n = d[1], v.k = d[2];
-                variants.push_back(v);
-            }
-        } else if (row.param() == nullptr && sizes == 2) {
-            for (const auto& d :
-                 request.shapes2.empty() ? std::vector<std::vector<int64_t>>{{8192, 8192}} : request.shapes2) {
-                v.m = d[0], v.n = d[1];
-                variants.push_back(v);
-            }
-        } else if (row.param() != nullptr && sizes == 2) {
-            const int64_t max_block = k.value("max_block", int64_t{0});
-            for (int64_t b : request.blocks) {
-                ProfileVariant bv = v;
-                bv.block = b;
-                // Without an MxN shape: the largest square multiple of the block up to --block-target.
-                std::vector<std::vector<int64_t>> dims = request.shapes2;
-                if (dims.empty()) dims.push_back({std::max<int64_t>(b, request.block_target / b * b), 0});
-                for (const auto& d : dims) {
-                    ProfileVariant sv = bv;
-                    sv.m = d[0], sv.n = d[1] ? d[1] : d[0];
-                    if (sv.skip_reason.empty() && max_block > 0 && b > max_block)
-                        sv.skip_reason =
-                            "block " + std::to_string(b) + " above the kernel's max_block " + std::to_string(max_block);
-                    if (sv.skip_reason.empty() && (sv.m % b != 0 || sv.n % b != 0))
-                        sv.skip_reason = "M and N are not multiples of block " + std::to_string(b);
-                    variants.push_back(sv);
-                }
-            }
-        }
+        add_shapes(v, k.value("max_block", int64_t{0}), request, variants);
     }
     return variants;
 }
@@ -228,10 +266,10 @@ int ProfileRun::execute() {
          << "\n";
     int failed = 0, profiled = 0;
     for (const ProfileVariant& v : all) {
-        const std::string shape_text =
-            std::to_string(v.m) + "x" + std::to_string(v.n) + (v.operation == "gemm" ? "x" + std::to_string(v.k) : "");
+        const ShapeKeyDef* param = operation_row(v.operation).param();
         out_ << std::left << std::setw(30) << v.kernel << std::right << std::setw(7)
-             << (v.block ? std::to_string(v.block) : "-") << std::setw(17) << shape_text;
+             << (param != nullptr ? std::to_string(dim_value(v.shape, param->dim)) : "-") << std::setw(17)
+             << size_text(v.operation, v.shape);
         if (!v.skip_reason.empty()) {
             out_ << "  skipped: " << v.skip_reason << "\n";
             continue;
@@ -297,35 +335,16 @@ std::vector<ProfileVariant> ProfileRun::variants(const fs::path& logs) const {
 }
 
 bool ProfileRun::profile(const ProfileVariant& v, const fs::path& ncu, const fs::path& logs) const {
-    const fs::path log = logs / (v.kernel + (v.block ? "-b" + std::to_string(v.block) : "") + ".csv");
+    std::string file = v.kernel + "-" + variant_text(v);  // one log per variant: "k-64x64/b8" -> "k-64x64-b8"
+    std::replace(file.begin(), file.end(), '/', '-');
+    const fs::path log = logs / (file + ".csv");
     const std::string metrics = std::string(kLdRequests) + "," + kLdWavefronts + "," + kLdConflicts + "," +
                                 kStRequests + "," + kStWavefronts + "," + kStConflicts + "," + kDuration;
-    const std::vector<std::string> cmd = {ncu.string(),
-                                          "--clock-control",
-                                          "none",
-                                          "--target-processes",
-                                          "all",
-                                          "--metrics",
-                                          metrics,
-                                          "--csv",
-                                          "--print-units",
-                                          "base",
-                                          runner_exe_.string(),
-                                          "__profile_driver",
-                                          "--plugin",
-                                          v.plugin_path,
-                                          "--kernel",
-                                          v.kernel,
-                                          "--operation",
-                                          v.operation,
-                                          "--m",
-                                          std::to_string(v.m),
-                                          "--n",
-                                          std::to_string(v.n),
-                                          "--k",
-                                          std::to_string(v.k),
-                                          "--block",
-                                          std::to_string(v.block)};
+    std::vector<std::string> cmd = {ncu.string(),        "--clock-control", "none",  "--target-processes", "all",
+                                    "--metrics",         metrics,           "--csv", "--print-units",      "base",
+                                    runner_exe_.string()};
+    const std::vector<std::string> driver = profile_driver_args(v);
+    cmd.insert(cmd.end(), driver.begin(), driver.end());
     const int rc = run_to_file(cmd, log);
     const std::string text = read_file(log);
     const NcuMetrics m = parse_ncu_csv(text);

@@ -1,9 +1,10 @@
-// `runner --profile` as a library object: each selected CUDA kernel (and each block of a block transpose)
-// run once under Nsight Compute (ncu) in `runner __profile_driver`, and its shared-memory bank conflicts
-// shown in a table. The phases: ncu → the registry, listed by a child runner → the variants → one ncu run
-// each → the exit status. The parent never loads a plugin or touches CUDA (as for sweeps).
+// `runner --profile` as a library object: each selected CUDA kernel, at each shape of its operation (and each
+// block of a block transpose), run once under Nsight Compute (ncu) in `runner __profile_driver`, and its shared-memory
+// bank conflicts shown in a table. The phases: ncu → the registry, listed by a child runner → the variants → one ncu
+// run each → the exit status. The parent never loads a plugin or touches CUDA (as for sweeps).
 #pragma once
 
+#include "common/types.hpp"
 #include "run/run_error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,22 +20,37 @@ namespace kreg {
 
 // What `runner --profile` is asked to do, once its options are parsed.
 struct ProfileRequest {
-    std::vector<std::string> globs;             // --kernels
-    std::vector<std::vector<int64_t>> shapes2;  // --shape MxN (transposes, block transposes)
-    std::vector<std::vector<int64_t>> shapes3;  // --shape MxNxK (GEMMs)
-    std::vector<int64_t> blocks;                // --blocks
-    int64_t block_target = 4096;                // --block-target
-    std::vector<std::string> plugin_args;       // --plugin-dir, --plugin, --no-default-plugins for the children
-    std::string ncu;                            // --ncu; "" to look for it
-    std::string logs;                           // --logs; "" for a temporary folder
+    std::vector<std::string> globs;  // --kernels
+    // --shape, by how many sizes it gives: an operation takes those with as many as its size keys
+    // (operations.def): N (a reduction), MxN (transposes, block transposes), MxNxK (GEMMs). An operation
+    // none is given for runs at profile_default_sizes.
+    std::map<size_t, std::vector<std::vector<int64_t>>> shapes;
+    std::vector<int64_t> blocks;           // --blocks
+    int64_t block_target = 4096;           // --block-target
+    std::vector<std::string> plugin_args;  // --plugin-dir, --plugin, --no-default-plugins for the children
+    std::string ncu;                       // --ncu; "" to look for it
+    std::string logs;                      // --logs; "" for a temporary folder
 };
 
-// One kernel at one shape (and block), or the reason it is not profiled here.
+// One kernel at one shape (and block), or the reason it is not profiled here. shape holds the operation's
+// keys (common/operation_table.hpp's shape_of); the others are 0.
 struct ProfileVariant {
-    std::string kernel, plugin_path, operation;
-    int64_t m = 0, n = 0, k = 0, block = 0;
+    std::string kernel, plugin_path;
+    Operation operation = Operation::gemm;
+    Shape shape;
     std::string skip_reason;
 };
+
+// The sizes an operation with this many size keys runs at without a --shape of its own: 2^24 (a reduction),
+// 8192x8192 (transposes), 2048^3 (GEMMs).
+std::vector<int64_t> profile_default_sizes(size_t size_keys);
+
+// The table's shape column and the variant's log file name: "2048x2048x2048", "8192x8192/b16", "16777216".
+std::string variant_text(const ProfileVariant& v);
+
+// `runner __profile_driver` for v: the plugin, the kernel, the operation and one --KEY VALUE per key of the
+// operation's row (--m --n --k for a GEMM, --n for a reduction, --m --n --block for a block transpose).
+std::vector<std::string> profile_driver_args(const ProfileVariant& v);
 
 // ncu's metrics of one variant, summed over its launches.
 struct NcuMetrics {

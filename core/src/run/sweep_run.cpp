@@ -11,7 +11,7 @@
 #include "report/console.hpp"
 #include "report/markup_text.hpp"
 #include "report/meta.hpp"
-#include "sweep/lanes.hpp"
+#include "run/lanes.hpp"
 #include "worker/stop_request.hpp"
 
 #include <unistd.h>
@@ -549,9 +549,9 @@ void SweepRun::run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& pla
     std::vector<std::unique_ptr<Executor>> lane_executors;
     for (const auto& lane : devices.lanes)
         lane_executors.push_back(std::make_unique<Executor>(lane_options(options_, lane)));
-    LaneCallbacks callbacks;
-    callbacks.run = [&](size_t i, const Job& job) { return lane_executors[i]->run_job(job); };
-    callbacks.on_record = [&](size_t i, Record&& r) {
+    LaneCallbacks<Record> callbacks;
+    callbacks.run = [&](size_t i, size_t job) { return lane_executors[i]->run_job(lane_jobs[job]); };
+    callbacks.take = [&](size_t i, size_t, Record&& r) {
         if (stop_requested()) return;  // killed for the stop: it runs again on resume
         r.extra.device = devices.lanes[i].ordinal;
         r.extra.device_uuid = devices.lanes[i].uuid;
@@ -560,7 +560,7 @@ void SweepRun::run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& pla
     };
     callbacks.finish = [&](size_t i) { lane_executors[i]->finish(); };
     callbacks.stop = [] { return stop_requested(); };
-    run_in_lanes(lane_jobs, devices.lanes.size(), callbacks);
+    run_in_lanes(kernel_runs(lane_jobs), devices.lanes.size(), callbacks);
 }
 
 // Runs the rows, journaling every row as it arrives. From here SIGINT/SIGTERM stop after the current worker.

@@ -78,6 +78,7 @@ SealedOutput::~SealedOutput() {
 
 CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid)
     : worker_(worker),
+      operation_(job.operation),
       output_count_(element_count(job.shape, operation_row(job.operation).c)),  // C's extent (operations.def)
       max_calls_(max_calls) {
     std::string why_not;
@@ -132,8 +133,8 @@ std::string CallCollector::on_message(const nlohmann::json& message, int fd) {
         return "handed over call " + std::to_string(number) + " without asking for its seed first";
     const auto count = message.find("count");
     if (count == message.end() || !count->is_number_unsigned() || count->get<uint64_t>() != output_count_)
-        return "handed over call " + std::to_string(number) +
-               " with a count other than M*N = " + std::to_string(output_count_);
+        return "handed over call " + std::to_string(number) + " with a count other than the " +
+               operation_row(operation_).name + " output's " + std::to_string(output_count_) + " element(s)";
     CheckedCall c;
     c.call = number;
     c.seed = *seed_out_;

@@ -68,6 +68,7 @@ private:
     std::string on_message(const nlohmann::json& message, int fd);
 
     WorkerProcess& worker_;
+    Operation operation_;
     size_t output_count_;
     int max_calls_;
     std::vector<CheckedCall> calls_;

@@ -1,4 +1,4 @@
-#include "sweep/lanes.hpp"
+#include "run/lanes.hpp"
 
 #include <atomic>
 #include <exception>
@@ -8,8 +8,8 @@
 
 namespace kreg {
 
-std::vector<std::pair<size_t, size_t>> kernel_runs(const std::vector<Job>& jobs) {
-    std::vector<std::pair<size_t, size_t>> runs;
+std::vector<ItemGroup> kernel_runs(const std::vector<Job>& jobs) {
+    std::vector<ItemGroup> runs;
     for (size_t i = 0; i < jobs.size(); ++i) {
         if (runs.empty() || jobs[i].kernel != jobs[runs.back().first].kernel)
             runs.push_back({i, i + 1});
@@ -19,38 +19,43 @@ std::vector<std::pair<size_t, size_t>> kernel_runs(const std::vector<Job>& jobs)
     return runs;
 }
 
-void run_in_lanes(const std::vector<Job>& jobs, size_t lanes, const LaneCallbacks& callbacks) {
+std::vector<ItemGroup> one_item_groups(size_t count) {
+    std::vector<ItemGroup> groups;
+    for (size_t i = 0; i < count; ++i) groups.push_back({i, i + 1});
+    return groups;
+}
+
+void run_in_lanes(const std::vector<ItemGroup>& groups, size_t lanes, const LaneSteps& steps) {
     if (lanes == 0) throw std::invalid_argument("run_in_lanes: no lanes");
-    const auto runs = kernel_runs(jobs);
-    std::atomic<size_t> next_run{0};
+    std::atomic<size_t> next_group{0};
     std::atomic<bool> failed{false};
-    std::mutex record_lock;
+    std::mutex writer_lock;
     std::exception_ptr first_error;
 
     auto fail = [&](std::exception_ptr e) {
-        std::lock_guard<std::mutex> lock(record_lock);
+        std::lock_guard<std::mutex> lock(writer_lock);
         if (!first_error) first_error = e;
         failed = true;
     };
-    auto stopping = [&] { return failed.load() || (callbacks.stop && callbacks.stop()); };
+    auto stopping = [&] { return failed.load() || (steps.stop && steps.stop()); };
 
     auto lane_main = [&](size_t lane) {
         try {
             while (!stopping()) {
-                const size_t r = next_run.fetch_add(1);
-                if (r >= runs.size()) break;
-                for (size_t i = runs[r].first; i < runs[r].second && !stopping(); ++i) {
-                    Record record = callbacks.run(lane, jobs[i]);
-                    std::lock_guard<std::mutex> lock(record_lock);
-                    if (failed) break;  // another lane failed while this job ran: its row is not wanted
-                    callbacks.on_record(lane, std::move(record));
+                const size_t g = next_group.fetch_add(1);
+                if (g >= groups.size()) break;
+                for (size_t i = groups[g].first; i < groups[g].second && !stopping(); ++i) {
+                    steps.run(lane, i);
+                    std::lock_guard<std::mutex> lock(writer_lock);
+                    if (failed) break;  // another lane failed while this item ran: its result is not wanted
+                    steps.take(lane, i);
                 }
             }
         } catch (...) {
             fail(std::current_exception());
         }
         try {
-            if (callbacks.finish) callbacks.finish(lane);
+            if (steps.finish) steps.finish(lane);
         } catch (...) {
             fail(std::current_exception());
         }
