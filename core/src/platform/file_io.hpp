@@ -17,6 +17,8 @@ int open_append(const std::filesystem::path& path, bool create, bool exclusive);
 // An exclusive lock on the whole file, without waiting: 0 when taken, EWOULDBLOCK when another holder has it,
 // else the errno of the failure.
 int try_lock_exclusive(int fd);
+// The same lock, waiting for it: 0 once taken, else the errno of the failure (EINTR: a signal came first).
+int lock_exclusive(int fd);
 // 0, or the errno of the failure.
 int truncate_file(int fd, uint64_t size);
 int sync_file(int fd);

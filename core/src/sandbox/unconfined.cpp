@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kNotHere =
     "this runner is built for Windows, and the confinement of untrusted code is Linux's (namespaces, seccomp, "
-    "Landlock, cgroups): grade others' submissions with the Linux runner (or in WSL2)";
+    "Landlock, cgroups): grade with the Linux runner, or in WSL2 (a student's unconfined self-check of their own "
+    ".dll is not ported to Windows yet: docs/WINDOWS.md)";
 
 [[noreturn]] void refuse() { throw std::runtime_error(kNotHere); }
 

@@ -233,10 +233,9 @@ WorkerProcess::Reply WorkerProcess::exchange(nlohmann::json request, double time
 void WorkerProcess::stop(double grace_s) {
     if (running()) {
         const Reply r = exchange({{"op", "exit"}}, grace_s);
-        if (r.outcome == Outcome::reply && child_) {
-            std::string rest;
-            child_->read_line(rest, grace_s);  // its end: the channel closes
-        }
+        std::string rest;
+        if (r.outcome == Outcome::reply && child_->read_line(rest, grace_s) == ChildProcess::Read::closed)
+            reap_if_dead(true);  // it closed its channel on the way out: its own end
         if (running()) kill_and_reap();
     }
 }

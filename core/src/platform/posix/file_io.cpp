@@ -21,6 +21,8 @@ int try_lock_exclusive(int fd) {
     return errno == EWOULDBLOCK ? EWOULDBLOCK : errno;
 }
 
+int lock_exclusive(int fd) { return ::flock(fd, LOCK_EX) == 0 ? 0 : errno; }
+
 int truncate_file(int fd, uint64_t size) { return ::ftruncate(fd, off_t(size)) == 0 ? 0 : errno; }
 
 int sync_file(int fd) { return ::fdatasync(fd) == 0 ? 0 : errno; }

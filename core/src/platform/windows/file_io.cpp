@@ -28,6 +28,13 @@ int try_lock_exclusive(int fd) {
     return error == ERROR_LOCK_VIOLATION || error == ERROR_SHARING_VIOLATION ? EWOULDBLOCK : EIO;
 }
 
+int lock_exclusive(int fd) {
+    const HANDLE file = HANDLE(_get_osfhandle(fd));
+    if (file == INVALID_HANDLE_VALUE) return EBADF;
+    OVERLAPPED whole{};
+    return LockFileEx(file, LOCKFILE_EXCLUSIVE_LOCK, 0, MAXDWORD, MAXDWORD, &whole) ? 0 : EIO;
+}
+
 int truncate_file(int fd, uint64_t size) { return _chsize_s(fd, static_cast<long long>(size)); }
 
 int sync_file(int fd) {
