@@ -82,7 +82,7 @@ std::map<std::string, std::string> statuses(const nlohmann::json& report) {
 // A small CPU sweep's arguments: the in-tree plugins' folder only, two kernels, one small size.
 std::vector<std::string> cpu_sweep(const fs::path& json, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {
-        "--plugin-dir", plugin_dir().string(), "--kernels", "cpu_naive,cpu_blocked", "--sizes", "64", "--repeats", "3",
+        "--plugin-dir", plugin_dir().string(), "--kernels", "cpu_naive,cpu_blocked", "--sizes", "64", "--repeat", "3",
         "--json",       json.string()};
     args.insert(args.end(), more.begin(), more.end());
     return args;
@@ -119,7 +119,7 @@ TEST(WindowsRunner, ACrashingAndAHangingDllBecomeRowsAndTheSweepGoesOn) {
     const fs::path dir = scratch("misbehaving");
     const Run r = run({"--plugin", fixture("crash_in_run").string(), "--plugin", fixture("hang_in_run").string(),
                        "--plugin", (plugin_dir() / "cpu_naive.dll").string(), "--kernels",
-                       "fixture_crash_in_run,fixture_hang_in_run,cpu_naive", "--sizes", "32", "--repeats", "2",
+                       "fixture_crash_in_run,fixture_hang_in_run,cpu_naive", "--sizes", "32", "--repeat", "2",
                        "--timeout", "5", "--json", (dir / "rows.json").string()});
     EXPECT_EQ(r.status, 1) << said(r);  // some row crashed or timed out
     const nlohmann::json report = read_json(dir / "rows.json");
