@@ -4,6 +4,7 @@
 #include "worker/channel.hpp"
 #include "worker/session.hpp"
 
+#include "platform/fault_watch.hpp"
 #include "platform/file_io.hpp"
 #include "platform/host.hpp"
 
@@ -74,6 +75,9 @@ int run_worker(int, int, const std::string& nonce, const std::optional<SandboxPo
         std::fprintf(stderr, "kreg worker: sandbox: a confined worker needs Linux\n");
         return 3;
     }
+    // A plugin's fault ends this process at once with the fault's code (no error report or debugger, which wine
+    // would start and wait in): the runner reports it as the row's crash.
+    platform::end_process_on_unhandled_fault();
     const platform::StdioChannel ends = platform::take_stdio_channel();
     WorkerChannel channel(ends.request_fd, ends.reply_fd);
     WorkerSession session;
