@@ -21,12 +21,15 @@ std::vector<Submission> find_submissions(const std::vector<fs::path>& files, con
             const fs::path p = entry.path();
             if (entry.is_directory() && fs::exists(p / "CMakeLists.txt"))
                 out.push_back({student_id_from_path(p), p, true});
-            // A .dll or .dylib is the student's work built on another system: graded (the audit refuses it
-            // with what it is and what to build), so the student has a row saying why, not no row at all.
-            else if (entry.is_regular_file() && (p.extension() == ".so" || has_foreign_library_suffix(p)))
+            // Another system's library (a .dll or .dylib on Linux, a .so on Windows) is the student's work built
+            // elsewhere: graded (the audit refuses it with what it is and what to build), so the student has a
+            // row saying why, not no row at all.
+            else if (entry.is_regular_file() &&
+                     (p.extension() == native_plugin_suffix() || has_foreign_library_suffix(p)))
                 out.push_back({student_id_from_path(p), p, false});
             else
-                ignored.push_back(p.string() + ": neither a .so nor a folder with a CMakeLists.txt");
+                ignored.push_back(p.string() + ": neither a " + std::string(native_plugin_suffix()) +
+                                  " nor a folder with a CMakeLists.txt");
         }
     }
     std::sort(out.begin(), out.end(), [](const Submission& a, const Submission& b) { return a.student < b.student; });
