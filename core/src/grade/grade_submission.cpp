@@ -22,7 +22,6 @@
 #include "verify/verify_gemm.hpp"
 #include "worker/stop_request.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
