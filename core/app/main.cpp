@@ -13,12 +13,11 @@
 #include "merge_command.hpp"
 #include "sweep_command.hpp"
 #include "cuda/profile_driver.hpp"
+#include "platform/host.hpp"
 #include "sandbox/sandboxed_exec.hpp"
 #include "worker/worker_command.hpp"
 
 #include <kreg/abi.h>
-
-#include <sys/prctl.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -30,13 +29,13 @@ int main(int argc, char** argv) {
     if (argc >= 2 && std::string(argv[1]) == "__worker") return kreg::worker_main(argc, argv);
     if (argc >= 2 && std::string(argv[1]) == "__sandboxed_exec") return kreg::sandboxed_exec_main(argc, argv);
 
-    std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an EPIPE, not our death
+    kreg::platform::ignore_broken_pipes();  // a dead worker's pipe is an EPIPE, not our death
     if (argc >= 2 && std::string(argv[1]) == "grade" && kreg::app::grade_wants_slurm(argc - 1, argv + 1))
         return kreg::app::run_grade_slurm_command(argc - 1, argv + 1);  // only writes scripts and calls sbatch
     if (argc >= 2 && std::string(argv[1]) == "grade") {
         // The grader holds the secret seed and the gradebook: no core file, no ptrace attach and no
         // /proc/<pid>/mem for anything but root in our own user namespace.
-        ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        kreg::platform::forbid_inspection();
         return kreg::app::run_grade_command(argc - 1, argv + 1);
     }
     if (argc >= 2 && std::string(argv[1]) == "submit") return kreg::app::run_submit_command(argc - 1, argv + 1);

@@ -1,12 +1,13 @@
 #include "paths.hpp"
 
+#include "platform/host.hpp"
+
 namespace kreg::app {
 namespace fs = std::filesystem;
 
 fs::path runner_executable() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path("runner") : self;
+    const fs::path self = platform::executable_path();
+    return self.empty() ? fs::path("runner") : self;
 }
 
 fs::path configs_dir(const fs::path& runner_exe) {

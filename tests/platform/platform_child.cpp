@@ -1,8 +1,9 @@
 // The child the platform tests start: one mode a way a worker can behave (answer, exit, crash on a guard
-// page, hang, start a process of its own and hang, write a line too long, eat memory).
-//   platform_child echo | exit <code> | fault | hang | grandchild | long-line | memory <MiB>
+// page, hang, start a process of its own and hang, write a line too long, eat memory, keep a channel on stdio).
+//   platform_child echo | exit <code> | fault | hang | grandchild | long-line | memory <MiB> | stdio-channel
 #include "platform/child_process.hpp"
 #include "platform/fault_watch.hpp"
+#include "platform/file_io.hpp"
 #include "platform/guard_memory.hpp"
 #include "platform/host.hpp"
 
@@ -62,6 +63,20 @@ int memory(long mib) {
     return 0;
 }
 
+// A worker's channel over its standard streams: what it prints afterwards (a plugin's printf, a write to the
+// stdout handle) goes to stderr; only what it writes on the reply end reaches the parent's channel.
+int stdio_channel() {
+    const StdioChannel ends = take_stdio_channel();
+    std::printf("a plugin's printf\n");
+    std::fflush(stdout);
+    std::cout << "a plugin's cout" << std::endl;
+    char request[256];
+    const long n = read_some(ends.request_fd, request, sizeof request);
+    if (n <= 0) return 6;
+    const std::string reply = "reply to " + std::string(request, size_t(n));
+    return write_some(ends.reply_fd, reply.data(), reply.size()) == long(reply.size()) ? 0 : 7;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +117,8 @@ int main(int argc, char** argv) {
         hang();
     }
     if (mode == "memory" && argc > 2) return memory(std::atol(argv[2]));
-    std::cerr << "usage: platform_child echo | exit <code> | fault | hang | grandchild | long-line | memory <MiB>\n";
+    if (mode == "stdio-channel") return stdio_channel();
+    std::cerr << "usage: platform_child echo | exit <code> | fault | hang | grandchild | long-line | memory <MiB> | "
+                 "stdio-channel\n";
     return 64;
 }

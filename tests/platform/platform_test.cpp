@@ -2,12 +2,14 @@
 // on Windows cross-built with mingw-w64 and run under wine64 (ctest -L windows).
 #include "platform/atomic_replace.hpp"
 #include "platform/child_process.hpp"
+#include "platform/file_io.hpp"
 #include "platform/guard_memory.hpp"
 #include "platform/host.hpp"
 #include "platform/library_naming.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -85,6 +87,41 @@ TEST(PlatformGuardMemory, ReserveThenOpenPart) {
     base[3 * page - 1] = 9;
     EXPECT_EQ(base[page] + base[3 * page - 1], 16);
     release(base, 4 * page);
+}
+
+TEST(PlatformFileIo, AnAppendFileHasOneWriterAndIsCutWhereAsked) {
+    const fs::path path = fresh_dir("append") / "run.journal.jsonl";
+    const int fd = open_append(path, true, true);
+    ASSERT_GE(fd, 0);
+    EXPECT_LT(open_append(path, true, true), 0) << "an exclusive create of an existing file succeeded";
+    ASSERT_EQ(try_lock_exclusive(fd), 0);
+    const int second = open_append(path, false, false);
+    ASSERT_GE(second, 0);
+    EXPECT_EQ(try_lock_exclusive(second), EWOULDBLOCK) << "a second writer took the lock";
+    close_file(second);
+    const std::string text = "{\"a\":1}\n{\"torn";
+    ASSERT_EQ(write_some(fd, text.data(), text.size()), long(text.size()));
+    EXPECT_EQ(sync_file(fd), 0);
+    EXPECT_EQ(truncate_file(fd, 8), 0);
+    close_file(fd);
+    EXPECT_EQ(read_file(path), "{\"a\":1}\n");
+    std::string bytes, error;
+    ASSERT_TRUE(read_regular_file(path, 1 << 20, bytes, error)) << error;
+    EXPECT_EQ(bytes, "{\"a\":1}\n");
+    EXPECT_FALSE(read_regular_file(path, 4, bytes, error));
+    EXPECT_FALSE(read_regular_file(path.parent_path(), 1 << 20, bytes, error)) << "read a folder as a file";
+}
+
+TEST(PlatformChild, TheStdioChannelKeepsWhatAPluginPrintsOffIt) {
+    ChildProcess child = ChildProcess::start(child_program(), {"stdio-channel"});
+    ASSERT_TRUE(child.write_line("ping"));
+    std::string line;
+    ASSERT_EQ(child.read_line(line, 60), ChildProcess::Read::line) << child.stderr_tail();
+    EXPECT_EQ(line, "reply to ping");
+    EXPECT_EQ(child.read_line(line, 60), ChildProcess::Read::closed) << "more on the channel: " << line;
+    EXPECT_EQ(child.wait().exit_code, 0);
+    EXPECT_NE(child.stderr_tail().find("a plugin's printf"), std::string::npos) << child.stderr_tail();
+    EXPECT_NE(child.stderr_tail().find("a plugin's cout"), std::string::npos) << child.stderr_tail();
 }
 
 TEST(PlatformChild, ExchangesLinesAndExits) {

@@ -19,8 +19,7 @@ endif()
 # <build>/debian-headers: include/{boost,nlohmann,cxxopts.hpp} and the packages' CMake configs, as links.
 set(kreg_debian_headers "${CMAKE_BINARY_DIR}/debian-headers")
 foreach(link include/boost:/usr/include/boost include/nlohmann:/usr/include/nlohmann
-             include/cxxopts.hpp:/usr/include/cxxopts.hpp share/cmake/nlohmann_json:/usr/share/cmake/nlohmann_json
-             lib/cmake/cxxopts:/usr/lib/cmake/cxxopts)
+             include/cxxopts.hpp:/usr/include/cxxopts.hpp share/cmake/nlohmann_json:/usr/share/cmake/nlohmann_json)
   string(REPLACE ":" ";" link "${link}")
   list(GET link 0 name)
   list(GET link 1 target)
@@ -30,6 +29,20 @@ foreach(link include/boost:/usr/include/boost include/nlohmann:/usr/include/nloh
     file(CREATE_LINK "${target}" "${kreg_debian_headers}/${name}" SYMBOLIC)
   endif()
 endforeach()
+
+# cxxopts: Debian's config finds its header through the real path of its own folder, /usr/include, whose glibc
+# headers would come before mingw's; a config of the build's own gives cxxopts::cxxopts the linked header instead
+# (a link to Debian's config folder, left by an older build tree, is replaced, never written through).
+set(kreg_cxxopts_config "${kreg_debian_headers}/lib/cmake/cxxopts")
+if(IS_SYMLINK "${kreg_cxxopts_config}")
+  file(REMOVE "${kreg_cxxopts_config}")
+endif()
+if(EXISTS /usr/include/cxxopts.hpp AND NOT EXISTS "${kreg_cxxopts_config}/cxxopts-config.cmake")
+  file(WRITE "${kreg_cxxopts_config}/cxxopts-config.cmake"
+       "if(NOT TARGET cxxopts::cxxopts)\n  add_library(cxxopts::cxxopts INTERFACE IMPORTED)\n"
+       "  set_target_properties(cxxopts::cxxopts PROPERTIES INTERFACE_INCLUDE_DIRECTORIES \"${kreg_debian_headers}/include\")\n"
+       "endif()\nset(cxxopts_FOUND TRUE)\n")
+endif()
 
 set(CMAKE_FIND_ROOT_PATH /usr/${kreg_mingw} "${kreg_debian_headers}")
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)

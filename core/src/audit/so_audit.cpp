@@ -3,6 +3,7 @@
 #include "audit/elf_dynamic.hpp"
 #include "common/glob.hpp"
 #include "common/library_format.hpp"
+#include "platform/file_io.hpp"
 
 #include <cstdint>
 #include <algorithm>
@@ -11,10 +12,6 @@
 #include <cstring>
 #include <map>
 #include <set>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kreg {
 namespace {
@@ -65,41 +62,8 @@ std::string first_few(const std::vector<std::string>& names) {
     return join(shown, ", ") + (names.size() > shown.size() ? ", ..." : "");
 }
 
-// Reads a regular file without blocking on FIFOs or devices; the size check and the read use one
-// descriptor, so the file cannot be swapped for another in between.
 bool read_regular_file(const std::filesystem::path& path, std::string& bytes, std::string& error) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        error = "cannot open " + path.string() + ": " + std::strerror(errno);
-        return false;
-    }
-    struct stat info {};
-    bool ok = false;
-    if (::fstat(fd, &info) != 0) {
-        error = "cannot stat " + path.string() + ": " + std::strerror(errno);
-    } else if (!S_ISREG(info.st_mode)) {
-        error = path.string() + " is not a regular file";
-    } else if (std::uint64_t(info.st_size) > kMaxAuditedFileBytes) {
-        error = path.string() + " is larger than " + std::to_string(kMaxAuditedFileBytes >> 20) + " MiB";
-    } else {
-        bytes.resize(std::size_t(info.st_size));
-        std::size_t done = 0;
-        ok = true;
-        while (done < bytes.size()) {
-            const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) {
-                error = "cannot read " + path.string() + ": " + std::strerror(errno);
-                ok = false;
-                break;
-            }
-            if (n == 0) break;  // the file shrank: audit what is there
-            done += std::size_t(n);
-        }
-        bytes.resize(done);
-    }
-    ::close(fd);
-    return ok;
+    return platform::read_regular_file(path, kMaxAuditedFileBytes, bytes, error);
 }
 
 // The loader's view and the section headers' view must name the same libraries and imports: no linker makes

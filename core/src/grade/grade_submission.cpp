@@ -9,6 +9,7 @@
 #include "grade/compiler_error.hpp"
 #include "grade/outcome.hpp"
 #include "grade/paired_ratio.hpp"
+#include "platform/file_io.hpp"
 #include "grade/provenance.hpp"
 #include "grade/student_view.hpp"
 #include "grade/timing_claims.hpp"
@@ -20,10 +21,6 @@
 #include "sweep/executor.hpp"
 #include "verify/verify_gemm.hpp"
 #include "worker/stop_request.hpp"
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -105,19 +102,19 @@ class TimedTierLock {
 public:
     explicit TimedTierLock(const fs::path& path) {
         if (path.empty()) return;
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        fd_ = platform::open_append(path, true, false);
         if (fd_ < 0)
             throw std::runtime_error("cannot open the timed tiers' lock " + path.string() + ": " +
                                      std::strerror(errno));
-        while (::flock(fd_, LOCK_EX) != 0)
-            if (errno != EINTR || stop_requested()) {
-                const std::string why = std::strerror(errno);
-                ::close(fd_);
+        while (const int error = platform::lock_exclusive(fd_))
+            if (error != EINTR || stop_requested()) {
+                const std::string why = std::strerror(error);
+                platform::close_file(fd_);
                 throw std::runtime_error("cannot take the timed tiers' lock " + path.string() + ": " + why);
             }
     }
     ~TimedTierLock() {
-        if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+        if (fd_ >= 0) platform::close_file(fd_);  // closing releases the lock
     }
     TimedTierLock(const TimedTierLock&) = delete;
     TimedTierLock& operator=(const TimedTierLock&) = delete;

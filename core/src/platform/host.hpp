@@ -1,6 +1,7 @@
 // Facts about the machine a report was made on (common/host_info.hpp), and the calendar in UTC.
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <filesystem>
 #include <string>
@@ -17,5 +18,15 @@ long process_id();
 std::filesystem::path executable_path();
 // Whether the process numbered pid still runs (a zombie does not).
 bool process_running(long pid);
+// This process's cap on its data segment (RLIMIT_DATA) in bytes: 0 when there is none (Windows has none).
+uint64_t data_limit_bytes();
+// Whether this process runs as the superuser (POSIX: effective uid 0; Windows: never said, false).
+bool running_as_root();
+// For a process that holds secrets (the grader's seed): no core file, and no other process of the same user
+// may attach to it or read its memory (POSIX: PR_SET_DUMPABLE 0 on Linux; Windows: nothing here).
+void forbid_inspection();
+// A write to a pipe whose reader is gone fails with EPIPE instead of ending the process (POSIX: SIGPIPE ignored;
+// Windows has no SIGPIPE).
+void ignore_broken_pipes();
 
 }  // namespace kreg::platform

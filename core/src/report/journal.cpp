@@ -1,8 +1,6 @@
 #include "report/journal.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include "platform/file_io.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -26,9 +24,9 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 // Two runners appending to one journal would interleave (and duplicate) rows: the second is refused.
 void lock_or_fail(const fs::path& path, int fd) {
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
-    const int error = errno;
-    ::close(fd);
+    const int error = platform::try_lock_exclusive(fd);
+    if (error == 0) return;
+    platform::close_file(fd);
     if (error == EWOULDBLOCK)
         throw std::runtime_error("journal '" + path.string() + "' is being written by another runner");
     fail(path, "cannot lock it", error);
@@ -107,14 +105,12 @@ JournalWriter JournalWriter::create(const fs::path& path, const nlohmann::json& 
     std::error_code ec;
     if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
     if (ec) fail(path, "cannot create its directory", ec.value());
-    const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (overwrite ? 0 : O_EXCL);
-    const int fd = ::open(path.c_str(), flags, 0666);
+    const int fd = platform::open_append(path, true, !overwrite);
     if (fd < 0 && errno == EEXIST) throw std::runtime_error("journal '" + path.string() + "' exists");
     if (fd < 0) fail(path, "cannot create it", errno);
     lock_or_fail(path, fd);
-    if (overwrite && ::ftruncate(fd, 0) != 0) {
-        const int error = errno;
-        ::close(fd);
+    if (const int error = overwrite ? platform::truncate_file(fd, 0) : 0; error != 0) {
+        platform::close_file(fd);
         fail(path, "cannot truncate it", error);
     }
     JournalWriter w(path, fd);
@@ -126,12 +122,11 @@ JournalWriter JournalWriter::create(const fs::path& path, const nlohmann::json& 
 }
 
 JournalWriter JournalWriter::continue_at(const fs::path& path, uint64_t valid_bytes) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    const int fd = platform::open_append(path, false, false);
     if (fd < 0) fail(path, "cannot open it for appending", errno);
     lock_or_fail(path, fd);
-    if (::ftruncate(fd, off_t(valid_bytes)) != 0) {
-        const int error = errno;
-        ::close(fd);
+    if (const int error = platform::truncate_file(fd, valid_bytes); error != 0) {
+        platform::close_file(fd);
         fail(path, "cannot cut its torn last line", error);
     }
     JournalWriter w(path, fd);
@@ -143,7 +138,7 @@ JournalWriter::JournalWriter(JournalWriter&& other) noexcept { *this = std::move
 
 JournalWriter& JournalWriter::operator=(JournalWriter&& other) noexcept {
     if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0) platform::close_file(fd_);
         path_ = std::move(other.path_);
         fd_ = other.fd_;
         other.fd_ = -1;
@@ -157,8 +152,8 @@ JournalWriter& JournalWriter::operator=(JournalWriter&& other) noexcept {
 
 JournalWriter::~JournalWriter() {
     if (fd_ < 0) return;
-    if (unsynced_) ::fdatasync(fd_);
-    ::close(fd_);
+    if (unsynced_) platform::sync_file(fd_);
+    platform::close_file(fd_);
 }
 
 void JournalWriter::append_line(const nlohmann::json& line) {
@@ -170,7 +165,7 @@ void JournalWriter::append_text(std::string_view line) {
     buffer_ += '\n';
     std::string_view rest = buffer_;
     while (!rest.empty()) {
-        const ssize_t n = ::write(fd_, rest.data(), rest.size());
+        const long n = platform::write_some(fd_, rest.data(), rest.size());
         if (n < 0 && errno == EINTR) continue;  // a stop request arriving mid-write
         if (n <= 0) fail(path_, "write failed", n < 0 ? errno : EIO);
         rest.remove_prefix(size_t(n));
@@ -194,7 +189,7 @@ void JournalWriter::append_event(const nlohmann::json& event) { append_line({{"e
 
 void JournalWriter::sync() {
     const auto start = std::chrono::steady_clock::now();
-    if (fd_ >= 0 && ::fdatasync(fd_) != 0) fail(path_, "fdatasync failed", errno);
+    if (const int error = fd_ >= 0 ? platform::sync_file(fd_) : 0; error != 0) fail(path_, "fdatasync failed", error);
     unsynced_ = false;
     last_sync_ = std::chrono::steady_clock::now();
     syncing_ += last_sync_ - start;

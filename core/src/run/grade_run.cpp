@@ -3,6 +3,7 @@
 #include "grade/gradebook.hpp"
 #include "grade/provenance.hpp"
 #include "merge/gradebook_shard.hpp"
+#include "platform/host.hpp"
 #include "plugin/discovery.hpp"
 #include "report/meta.hpp"
 #include "run/lanes.hpp"
@@ -11,8 +12,6 @@
 #include "sandbox/memory_limit.hpp"
 #include "worker/cpu_time.hpp"
 #include "worker/stop_request.hpp"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -37,8 +36,8 @@ std::string limits_header(const GradeOptions& go) {
         format_points(limits.call_s) + " s, a submission's total " + format_points(limits.total_s) + " s, load " +
         format_points(limits.load_s) + " s, build " + format_points(limits.build_s) + " s\n";
     s += std::string("runner grade: confinement: namespaces (PID, mount, network with only lo down, IPC, UTS), ") +
-         (::geteuid() == 0 ? "uid " + std::to_string(kSandboxUid) + " without capabilities"
-                           : std::string("a user namespace")) +
+         (platform::running_as_root() ? "uid " + std::to_string(kSandboxUid) + " without capabilities"
+                                      : std::string("a user namespace")) +
          ", rlimits, seccomp, " +
          (landlock_abi() > 0 ? "Landlock ABI " + std::to_string(landlock_abi())
                              : std::string("no Landlock (--allow-no-landlock)")) +

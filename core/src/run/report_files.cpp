@@ -1,6 +1,7 @@
 #include "run/report_files.hpp"
 
 #include "common/sha256.hpp"
+#include "platform/host.hpp"
 #include "report/markup_text.hpp"  // shell_word
 
 #include <ctime>
@@ -14,7 +15,7 @@ namespace {
 std::string timestamp_for_file() {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
-    gmtime_r(&t, &tm);
+    tm = platform::utc_calendar(t);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
     return buf;

@@ -32,8 +32,9 @@ namespace kreg {
 
 // The identity a confined process takes when the runner runs as root: no passwd entry, owns nothing
 // but the scratch folders made for it.
-inline constexpr uid_t kSandboxUid = 61000;
-inline constexpr gid_t kSandboxGid = 61000;
+// (uint32_t: what uid_t and gid_t are on Linux, and a header that also compiles where they do not exist.)
+inline constexpr uint32_t kSandboxUid = 61000;
+inline constexpr uint32_t kSandboxGid = 61000;
 
 struct Confinement {
     std::string executable;                // run through a descriptor opened by the parent

@@ -1,6 +1,7 @@
 #include "slurm/sharded_submit.hpp"
 
 #include "slurm/client.hpp"
+#include "platform/host.hpp"
 #include "slurm/job_state.hpp"
 
 #include <algorithm>
@@ -127,7 +128,7 @@ namespace {
 std::string utc_now_compact() {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
-    ::gmtime_r(&now, &tm);
+    tm = platform::utc_calendar(now);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
     return buf;

@@ -29,9 +29,14 @@ std::optional<double> ProcessCpuClock::read_ms() const {
     return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
+struct OneCpuWhileStarting::SavedAffinity {
+    cpu_set_t set{};
+};
+
 OneCpuWhileStarting::OneCpuWhileStarting(int cpu) {
     if (cpu < 0) return;
-    if (::sched_getaffinity(0, sizeof saved_, &saved_) != 0) {
+    saved_ = std::make_unique<SavedAffinity>();
+    if (::sched_getaffinity(0, sizeof saved_->set, &saved_->set) != 0) {
         error_ = std::string("sched_getaffinity: ") + std::strerror(errno);
         return;
     }
@@ -46,7 +51,7 @@ OneCpuWhileStarting::OneCpuWhileStarting(int cpu) {
 }
 
 OneCpuWhileStarting::~OneCpuWhileStarting() {
-    if (narrowed_) ::sched_setaffinity(0, sizeof saved_, &saved_);
+    if (narrowed_) ::sched_setaffinity(0, sizeof saved_->set, &saved_->set);
 }
 
 int timing_cpu_for_shard(int shard_index) {

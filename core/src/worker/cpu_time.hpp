@@ -6,10 +6,10 @@
 // while the worker waits for the CPU.
 #pragma once
 
-#include <sched.h>
 #include <sys/types.h>
 
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -46,7 +46,8 @@ public:
 private:
     bool narrowed_ = false;
     std::string error_;
-    cpu_set_t saved_{};
+    struct SavedAffinity;  // the thread's former CPU set (per system)
+    std::unique_ptr<SavedAffinity> saved_;
 };
 
 // The CPU a grading shard times its CPU rows on: one of the CPUs this process may use, counted from the last

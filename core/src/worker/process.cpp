@@ -1,5 +1,6 @@
 #include "worker/process.hpp"
 
+#include "platform/child_process.hpp"  // WorkerProcess::child_, unused here (worker/stdio_process.cpp)
 #include "common/elapsed.hpp"
 #include "sandbox/confined_spawn.hpp"
 #include "worker/stop_request.hpp"

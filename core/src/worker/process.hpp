@@ -25,6 +25,9 @@
 namespace kreg {
 
 class ConfinedProcess;
+namespace platform {
+class ChildProcess;
+}
 
 inline constexpr size_t kMaxWorkerLineBytes = size_t(1) << 20;
 
@@ -139,6 +142,9 @@ private:
     std::vector<int> received_fds_;
     std::string stderr_tail_;
     std::optional<ExitInfo> exit_;  // once reaped
+    // Where descriptors cannot travel (Windows): the worker on the platform layer's child process, its channel
+    // its stdin and stdout (worker/stdio_process.cpp); the members above are unused there.
+    std::unique_ptr<platform::ChildProcess> child_;
 };
 
 }  // namespace kreg

@@ -1,6 +1,7 @@
 #include "worker/session.hpp"
 
 #include "common/sha256.hpp"
+#include "platform/host.hpp"
 #include "pipeline/call_watchdog.hpp"
 #include "worker/allocation_watch.hpp"
 
@@ -11,8 +12,6 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_facts.hpp"
 #endif
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -42,12 +41,10 @@ std::string mib_text(uint64_t bytes) {
 // under a finite RLIMIT_DATA: where a cgroup caps memory the worker has none, and memory.events decides.
 void note_memory_refused(Record& record) {
     const AllocationRefusals refused = allocation_refusals();
-    rlimit data{};
-    if (record.status != RowStatus::failed || refused.count == 0 || ::getrlimit(RLIMIT_DATA, &data) != 0 ||
-        data.rlim_cur == RLIM_INFINITY)
-        return;
+    const uint64_t data_limit = platform::data_limit_bytes();
+    if (record.status != RowStatus::failed || refused.count == 0 || data_limit == 0) return;
     record.end_cause = EndCause::memory_refused;
-    record.reason = "memory limit reached: RLIMIT_DATA (" + mib_text(data.rlim_cur) + ") refused " +
+    record.reason = "memory limit reached: RLIMIT_DATA (" + mib_text(data_limit) + ") refused " +
                     std::to_string(refused.count) + " allocation" + (refused.count == 1 ? "" : "s") + ", the largest " +
                     mib_text(refused.largest) + "; " + record.reason;
 }

@@ -3,10 +3,10 @@
 // Header-only: a flag a signal handler may set (async-signal-safe), read everywhere else.
 #pragma once
 
-#include <signal.h>
-#include <unistd.h>
+#include "platform/stop_signal.hpp"
 
 #include <csignal>
+#include <cstdlib>
 
 namespace kreg {
 
@@ -17,7 +17,7 @@ inline void kreg_stop_handler(int signo) {
     if (stop_signal_number != 0) {
         // A second Ctrl-C while the first one is being honoured: leave now. Every finished row is
         // already in the journal (a torn last line is dropped on resume), so nothing is lost.
-        ::_exit(128 + signo);
+        std::_Exit(128 + signo);
     }
     stop_signal_number = signo;
 }
@@ -29,13 +29,6 @@ inline bool stop_requested() { return detail::stop_signal_number != 0; }
 
 // From now on SIGINT and SIGTERM ask to stop instead of ending the process. No SA_RESTART: a poll() in
 // flight returns EINTR, so the exchange waiting on a worker sees the request at once.
-inline void install_stop_handlers() {
-    struct sigaction action {};
-    action.sa_handler = detail::kreg_stop_handler;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;
-    ::sigaction(SIGINT, &action, nullptr);
-    ::sigaction(SIGTERM, &action, nullptr);
-}
+inline void install_stop_handlers() { platform::install_stop_signal_handler(detail::kreg_stop_handler); }
 
 }  // namespace kreg

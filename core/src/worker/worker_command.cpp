@@ -1,5 +1,6 @@
 #include "worker/worker_command.hpp"
 
+#include "platform/file_io.hpp"
 #include "sandbox/policy_json.hpp"
 #include "worker/session.hpp"
 
@@ -30,7 +31,7 @@ int worker_main(int argc, char** argv) {
         if (flag == "--cuda-visible-devices") {
             // A lane of runner --devices: this worker sees one GPU, as device 0, whatever a plugin does.
             // Set before anything initialises CUDA, which reads it once.
-            ::setenv("CUDA_VISIBLE_DEVICES", argv[i + 1], 1);
+            platform::set_environment("CUDA_VISIBLE_DEVICES", argv[i + 1]);
             continue;
         }
         try {

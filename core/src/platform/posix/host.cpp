@@ -1,6 +1,8 @@
 #include "platform/host.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -74,5 +76,17 @@ bool process_running(long pid) {
     const auto paren = text.rfind(')');
     return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
 }
+
+uint64_t data_limit_bytes() {
+    rlimit data{};
+    if (::getrlimit(RLIMIT_DATA, &data) != 0 || data.rlim_cur == RLIM_INFINITY) return 0;
+    return uint64_t(data.rlim_cur);
+}
+
+bool running_as_root() { return ::geteuid() == 0; }
+
+void forbid_inspection() { ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+void ignore_broken_pipes() { ::signal(SIGPIPE, SIG_IGN); }
 
 }  // namespace kreg::platform

@@ -69,4 +69,12 @@ bool process_running(long pid) {
     return running;
 }
 
+uint64_t data_limit_bytes() { return 0; }
+
+bool running_as_root() { return false; }
+
+void forbid_inspection() {}
+
+void ignore_broken_pipes() {}
+
 }  // namespace kreg::platform
