@@ -1,5 +1,6 @@
 #include "sweep/executor.hpp"
 
+#include "common/gpu_info.hpp"
 #include "common/sha256.hpp"
 #include "common/text.hpp"
 #include "plugin/discovery.hpp"
@@ -360,10 +361,11 @@ nlohmann::json Executor::device_info(int device, bool calibrate, double timeout_
     if (!reply.is_object() || reply.contains("error") || !calibrate) return reply;
     if (ceiling_plugin.empty()) {
         reply["ceilings"] = nullptr;
-        reply["ceilings_unavailable"] = source.unavailable;
-    } else if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string() && !staged.empty()) {
-        reply["ceilings_unavailable"] =
-            replace_all(reply["ceilings_unavailable"].get<std::string>(), staged, ceiling_plugin);
+        reply[kCeilingsUnavailableKey] = source.unavailable;
+    } else if (reply.contains(kCeilingsUnavailableKey) && reply[kCeilingsUnavailableKey].is_string() &&
+               !staged.empty()) {
+        reply[kCeilingsUnavailableKey] =
+            replace_all(reply[kCeilingsUnavailableKey].get<std::string>(), staged, ceiling_plugin);
     }
     // Which file measured the ceilings, by the parent's own reading of it.
     if (reply.contains("ceilings") && reply["ceilings"].is_object()) {
