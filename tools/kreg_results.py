@@ -135,8 +135,10 @@ def config_name(report, path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-# The measured cuBLAS ceiling each GEMM dtype's "% of measured" is taken against (meta.gpu.ceilings), and how
-# the column says it. fp16 has no cuBLAS ceiling in a report.
+# How the column names the measured cuBLAS ceiling a GEMM dtype's "% of measured" is taken against. Which
+# ceiling that is the runner says itself, in each ok CUDA row's extra.roofline.measured_peak_tflops
+# (measure/roofline.cpp); the keys below are only for reports older than that field. fp16 has no cuBLAS
+# ceiling in a report.
 DTYPE_CEILING = {
     "fp32": ("sgemm_tflops", "SGEMM"),
     "tf32": ("tf32_tflops", "cuBLAS TF32"),
@@ -186,8 +188,15 @@ class Results:
         return [r for r in self.records if kr.operation_of(r) not in kr.DATA_MOVEMENT]
 
     def ceiling_of(self, dtype):
-        """(measured TFLOP/s, column label) of the cuBLAS ceiling a GEMM row of dtype is compared with."""
+        """(measured TFLOP/s, column label) of the cuBLAS ceiling a GEMM row of dtype is compared with: the one
+        the runner compared that dtype's rows with (extra.roofline.measured_peak_tflops), else, for an older
+        report, meta.gpu.ceilings under the dtype's key."""
         key, label = DTYPE_CEILING.get(dtype, (None, "ceiling"))
+        for record in self.gemm_records():
+            if record.get("dtype") == dtype:
+                recorded = number(kr.roofline(record), "measured_peak_tflops")
+                if recorded is not None:
+                    return recorded, label
         return (number(self.ceilings, key) if key else None), label
 
 

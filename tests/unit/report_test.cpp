@@ -11,6 +11,7 @@
 #include "report/report_writer.hpp"
 #include "report/speedup.hpp"
 
+#include "json_schema.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include <fstream>
 #include <limits>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -189,7 +191,7 @@ TEST(ReportMeta, HasEveryField) {
 }
 
 TEST(ReportMeta, PluginsCarryVersionHashAndLoadError) {
-    const json plugins = make_report_meta(sample_meta_inputs())["plugins"];
+    const json plugins = json(make_report_meta(sample_meta_inputs()))["plugins"];
     ASSERT_EQ(plugins.size(), 2u);
     EXPECT_EQ(plugins[0]["path"], "/p/libkreg_cpu.so");
     EXPECT_EQ(plugins[0]["name"], "kreg_cpu");
@@ -202,10 +204,132 @@ TEST(ReportMeta, PluginsCarryVersionHashAndLoadError) {
     EXPECT_EQ(plugins[1]["load_error"], "wrong ABI major version: got 2, supported 1");
 }
 
-TEST(ReportMeta, GpuFactsPassThrough) {
+TEST(ReportMeta, GpuFactsPassThroughAndCeilingsAreTyped) {
     MetaInputs in = sample_meta_inputs();
-    in.gpu = {{"name", "NVIDIA H100"}, {"compute_capability", "9.0"}};
-    EXPECT_EQ(make_report_meta(in)["gpu"], in.gpu);
+    in.gpu = GpuInfo{};
+    in.gpu->facts = {{"name", "NVIDIA H100"}, {"compute_capability", "9.0"}};
+    in.gpu->ceilings = GpuCeilings{};
+    in.gpu->ceilings->dram_copy_gbps = 3000.0;
+    in.gpu->ceilings->bf16_tflops = 600.0;
+    in.gpu->ceilings->unavailable = {{"sgemm_tflops", "plugin has no kernel 'cublas_sgemm'"}};
+    in.gpu->ceilings->plugin =
+        CeilingPlugin{"kreg_cublas", "1.0.0+cublas.13.1.0", "/p/libkreg_cublas.so", std::nullopt};
+    const json gpu = json(make_report_meta(in))["gpu"];
+    EXPECT_EQ(gpu["facts"], in.gpu->facts);
+    EXPECT_EQ(gpu["ceilings"],
+              json::parse(R"({"dram_copy_gbps": 3000.0, "sgemm_tflops": null, "tf32_tflops": null, "bf16_tflops": 600.0,
+                              "unavailable": {"sgemm_tflops": "plugin has no kernel 'cublas_sgemm'"},
+                              "plugin": {"name": "kreg_cublas", "version": "1.0.0+cublas.13.1.0",
+                                         "path": "/p/libkreg_cublas.so", "sha256": null}})"));
+    EXPECT_FALSE(gpu.contains(kCeilingsUnavailableKey));  // written only when there is a reason
+    EXPECT_EQ(json(gpu.get<GpuInfo>()), gpu);             // and read back to the same JSON
+}
+
+TEST(ReportMeta, ReadsBackToTheSameJsonAndNamesAMistypedKeyByItsPath) {
+    MetaInputs in = sample_meta_inputs();
+    in.gpu = GpuInfo{};
+    in.gpu->facts = {{"name", "NVIDIA H200"}, {"uuid", "GPU-1"}};
+    in.gpu->ceilings_unavailable = "no cuBLAS plugin";
+    ReportMeta meta = make_report_meta(in);
+    meta.shard = SweepShardMeta{2, 3, 10, "abc", "def", "/w"};
+    meta.devices.push_back({0, "GPU-1", in.gpu});
+    meta.progress = ReportProgress{10, 4, false, "/w/r.journal.jsonl"};
+    const json written = meta;
+    EXPECT_EQ(written["gpu"][kCeilingsUnavailableKey], "no cuBLAS plugin");
+    EXPECT_EQ(json(written.get<ReportMeta>()), written);
+    const ReportMeta back = written.get<ReportMeta>();
+    EXPECT_EQ(back.gpu->name(), "NVIDIA H200");
+    EXPECT_EQ(back.plugins.at(1).load_error, "wrong ABI major version: got 2, supported 1");
+    EXPECT_EQ(back.seed, 18446744073709551557ull);
+
+    json wrong = written;
+    wrong["gpu"]["ceilings"] = {{"size", "large"}};
+    try {
+        (void)wrong.get<ReportMeta>();
+        FAIL() << "a string for ceilings.size was read";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("/gpu/ceilings/size: ", 0), 0u) << e.what();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Field tables against configs/schema/report.schema.json: what each typed struct writes is what the schema
+// describes, key for key, and a meta with every field set validates.
+
+json report_schema() {
+    std::ifstream in(std::string(KREG_SOURCE_DIR) + "/configs/schema/report.schema.json");
+    return json::parse(in);
+}
+
+std::set<std::string> property_keys(const json& object_schema) {
+    std::set<std::string> keys;
+    for (const auto& [key, value] : object_schema.at("properties").items()) keys.insert(key);
+    return keys;
+}
+
+std::set<std::string> as_set(const std::vector<std::string>& keys) { return {keys.begin(), keys.end()}; }
+
+TEST(ReportFields, EachFieldTableWritesExactlyTheKeysTheSchemaDescribes) {
+    const json defs = report_schema().at("definitions");
+    const json& meta = defs.at("meta");
+    std::set<std::string> meta_keys = property_keys(meta);
+    for (const char* fixture_only : {"synthetic", "synthetic_note"}) meta_keys.erase(fixture_only);
+    EXPECT_EQ(as_set(report_meta_keys()), meta_keys);
+    EXPECT_EQ(as_set(report_progress_keys()), property_keys(defs.at("progress")));
+    EXPECT_EQ(as_set(plugin_facts_keys()), property_keys(defs.at("plugin")));
+    EXPECT_EQ(as_set(report_device_keys()), property_keys(meta.at("properties").at("devices").at("items")));
+    const json& gpu = meta.at("properties").at("gpu");
+    EXPECT_EQ(as_set(gpu_info_keys()), property_keys(gpu));
+    const json& ceilings = gpu.at("properties").at("ceilings");
+    EXPECT_EQ(as_set(gpu_ceilings_keys()), property_keys(ceilings));
+    EXPECT_EQ(as_set(ceiling_plugin_keys()), property_keys(ceilings.at("properties").at("plugin")));
+    std::set<std::string> shard_keys;
+    const json shard = SweepShardMeta{};
+    for (const auto& [key, value] : shard.items()) shard_keys.insert(key);
+    EXPECT_EQ(shard_keys, property_keys(defs.at("shard")));
+    // What the schema requires of meta is written even when empty.
+    const json written = ReportMeta{};
+    for (const auto& key : meta.at("required")) EXPECT_TRUE(written.contains(key.get<std::string>())) << key;
+}
+
+TEST(ReportFields, AMetaWithEveryFieldSetValidatesAgainstTheSchema) {
+    MetaInputs in = sample_meta_inputs();
+    GpuInfo gpu;
+    gpu.facts = {{"name", "NVIDIA H200"}, {"uuid", "GPU-1"}};
+    gpu.ceilings = GpuCeilings{3900.0,
+                               50.0,
+                               400.0,
+                               800.0,
+                               {},
+                               8192,
+                               int64_t(1) << 30,
+                               10,
+                               2.5,
+                               CeilingPlugin{"kreg_cublas", "1.0.0+cublas.13.1.0", "/p/c.so", std::string(64, 'c')}};
+    gpu.ceilings_unavailable = "calibration failed: out of memory";
+    in.gpu = gpu;
+    ReportMeta meta = make_report_meta(in);
+    meta.progress = ReportProgress{4, 4, true, "/w/r.journal.jsonl"};
+    meta.shard = SweepShardMeta{1, 2, 8, std::string(64, 'p'), std::string(64, 'c'), "/w"};
+    meta.devices = {{0, "GPU-1", gpu}, {1, "GPU-2", std::nullopt}};
+    const json report = {
+        {"meta", meta}, {"baseline", nullptr}, {"records", json::array()}, {"summary", json::object()}};
+    const auto errors = test::JsonSchema(report_schema()).validate(report);
+    EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front()) << "\n" << report.dump(2);
+}
+
+TEST(ReportFields, EveryCsvColumnIsARowFieldOfTheSchemaAndDocumented) {
+    const json defs = report_schema().at("definitions");
+    std::set<std::string> row_keys = property_keys(defs.at("record"));
+    for (const auto& key : property_keys(defs.at("stats"))) row_keys.insert(key);
+    std::ifstream doc_in(std::string(KREG_SOURCE_DIR) + "/docs/REPORTS.md");
+    const std::string doc((std::istreambuf_iterator<char>(doc_in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(doc.find(csv_header()), std::string::npos)
+        << "docs/REPORTS.md does not show the CSV header " << csv_header();
+    for (const std::string& column : split(csv_header(), ',')) {
+        if (column == "samples") continue;  // stats.count: how many samples the row's statistics are of
+        EXPECT_TRUE(row_keys.count(column)) << "CSV column " << column << " is no field of a row in the schema";
+    }
 }
 
 TEST(HostInfo, NamesTheMachine) {
@@ -677,7 +801,7 @@ TEST(ReportWriter, WithoutACsvPathOnlyTheJsonAndItsJournalAreWritten) {
     writer.add(ok_record("cpu_blocked", k512, 1.0));
     writer.render();
     const json report = json::parse(read_text(dir / "r.json"));
-    EXPECT_EQ(report["meta"]["kreg_version"], make_report_meta(sample_meta_inputs())["kreg_version"]);
+    EXPECT_EQ(report["meta"]["kreg_version"], json(make_report_meta(sample_meta_inputs()))["kreg_version"]);
     EXPECT_EQ(report["records"].size(), 1u);
     EXPECT_EQ(directory_entries(dir), (std::vector<std::string>{"r.journal.jsonl", "r.json"}));  // no CSV asked for
 }

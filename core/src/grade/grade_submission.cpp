@@ -4,6 +4,7 @@
 
 #include "audit/so_audit.hpp"
 #include "common/elapsed.hpp"
+#include "common/gpu_info.hpp"
 #include "common/host_info.hpp"
 #include "common/operation_table.hpp"
 #include "grade/compiler_error.hpp"
@@ -150,6 +151,20 @@ std::string classify_load_error(const PluginInfo& info) {
     return "load_failed";
 }
 
+// The device reply of the grader's trusted worker, typed; none, and why, when it is an error or malformed.
+std::optional<GpuInfo> gpu_of_reply(const nlohmann::json& reply, std::string& why) {
+    if (reply.contains("error")) {
+        why = reply["error"].is_string() ? reply["error"].get<std::string>() : reply["error"].dump();
+        return std::nullopt;
+    }
+    try {
+        return reply.get<GpuInfo>();
+    } catch (const std::exception& e) {
+        why = std::string("the device reply is malformed: ") + e.what();
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
 // One submission while it is graded: what grade()'s phases share, and how grading ends.
@@ -248,18 +263,16 @@ void Grader::record_copy_ceiling(InProgress& g) {
     const bool has_copy_tiers = std::any_of(rubric.performance.begin(), rubric.performance.end(),
                                             [](const PerformanceTier& t) { return t.against_copy_ceiling(); });
     if (!has_copy_tiers || rubric.backend == Backend::cpu) return;
-    const nlohmann::json& gpu = gpu_facts_and_ceilings();
+    std::string why;
+    const std::optional<GpuInfo> gpu = gpu_of_reply(gpu_facts_and_ceilings(), why);
     nlohmann::json ceiling = nlohmann::json::object();
-    const nlohmann::json none = nullptr;
-    const nlohmann::json& ceilings = gpu.is_object() && gpu.contains("ceilings") ? gpu["ceilings"] : none;
-    if (ceilings.is_object() && ceilings.contains("dram_copy_gbps") && ceilings["dram_copy_gbps"].is_number()) {
-        ceiling["dram_copy_gbps"] = ceilings["dram_copy_gbps"];
-        if (ceilings.contains("plugin")) ceiling["plugin"] = ceilings["plugin"];
+    if (gpu && gpu->dram_copy_gbps()) {
+        ceiling["dram_copy_gbps"] = *gpu->dram_copy_gbps();
+        if (gpu->ceilings->plugin) ceiling["plugin"] = *gpu->ceilings->plugin;
     } else {
-        ceiling["unavailable"] = gpu.contains("error") ? gpu["error"]
-                                 : gpu.contains("ceilings_unavailable")
-                                     ? gpu["ceilings_unavailable"]
-                                     : nlohmann::json("no measured device-to-device copy bandwidth");
+        ceiling["unavailable"] = !why.empty()                       ? why
+                                 : gpu && gpu->ceilings_unavailable ? *gpu->ceilings_unavailable
+                                                                    : "no measured device-to-device copy bandwidth";
     }
     g.result.meta["copy_ceiling"] = ceiling;
 }
@@ -534,18 +547,15 @@ void Grader::run_tier_rounds(InProgress& g, Executor& executor, const std::vecto
 void Grader::annotate_floor(Record& mine, Backend backend) {
     const Rubric& rubric = options_.rubric;
     if (mine.status == RowStatus::ok && backend == Backend::cuda) {
-        const nlohmann::json& gpu = gpu_facts_and_ceilings();
-        if (!gpu.contains("error")) {
-            annotate_roofline(mine, gpu["facts"], gpu["ceilings"]);
+        std::string why;
+        if (const std::optional<GpuInfo> gpu = gpu_of_reply(gpu_facts_and_ceilings(), why)) {
+            annotate_roofline(mine, *gpu);
             // Why there is no measured ceiling, where the device query says.
-            if (mine.extra.roofline && mine.extra.roofline->unavailable && gpu.contains("ceilings_unavailable")) {
-                const nlohmann::json& why = gpu["ceilings_unavailable"];
-                *mine.extra.roofline->unavailable += ": " + (why.is_string() ? why.get<std::string>() : why.dump());
-            }
+            if (mine.extra.roofline && mine.extra.roofline->unavailable && gpu->ceilings_unavailable)
+                *mine.extra.roofline->unavailable += ": " + *gpu->ceilings_unavailable;
         } else {  // the evidence says it was not checked
-            const nlohmann::json& error = gpu["error"];
             mine.extra.roofline = RooflineEvidence{};
-            mine.extra.roofline->unavailable = error.is_string() ? error.get<std::string>() : error.dump();
+            mine.extra.roofline->unavailable = why;
         }
     } else if (mine.status == RowStatus::ok && operation_row(rubric.operation).bound != Bound::compute) {
         // The host's fp32 peak bounds FLOPs; a copy-bound operation (a transpose) is judged against the copy

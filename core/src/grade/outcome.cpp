@@ -8,7 +8,7 @@ namespace kreg {
 std::string classify_outcome(const Record& r) {
     // From the typed cause set where the end was seen, never from the reason: part of a reason is the
     // plugin's own text. The parent's observations come first: they are what happened, whatever the status
-    // a worker claimed (read_record_claim lets a worker claim only kernel_failed and cuda_error).
+    // a worker claimed (claim_to_row, sweep/result_claim.hpp, lets a worker claim only kernel_failed and cuda_error).
     switch (r.end_cause) {
         case EndCause::protocol_breach:
             return "protocol_violation";

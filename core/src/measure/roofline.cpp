@@ -126,4 +126,8 @@ void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nloh
     r.extra.roofline = std::move(roof);
 }
 
+void annotate_roofline(Record& r, const GpuInfo& gpu) {
+    annotate_roofline(r, gpu.facts, gpu.ceilings ? nlohmann::json(*gpu.ceilings) : nlohmann::json());
+}
+
 }  // namespace kreg

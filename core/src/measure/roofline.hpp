@@ -3,6 +3,7 @@
 // the JSON facts a worker reported, so reports can be annotated on a machine without CUDA.
 #pragma once
 
+#include "common/gpu_info.hpp"
 #include "common/job.hpp"
 
 #include <nlohmann/json.hpp>
@@ -34,5 +35,7 @@ namespace kreg {
 // A value whose inputs are missing is unset (absent from the JSON). Rows that are not ok, or have no timing, are left
 // untouched.
 void annotate_roofline(Record& r, const nlohmann::json& device_facts, const nlohmann::json& ceilings);
+// The same, against a report's meta.gpu.
+void annotate_roofline(Record& r, const GpuInfo& gpu);
 
 }  // namespace kreg

@@ -6,24 +6,14 @@
 // what was sliced (the whole plan's sha256, the rubric's sha256) and the command line that made it.
 #pragma once
 
+#include "report/shard_meta.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
 namespace kreg {
-
-// meta.shard of a sweep shard's report.
-struct SweepShardMeta {
-    int index = 1, count = 1;   // slice index (1-based) of count: the jobs whose id % count == index - 1
-    uint64_t plan_size = 0;     // jobs in the whole plan (every shard's ids are below it)
-    std::string plan_sha256;    // of the whole plan (every job, before slicing): the same in every shard
-    std::string config_sha256;  // of meta.config as resolved (the config after command-line overrides)
-    std::string cwd;            // where it ran: its argv is re-run from there
-};
-nlohmann::json to_json(const SweepShardMeta& m);
-// Throws std::invalid_argument naming the JSON path under meta.shard and what is wrong.
-SweepShardMeta sweep_shard_meta_from_json(const nlohmann::json& j);
 
 // How many of plan_size job ids fall to shard index of count.
 uint64_t jobs_in_shard(uint64_t plan_size, int index, int count);

@@ -277,8 +277,8 @@ void write_sweep_merge(const SweepMerge& merge, const fs::path& json, const fs::
     header["csv"] = fs::absolute(csv).string();
     // The journal header's plan_sha256 is what --resume compares, and a merged report is complete: resuming it
     // says so. The rows go through the writer, so the journal holds each of them, as a single run's does.
-    ReportWriter writer(json, csv, JournalWriter::create(journal, header, force), merge.meta, merge.baseline,
-                        merge.header["planned"].get<size_t>());
+    ReportWriter writer(json, csv, JournalWriter::create(journal, header, force), merge.meta.get<ReportMeta>(),
+                        merge.baseline, merge.header["planned"].get<size_t>());
     writer.journal().append_event({{"merged_from", merge.meta["merged_from"]["shards"].size()}});
     for (const Record& r : merge.records) writer.add(r);
     writer.render();

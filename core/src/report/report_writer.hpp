@@ -1,15 +1,19 @@
-// Keeps a sweep's rows in its journal and its JSON and CSV reports rendered from them.
+// Keeps a sweep's rows and feeds them to its reporters (reporter.hpp): the journal, and the JSON and CSV
+// reports rendered from the same rows.
 #pragma once
 
 #include "common/baseline.hpp"
 #include "common/job.hpp"
 #include "report/journal.hpp"
+#include "report/meta.hpp"
+#include "report/reporter.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -23,7 +27,7 @@ public:
     // sweep read back from the journal. The reports are rendered at once, so that an unwritable path fails
     // before the sweep starts rather than after it. Throws std::runtime_error naming the path.
     ReportWriter(std::optional<std::filesystem::path> json, std::optional<std::filesystem::path> csv,
-                 JournalWriter journal, nlohmann::json meta, Baseline baseline, size_t planned,
+                 JournalWriter journal, ReportMeta meta, Baseline baseline, size_t planned,
                  std::vector<Record> already = {});
 
     // Appends the row to the journal (one write) and renders the reports when a render is due. A row
@@ -33,19 +37,23 @@ public:
     // Renders the JSON and CSV from every row now (atomically: temp file + rename) and syncs the journal.
     void render();
 
+    // What every reporter was told, and the rows so far: for a reporter fed apart (the console table).
+    const ReportContext& context() const { return context_; }
+    ReportRows rows() const { return {records_, record_texts_}; }
+
     // Rows in plan order (by job id), whatever order they arrived in.
     const std::vector<Record>& records() const { return records_; }
-    const nlohmann::json& meta() const { return meta_; }
-    size_t planned() const { return planned_; }
+    const ReportMeta& meta() const { return context_.meta; }
+    size_t planned() const { return context_.planned; }
     size_t done() const { return records_.size(); }
     bool has(uint64_t job_id) const { return done_ids_.count(job_id) > 0; }
-    JournalWriter& journal() { return journal_; }
+    JournalWriter& journal() { return *journal_; }
     // Seconds spent in add() and render() so far: what keeping the reports costs the sweep.
     double seconds_writing() const { return std::chrono::duration<double>(busy_).count(); }
     // Of those, the renders (how many, how long) and the journal's fdatasyncs.
     size_t renders() const { return renders_; }
     double seconds_rendering() const { return std::chrono::duration<double>(rendering_).count(); }
-    double seconds_syncing() const { return journal_.seconds_syncing(); }
+    double seconds_syncing() const { return journal_->seconds_syncing(); }
 
     // Renders are due every `interval`, but never more often than 50 times the last render took: a
     // render costs O(rows), so a fixed period would make a long sweep O(rows²) again. This bounds the
@@ -56,18 +64,17 @@ public:
 private:
     bool render_due() const;
 
-    std::optional<std::filesystem::path> json_path_, csv_path_;
-    JournalWriter journal_;
-    nlohmann::json meta_;
-    Baseline baseline_;
-    size_t planned_ = 0;
+    void feed(const Record& r, std::string text, RowOrigin origin);
+
+    // Owned here (the journal reporter writes to it), on the heap so that a moved writer keeps it in place.
+    std::unique_ptr<JournalWriter> journal_;
+    ReportContext context_;
+    // The journal's first: a report never shows a row its journal could still lose.
+    std::vector<std::unique_ptr<Reporter>> reporters_;
     std::vector<Record> records_;
     // Each row's compact JSON text, in records_' order: serialised once for the journal, then copied
     // into every render, so a render costs a copy of the rows rather than a JSON tree of them.
     std::vector<std::string> record_texts_;
-    // Each row's CSV line, likewise, when there is no baseline (with one, a later baseline row changes the
-    // speed-up cell of earlier rows, so the CSV is made afresh at each render).
-    std::vector<std::string> csv_lines_;
     std::unordered_set<uint64_t> done_ids_;
     std::chrono::milliseconds render_interval_{5000};
     std::chrono::steady_clock::time_point last_render_{};

@@ -5,12 +5,8 @@
 
 namespace kreg {
 
-nlohmann::json gpu_of_device_reply(const nlohmann::json& reply) {
-    nlohmann::json gpu = {{"facts", reply.value("facts", nlohmann::json(nullptr))},
-                          {"ceilings", reply.value("ceilings", nlohmann::json(nullptr))}};
-    if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string())
-        gpu["ceilings_unavailable"] = reply["ceilings_unavailable"];
-    return gpu;
+GpuInfo gpu_of_device_reply(const nlohmann::json& reply) {
+    return reply.get<GpuInfo>();  // the reply's other keys (op, device_count) are the wire's, not the report's
 }
 
 std::vector<DeviceLane> resolve_device_lanes(const DevicesSpec& spec, Executor& probe, std::string& error) {
@@ -37,7 +33,7 @@ std::vector<DeviceLane> resolve_device_lanes(const DevicesSpec& spec, Executor& 
                     (reply.contains("error") ? ": " + reply["error"].get<std::string>() : ": no UUID");
             return {};
         }
-        lanes.push_back({ordinal, facts["uuid"].get<std::string>(), nullptr});
+        lanes.push_back({ordinal, facts["uuid"].get<std::string>(), std::nullopt});
     }
     return lanes;
 }
@@ -65,8 +61,12 @@ void describe_lanes(std::vector<DeviceLane>& lanes, const ExecutorOptions& base,
                     why = "its worker sees another GPU (" +
                           (facts.is_object() ? facts.value("uuid", std::string("?")) : "?") + ")";
                 } else {
-                    lane.gpu = gpu_of_device_reply(reply);
-                    lane.gpu["facts"]["ordinal"] = lane.ordinal;
+                    try {
+                        lane.gpu = gpu_of_device_reply(reply);
+                        lane.gpu->facts["ordinal"] = lane.ordinal;
+                    } catch (const std::exception& e) {
+                        why = std::string("its worker's description is malformed: ") + e.what();
+                    }
                 }
             }
             if (!why.empty()) {

@@ -2,25 +2,27 @@
 // measured ceilings), read in workers so the runner itself never opens a CUDA context.
 #pragma once
 
+#include "common/gpu_info.hpp"
 #include "run/sweep_request.hpp"
 #include "sweep/executor.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kreg {
 
 struct DeviceLane {
-    int ordinal = 0;               // as the runner sees the GPU
-    std::string uuid;              // "GPU-...": the lane's workers see only this GPU, as device 0
-    nlohmann::json gpu = nullptr;  // {"facts","ceilings"} read by a worker of this lane, or null
+    int ordinal = 0;             // as the runner sees the GPU
+    std::string uuid;            // "GPU-...": the lane's workers see only this GPU, as device 0
+    std::optional<GpuInfo> gpu;  // facts and ceilings read by a worker of this lane
 };
 
-// The report's meta.gpu from a worker's device reply (one without "error"): {"facts", "ceilings"}, and
-// "ceilings_unavailable" when the worker says why there are none.
-nlohmann::json gpu_of_device_reply(const nlohmann::json& reply);
+// The report's meta.gpu from a worker's device reply (one without "error"): its facts, its ceilings, and
+// why there are none when the worker says. Throws std::invalid_argument when a key has the wrong type.
+GpuInfo gpu_of_device_reply(const nlohmann::json& reply);
 
 // The GPUs that spec names, each with its UUID, read through `probe`. Returns none and sets `error` when
 // there is no GPU, an ordinal is out of range, or a GPU cannot be described.

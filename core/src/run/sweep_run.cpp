@@ -215,6 +215,15 @@ void print_writing_cost(const ReportWriter& writer, double wall, std::ostream& l
         << writer.seconds_syncing() << " s\n";
 }
 
+// The meta a resumed sweep's journal recorded, read as this kreg's: the resumed report keeps it.
+ReportMeta read_resumed_meta(const nlohmann::json& recorded, const std::string& journal) {
+    try {
+        return recorded.get<ReportMeta>();
+    } catch (const std::exception& e) {
+        throw RunError(RunError::Kind::bad_input, "cannot resume " + journal + ": its meta at /meta" + e.what());
+    }
+}
+
 }  // namespace
 
 SweepRun::SweepRun(SweepRequest request, SweepEnvironment environment, std::ostream& log, std::ostream& out)
@@ -376,16 +385,20 @@ SweepPlan SweepRun::plan(const SweepParts& parts, const Registry& registry) cons
     return out;
 }
 
-nlohmann::json SweepRun::query_gpu(bool calibrate) {
-    nlohmann::json gpu = nullptr;
+std::optional<GpuInfo> SweepRun::query_gpu(bool calibrate) {
+    std::optional<GpuInfo> gpu;
     log_ << "runner: reading GPU facts" << (calibrate ? " and measuring ceilings" : "") << "...\n";
     const nlohmann::json reply = executor().device_info(device_, calibrate, 300.0);
-    if (reply.contains("error"))
-        log_ << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
-    else
-        gpu = gpu_of_device_reply(reply);
-    if (gpu.is_object() && gpu.contains("ceilings_unavailable"))
-        log_ << "runner: no measured ceilings: " << gpu["ceilings_unavailable"].get<std::string>() << "\n";
+    try {
+        if (reply.contains("error"))
+            log_ << "runner: no GPU measurements: " << reply["error"].get<std::string>() << "\n";
+        else
+            gpu = gpu_of_device_reply(reply);
+    } catch (const std::exception& e) {
+        log_ << "runner: no GPU measurements: the worker's device reply is malformed: " << e.what() << "\n";
+    }
+    if (gpu && gpu->ceilings_unavailable)
+        log_ << "runner: no measured ceilings: " << *gpu->ceilings_unavailable << "\n";
     return gpu;
 }
 
@@ -404,8 +417,8 @@ SweepDevices SweepRun::devices(const SweepPlan& plan) {
         if (!why.empty()) throw RunError(RunError::Kind::bad_input, why);
         out.gpu = out.lanes.front().gpu;
         for (const auto& lane : out.lanes)
-            log_ << "runner: device " << lane.ordinal << ": " << lane.gpu["facts"].value("name", std::string("?"))
-                 << " " << lane.uuid << "\n";
+            log_ << "runner: device " << lane.ordinal << ": " << (lane.gpu ? lane.gpu->name() : std::string("?")) << " "
+                 << lane.uuid << "\n";
     } else if (plan.runs_cuda) {
         out.gpu = query_gpu(request_.calibrate);
     }
@@ -428,8 +441,8 @@ void SweepRun::check_resumable(const SweepPlan& plan, const Registry& registry) 
 }
 
 // The report's meta: what ran, with which plugins, on which GPU(s), and a shard's place in the whole plan.
-nlohmann::json SweepRun::report_meta(const SweepParts& parts, const SweepPlan& plan, const SweepDevices& devices,
-                                     const Registry& registry) const {
+ReportMeta SweepRun::report_meta(const SweepParts& parts, const SweepPlan& plan, const SweepDevices& devices,
+                                 const Registry& registry) const {
     MetaInputs meta;
     meta.argv = request_.argv;
     if (parts.configs.size() == 1)
@@ -440,16 +453,15 @@ nlohmann::json SweepRun::report_meta(const SweepParts& parts, const SweepPlan& p
     for (const auto& p : registry.plugins())
         meta.plugins.push_back({p.path, p.name, p.version, p.sha256, p.abi_major, p.abi_minor, p.error});
     meta.gpu = devices.gpu;
-    nlohmann::json report_meta = make_report_meta(meta);
+    ReportMeta report_meta = make_report_meta(meta);
     if (request_.shard)  // what runner merge checks K shards against (merge/shard.hpp)
-        report_meta["shard"] = to_json(
-            SweepShardMeta{request_.shard->index, request_.shard->count, plan.whole_plan_size, plan.whole_plan_sha256,
-                           sha256_hex(report_meta["config"].dump()), fs::current_path().string()});
-    if (!devices.lanes.empty()) {
-        report_meta["devices"] = nlohmann::json::array();
-        for (const auto& lane : devices.lanes)
-            report_meta["devices"].push_back({{"ordinal", lane.ordinal}, {"uuid", lane.uuid}, {"gpu", lane.gpu}});
-    }
+        report_meta.shard = SweepShardMeta{request_.shard->index,
+                                           request_.shard->count,
+                                           plan.whole_plan_size,
+                                           plan.whole_plan_sha256,
+                                           sha256_hex(report_meta.config.dump()),
+                                           fs::current_path().string()};
+    for (const auto& lane : devices.lanes) report_meta.devices.push_back({lane.ordinal, lane.uuid, lane.gpu});
     return report_meta;
 }
 
@@ -461,7 +473,7 @@ SweepReports SweepRun::open_reports(const SweepParts& parts, const SweepPlan& pl
     // One kernel serving every dtype of the sweep is written as the plain name, as before per-dtype baselines.
     out.baseline = main_part.baseline.simplified_for(main_part.dtypes);
     std::optional<JournalWriter> journal;
-    nlohmann::json meta;
+    ReportMeta meta;
     std::vector<Record> already;
     try {
         if (resume_) {
@@ -470,7 +482,7 @@ SweepReports SweepRun::open_reports(const SweepParts& parts, const SweepPlan& pl
             out.targets.json = h["json"].get<std::string>();
             out.targets.csv = h["csv"].get<std::string>();
             out.targets.journal = resume_->journal_path;
-            meta = h["meta"];
+            meta = read_resumed_meta(h["meta"], *given_.resume);
             already = std::move(resume_->contents.records);
             journal.emplace(JournalWriter::continue_at(out.targets.journal, resume_->contents.valid_bytes));
             journal->append_event(
@@ -507,10 +519,9 @@ SweepReports SweepRun::open_reports(const SweepParts& parts, const SweepPlan& pl
 // One finished row: its roofline against its own GPU, journaled, and a progress line. A skipped row
 // whose reason was already said is counted, not printed again (a sweep of 475 CUDA rows on a machine
 // without a GPU is one line, not 475); when nothing can be measured the line before the rows said it.
-void SweepRun::take_row(Record& r, const nlohmann::json& row_gpu, const std::string& where, const SweepPlan& plan,
-                        SweepReports& reports, SweepRows& rows) {
-    if (r.status == RowStatus::ok && r.backend == Backend::cuda && !row_gpu.is_null())
-        annotate_roofline(r, row_gpu["facts"], row_gpu["ceilings"]);
+void SweepRun::take_row(Record& r, const std::optional<GpuInfo>& row_gpu, const std::string& where,
+                        const SweepPlan& plan, SweepReports& reports, SweepRows& rows) {
+    if (r.status == RowStatus::ok && r.backend == Backend::cuda && row_gpu) annotate_roofline(r, *row_gpu);
     if (r.status != RowStatus::ok && r.status != RowStatus::skipped) rows.all_good = false;
     reports.writer->add(r);
     if (r.status == RowStatus::skipped) {
@@ -608,7 +619,10 @@ int SweepRun::finish(const SweepPlan& plan, SweepReports& reports, const SweepRo
         log_ << "runner: nothing was measured: every row was skipped\n";
         return 3;
     }
-    out_ << "\n" << format_table(writer.records(), reports.baseline);
+    out_ << "\n";
+    ConsoleTableReporter table(out_);  // the same rows the journal and the reports hold
+    table.report_context(writer.context());
+    table.render(writer.rows());
     out_ << "reports: " << targets.json.string() << "  " << targets.csv.string() << "\n";
     return rows.all_good ? 0 : 1;
 }

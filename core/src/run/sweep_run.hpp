@@ -52,7 +52,7 @@ struct SweepPlan {
 
 // The GPUs the rows run on: the one GPU's facts, or one lane per GPU with --devices.
 struct SweepDevices {
-    nlohmann::json gpu = nullptr;  // meta.gpu; with lanes, the first lane's
+    std::optional<GpuInfo> gpu;  // meta.gpu; with lanes, the first lane's
     std::vector<DeviceLane> lanes;
 };
 
@@ -96,15 +96,15 @@ public:
 
 private:
     Executor& executor();
-    nlohmann::json query_gpu(bool calibrate);
+    std::optional<GpuInfo> query_gpu(bool calibrate);
     void check_resumable(const SweepPlan& plan, const Registry& registry) const;
-    nlohmann::json report_meta(const SweepParts& parts, const SweepPlan& plan, const SweepDevices& devices,
-                               const Registry& registry) const;
+    ReportMeta report_meta(const SweepParts& parts, const SweepPlan& plan, const SweepDevices& devices,
+                           const Registry& registry) const;
     std::vector<Job> run_here(const SweepPlan& plan, const SweepDevices& devices, SweepReports& reports,
                               SweepRows& rows);
     void run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& plan, const SweepDevices& devices,
                    SweepReports& reports, SweepRows& rows);
-    void take_row(Record& r, const nlohmann::json& row_gpu, const std::string& where, const SweepPlan& plan,
+    void take_row(Record& r, const std::optional<GpuInfo>& row_gpu, const std::string& where, const SweepPlan& plan,
                   SweepReports& reports, SweepRows& rows);
 
     SweepRequest given_;    // as asked: a resumed sweep keeps its own argv and --verbose

@@ -1,5 +1,6 @@
 #include "sweep/executor.hpp"
 
+#include "common/gpu_info.hpp"
 #include "common/sha256.hpp"
 #include "common/text.hpp"
 #include "plugin/discovery.hpp"
@@ -7,6 +8,7 @@
 #include "sandbox/confined_spawn.hpp"
 #include "sandbox/memory_limit.hpp"
 #include "sandbox/policy_json.hpp"
+#include "sweep/result_claim.hpp"
 #include "worker/cpu_time.hpp"
 #include "pipeline/call_watchdog.hpp"
 
@@ -23,61 +25,12 @@ std::string seconds_text(double seconds) { return detail::format_general(seconds
 
 // The longest text of a worker's (reasons, errors) a row keeps.
 constexpr size_t kMaxClaimText = 4096;
-// A worker's record: the most samples and the largest evidence bag it may send.
-constexpr size_t kMaxSamples = 100000;
-constexpr size_t kMaxExtraBytes = 64 * 1024;
 
 std::string last_lines(const std::string& text, size_t max_chars) {
     std::string t = text;
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
     if (t.size() > max_chars) t = t.substr(t.size() - max_chars);
     return printable_utf8(t, max_chars + 8);
-}
-
-// A worker's record, read as the claim it is: known fields only, bounded sizes, the job's own identity
-// (the parent knows which job it asked for), printable text. "" and the record, or the violation.
-// rlimit_caps_memory: the worker's memory is capped by RLIMIT_DATA alone (no cgroup), where its allocator's
-// sight of a refusal (memory_refused) is the only trace of the cap; elsewhere that claim reads as a failure.
-std::string read_record_claim(const nlohmann::json& reply, const Job& job, Record& record, bool rlimit_caps_memory) {
-    if (std::string why = unexpected_field(reply, {"op", "record"}); !why.empty()) return why;
-    const auto it = reply.find("record");
-    if (it == reply.end() || !it->is_object()) return "sent a result without a record";
-    if (std::string why = unexpected_field(
-            *it,
-            {"op",    "job_id", "kernel",    "plugin", "plugin_path", "backend",    "dtype", "m",           "n",
-             "k",     "seed",   "status",    "reason", "timer",       "samples_ms", "extra", "max_rel_err", "tolerance",
-             "stats", "gflops", "exit_code", "signal", "operation",   "block",      "gbps",  "end_cause"});
-        !why.empty())
-        return why;
-    if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxSamples)
-        return "sent a record with too many samples";
-    if (it->contains("extra") && (*it)["extra"].dump().size() > kMaxExtraBytes)
-        return "sent a record with an oversized evidence bag";
-    try {
-        record = it->get<Record>();
-    } catch (const std::exception& e) {
-        return std::string("sent a malformed record: ") + e.what();
-    }
-    if (record.job_id != job.id || record.kernel != job.kernel || !(record.shape == job.shape) ||
-        record.dtype != job.dtype || record.seed != job.seed)
-        return "answered for another job";
-    record.plugin_path = job.plugin_path;  // the worker may have loaded a staged copy
-    record.reason = printable_utf8(record.reason, kMaxClaimText);
-    record.plugin = printable_utf8(record.plugin, 256);
-    record.exit_code.reset();  // how a worker ended is the parent's to say
-    record.signal.reset();
-    // A worker speaks only of its kernel's failure and of a CUDA error it hit; the rest is the parent's to see.
-    if (!worker_may_claim(record.end_cause))
-        return "claimed the end cause '" + std::string(to_string(record.end_cause)) +
-               "', which only the runner observes";
-    if (record.status == RowStatus::failed)
-        record.end_cause = record.end_cause == EndCause::memory_refused && rlimit_caps_memory ? EndCause::memory_refused
-                                                                                              : EndCause::kernel_failed;
-    else if (record.status != RowStatus::crashed)
-        record.end_cause = EndCause::none;
-    else if (record.end_cause != EndCause::cuda_error)
-        record.end_cause = EndCause::kernel_failed;
-    return "";
 }
 
 // Copies plugin into the scratch folder for the confined worker to load (it may not be able to read the
@@ -360,10 +313,11 @@ nlohmann::json Executor::device_info(int device, bool calibrate, double timeout_
     if (!reply.is_object() || reply.contains("error") || !calibrate) return reply;
     if (ceiling_plugin.empty()) {
         reply["ceilings"] = nullptr;
-        reply["ceilings_unavailable"] = source.unavailable;
-    } else if (reply.contains("ceilings_unavailable") && reply["ceilings_unavailable"].is_string() && !staged.empty()) {
-        reply["ceilings_unavailable"] =
-            replace_all(reply["ceilings_unavailable"].get<std::string>(), staged, ceiling_plugin);
+        reply[kCeilingsUnavailableKey] = source.unavailable;
+    } else if (reply.contains(kCeilingsUnavailableKey) && reply[kCeilingsUnavailableKey].is_string() &&
+               !staged.empty()) {
+        reply[kCeilingsUnavailableKey] =
+            replace_all(reply[kCeilingsUnavailableKey].get<std::string>(), staged, ceiling_plugin);
     }
     // Which file measured the ceilings, by the parent's own reading of it.
     if (reply.contains("ceilings") && reply["ceilings"].is_object()) {
@@ -500,9 +454,9 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         return failed;
     }
     Record r;
-    std::string violation =
-        op == "result" ? read_record_claim(reply.message, sent, r, worker_->memory_bytes > 0 && !worker_->cgroup)
-                       : "answered a run with '" + printable_utf8(op, 64) + "'";
+    std::string violation = "answered a run with '" + printable_utf8(op, 64) + "'";
+    if (ResultClaim claim; op == "result" && (violation = parse_result_message(reply.message, claim)).empty())
+        violation = claim_to_row(claim, sent, worker_->memory_bytes > 0 && !worker_->cgroup, kMaxClaimText, r);
     if (!violation.empty()) {
         WorkerProcess::Reply broken;
         broken.outcome = WorkerProcess::Outcome::violation;

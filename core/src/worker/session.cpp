@@ -1,5 +1,6 @@
 #include "worker/session.hpp"
 
+#include "common/gpu_info.hpp"
 #include "common/sha256.hpp"
 #include "platform/host.hpp"
 #include "pipeline/call_watchdog.hpp"
@@ -258,10 +259,10 @@ nlohmann::json WorkerSession::device(int device, const std::string& ceiling_plug
     try {
         reply["ceilings"] = calibrate(device, ceiling_plugin);
     } catch (const CudaError& e) {
-        reply["ceilings_unavailable"] = std::string("calibration failed: ") + e.what();
+        reply[kCeilingsUnavailableKey] = std::string("calibration failed: ") + e.what();
         if (e.sticky()) finished_ = true;  // the context is gone: this worker serves nothing more
     } catch (const std::exception& e) {    // PluginLoadError, a kernel's error status
-        reply["ceilings_unavailable"] = std::string("calibration failed: ") + e.what();
+        reply[kCeilingsUnavailableKey] = std::string("calibration failed: ") + e.what();
     }
     return reply;
 #else

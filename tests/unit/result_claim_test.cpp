@@ -1,0 +1,112 @@
+// The worker's result message read as the claim it is (core/src/sweep/result_claim.hpp): strictly, and
+// turned into the report's row by the parent.
+#include "sweep/result_claim.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace kreg {
+namespace {
+
+using nlohmann::json;
+
+Job sample_job() {
+    Job job;
+    job.id = 7;
+    job.kernel = "cpu_naive";
+    job.plugin_path = "/submissions/alice/libkernel.so";
+    job.dtype = DType::fp32;
+    job.shape = {64, 64, 64};
+    job.seed = 42;
+    return job;
+}
+
+// What a worker sends for job: its row, as the worker made it.
+json result_for(const Job& job) {
+    Record r = record_for(job, RowStatus::ok, "");
+    r.plugin = "cpu";
+    r.plugin_path = "/scratch/plugin/libkernel.so";  // the staged copy the worker loaded
+    r.timer = "host";
+    r.samples_ms = {1.0, 1.5};
+    r.gflops = 0.5;
+    r.exit_code = 0;
+    return {{"op", "result"}, {"record", r}};
+}
+
+TEST(ResultClaim, AWorkersRowBecomesTheParentsRow) {
+    const Job job = sample_job();
+    ResultClaim claim;
+    ASSERT_EQ(parse_result_message(result_for(job), claim), "");
+    Record row;
+    ASSERT_EQ(claim_to_row(claim, job, false, 4096, row), "");
+    EXPECT_EQ(row.job_id, 7u);
+    EXPECT_EQ(row.plugin, "cpu");
+    EXPECT_EQ(row.plugin_path, job.plugin_path);  // the parent's, not the staged copy's
+    EXPECT_FALSE(row.exit_code);                  // how the worker ended is the parent's to say
+    EXPECT_EQ(row.samples_ms, (std::vector<double>{1.0, 1.5}));
+    EXPECT_EQ(row.gflops, 0.5);
+    EXPECT_EQ(row.status, RowStatus::ok);
+}
+
+TEST(ResultClaim, EachMistypedOrUnknownFieldIsAViolationNamingIt) {
+    const Job job = sample_job();
+    ResultClaim claim;
+    json m = result_for(job);
+    m["record"]["m"] = "64";
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /m: expected an integer, found \"64\"");
+    m = result_for(job);
+    m["record"]["m"] = 64.0;  // a row's lenient reader would take it; the wire does not
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /m: expected an integer, found 64.0");
+    m = result_for(job);
+    m["record"]["seed"] = -1;
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /seed: expected an integer >= 0, found -1");
+    m = result_for(job);
+    m["record"]["status"] = "excellent";
+    EXPECT_EQ(parse_result_message(m, claim),
+              "sent a malformed record: /status: expected a known name, found \"excellent\"");
+    m = result_for(job);
+    m["record"].erase("timer");
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /timer: missing");
+    m = result_for(job);
+    m["record"]["gflops"] = "fast";
+    EXPECT_EQ(parse_result_message(m, claim),
+              "sent a malformed record: /gflops: expected a number or null, found \"fast\"");
+    m = result_for(job);
+    m["record"]["grade"] = "A";
+    EXPECT_NE(parse_result_message(m, claim).find("grade"), std::string::npos);
+    m = result_for(job);
+    m["record"]["samples_ms"] = json::array({1.0, "2"});
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /samples_ms: expected numbers, found \"2\"");
+    EXPECT_EQ(parse_result_message({{"op", "result"}}, claim), "sent a result without a record");
+}
+
+TEST(ResultClaim, TheParentRefusesAClaimForAnotherJobOrAnEndOnlyItObserves) {
+    const Job job = sample_job();
+    ResultClaim claim;
+    json m = result_for(job);
+    m["record"]["seed"] = 43;
+    ASSERT_EQ(parse_result_message(m, claim), "");
+    Record row;
+    EXPECT_EQ(claim_to_row(claim, job, false, 4096, row), "answered for another job");
+    m = result_for(job);
+    m["record"]["status"] = "crashed";
+    m["record"]["end_cause"] = "job_timeout";
+    ASSERT_EQ(parse_result_message(m, claim), "");
+    EXPECT_EQ(claim_to_row(claim, job, false, 4096, row),
+              "claimed the end cause 'job_timeout', which only the runner observes");
+    m["record"]["end_cause"] = "cuda_error";
+    ASSERT_EQ(parse_result_message(m, claim), "");
+    ASSERT_EQ(claim_to_row(claim, job, false, 4096, row), "");
+    EXPECT_EQ(row.end_cause, EndCause::cuda_error);
+    m["record"]["status"] = "failed";
+    m["record"]["end_cause"] = "memory_refused";
+    ASSERT_EQ(parse_result_message(m, claim), "");
+    ASSERT_EQ(claim_to_row(claim, job, false, 4096, row), "");
+    EXPECT_EQ(row.end_cause, EndCause::kernel_failed);  // a cgroup, not the allocator, says so there
+    ASSERT_EQ(claim_to_row(claim, job, true, 4096, row), "");
+    EXPECT_EQ(row.end_cause, EndCause::memory_refused);
+}
+
+}  // namespace
+}  // namespace kreg
