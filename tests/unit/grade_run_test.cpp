@@ -116,7 +116,7 @@ TEST(GradeRun, AShardGradesEveryKthSortedStudentIntoItsFolderWithAManifest) {
 TEST(GradeRun, DevicesGiveOneLanePerGpuEachSeeingItsGpuAloneAsDeviceZero) {
     GradeRequest request = three_students(kScratch.fresh_dir("devices"));
     request.devices = DevicesSpec{false, {1, 3}};
-    const std::vector<DeviceLane> gpus = {{1, "GPU-aaa", nullptr}, {3, "GPU-bbb", nullptr}};
+    const std::vector<DeviceLane> gpus = {{1, "GPU-aaa", std::nullopt}, {3, "GPU-bbb", std::nullopt}};
     const std::vector<GradeLane> lanes = grade_lanes(request, gpus);
     ASSERT_EQ(lanes.size(), 2u);
     EXPECT_EQ(lanes[0].uuid, "GPU-aaa");
