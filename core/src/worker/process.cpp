@@ -78,15 +78,6 @@ std::string signal_name(int signo) {
     return "signal " + std::to_string(signo);
 }
 
-std::string unexpected_field(const nlohmann::json& message, std::initializer_list<const char*> allowed) {
-    for (const auto& [key, value] : message.items()) {
-        bool known = false;
-        for (const char* a : allowed) known = known || key == a;
-        if (!known) return "sent a '" + message.value("op", "") + "' message with an unknown field '" + key + "'";
-    }
-    return "";
-}
-
 std::string ExitInfo::describe() const {
     if (stopped) return "stopped by " + *stopped + " (a stopped worker counts as dead); killed";
     if (signal) return "killed by " + *signal;

@@ -7,6 +7,7 @@
 // would bring one is a violation.
 #include "worker/process.hpp"
 
+#include "common/elapsed.hpp"
 #include "platform/child_process.hpp"
 #include "platform/host.hpp"
 #include "sandbox/confined_spawn.hpp"  // ConfinedProcess, never made here
@@ -54,22 +55,9 @@ ExitInfo exit_info_from(const platform::ChildExit& end) {
     return info;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 std::string signal_name(int signo) { return "signal " + std::to_string(signo); }
-
-std::string unexpected_field(const nlohmann::json& message, std::initializer_list<const char*> allowed) {
-    for (const auto& [key, value] : message.items()) {
-        bool known = false;
-        for (const char* a : allowed) known = known || key == a;
-        if (!known) return "sent a '" + message.value("op", "") + "' message with an unknown field '" + key + "'";
-    }
-    return "";
-}
 
 std::string ExitInfo::describe() const {
     if (stopped) return "stopped by " + *stopped + " (a stopped worker counts as dead); killed";
