@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# GPU calls of the second session of 2026-12-07, main at 460387d (CI passed), two commands on one warm machine:
+#   bash batch.sh 1   build; the reduction sweep (sweeps/reduction-h200.json at ten sizes, CUB in the same run);
+#                     the published tensor sweep (both baselines, step 13)
+#   bash batch.sh 2   the published fp32 GEMM sweep (CUPTI, the default); the lab at 1024^3 again under held-stream
+#                     events; CUPTI against ncu for cuBLAS bf16/fp32 at 512-8192^3
+set -uo pipefail
+part=${1:-1}
+LOG=$OUT/logs; mkdir -p $LOG
+bundle() { tar -czf "$OUT/logs-$part.tar.gz" -C "$OUT" logs; }
+t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a $LOG/steps-$part.txt; }
+export CXX=/usr/bin/g++
+R=build-gpu/bin/runner
+if [[ $part == 1 ]]; then
+    { nvidia-smi; nvcc --version; ncu --version; } > $LOG/machine.txt 2>&1
+    env -u LDFLAGS cmake -S . -B build-gpu -G Ninja -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++ \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DKREG_GIT_SHA=${SHA:-unknown} > $LOG/configure.log 2>&1 || { tail -20 $LOG/configure.log; bundle; exit 1; }
+    cmake --build build-gpu -j16 -- -k 0 > $LOG/build.log 2>&1 || grep -E "error|FAILED" -A5 $LOG/build.log | head -40
+    el built; bundle
+    timeout 180 $R --config configs/sweeps/reduction-h200.json --sizes 1,33,257,1000003,1048576,4194304,16777216,67108864,67108865,268435456 \
+      --json $OUT/reduction.json --csv $OUT/reduction.csv > $LOG/reduction-sweep.log 2>&1
+    el "reduction sweep rc=$?"; tail -3 $LOG/reduction-sweep.log; bundle
+    left=$(( 590 - ($(date +%s) - t0) ))
+    timeout $left $R --config configs/sweeps/h200-tensor.json --json $OUT/tensor.json --csv $OUT/tensor.csv > $LOG/tensor.log 2>&1
+    el "tensor sweep rc=$?"; tail -30 $LOG/tensor.log; bundle
+else
+    timeout 320 $R --config configs/sweeps/h200.json --json $OUT/h200.json --csv $OUT/h200.csv > $LOG/h200.log 2>&1
+    el "fp32 sweep rc=$?"; tail -30 $LOG/h200.log; bundle
+    timeout 60 $R --config configs/sweeps/h200.json --sizes 1024 --timer events --json $OUT/lab1024-events.json > $LOG/lab1024-events.log 2>&1
+    el "lab 1024 events rc=$?"; bundle
+    left=$(( 590 - ($(date +%s) - t0) ))
+    timeout $left python3 tools/cupti_vs_ncu.py --build build-gpu --out $LOG/cupti-vs-ncu > $LOG/cupti-vs-ncu.txt 2> $LOG/cupti-vs-ncu.err
+    el "cupti vs ncu rc=$?"; cat $LOG/cupti-vs-ncu.txt; bundle
+fi
