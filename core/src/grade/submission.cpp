@@ -61,7 +61,7 @@ std::string run_build_step(const BuildSandbox& box, const std::vector<std::strin
     if (policy.memory_bytes > 0) cgroup = WorkerCgroup::create(policy.memory_bytes, policy.max_processes, no_cgroup);
     std::string why;
     try {
-        ConfinedProcess step = ConfinedProcess::start(c, [&](pid_t reaper) {
+        ConfinedProcess step = ConfinedProcess::start(c, [&](platform::ProcessId reaper) {
             std::string ignored;
             if (cgroup && !cgroup->add(reaper, ignored)) cgroup.reset();
         });

@@ -312,7 +312,8 @@ void open_plan_fds(ReaperPlan& plan, const Confinement& c) {
 
 }  // namespace
 
-ConfinedProcess ConfinedProcess::start(const Confinement& c, const std::function<void(pid_t)>& before_start) {
+ConfinedProcess ConfinedProcess::start(const Confinement& c,
+                                       const std::function<void(platform::ProcessId)>& before_start) {
     for (const auto& [from, to] : c.fds)
         if (from < 10 || to >= 10)
             throw std::logic_error("confined spawn: descriptors must come from >= 10 and go below 10");

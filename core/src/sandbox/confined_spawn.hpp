@@ -20,7 +20,7 @@
 // kills it and reports the stop.
 #pragma once
 
-#include <sys/types.h>
+#include "platform/process_id.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -60,7 +60,7 @@ public:
     // Starts c. before_start runs in the parent with the reaper's pid before the reaper goes on (to
     // put it in a cgroup). Throws std::runtime_error when the namespaces cannot be created or the
     // identity cannot be taken: the program never runs half-confined.
-    static ConfinedProcess start(const Confinement& c, const std::function<void(pid_t)>& before_start);
+    static ConfinedProcess start(const Confinement& c, const std::function<void(platform::ProcessId)>& before_start);
 
     ConfinedProcess(ConfinedProcess&& other) noexcept;
     ConfinedProcess& operator=(ConfinedProcess&& other) noexcept;
@@ -68,7 +68,7 @@ public:
     ConfinedProcess& operator=(const ConfinedProcess&) = delete;
     ~ConfinedProcess();  // kills the namespace and reaps
 
-    pid_t reaper() const { return reaper_; }
+    platform::ProcessId reaper() const { return reaper_; }
     // Readable once the program has ended (the report) or the reaper died (EOF): poll it.
     int status_fd() const { return status_fd_; }
     // What the spawn set up, "<step>: <detail>", and what it could not, with the reason.
@@ -86,7 +86,7 @@ private:
     ConfinedProcess() = default;
     ConfinedExit finish();
 
-    pid_t reaper_ = -1;
+    platform::ProcessId reaper_ = -1;
     int status_fd_ = -1;
     std::string report_;  // what the reaper wrote so far
     std::vector<std::string> applied_, unavailable_;

@@ -423,7 +423,7 @@ WorkerCgroup::~WorkerCgroup() {
     std::cerr << "kreg: cannot remove the worker cgroup " << path_ << ": " << std::strerror(err) << "\n";
 }
 
-bool WorkerCgroup::add(pid_t pid, std::string& why_not) {
+bool WorkerCgroup::add(platform::ProcessId pid, std::string& why_not) {
     if (const int err = write_text(path_ + "/cgroup.procs", std::to_string(pid))) {
         why_not = "cannot move process " + std::to_string(pid) + " into " + path_ + ": " + std::strerror(err);
         return false;

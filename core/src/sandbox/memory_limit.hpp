@@ -23,7 +23,7 @@
 // cgroup it is alone in) to get the cgroup layer.
 #pragma once
 
-#include <sys/types.h>
+#include "platform/process_id.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -61,7 +61,7 @@ public:
     ~WorkerCgroup();
 
     // Moves pid (all its threads) into this cgroup: writes it to cgroup.procs.
-    bool add(pid_t pid, std::string& why_not);
+    bool add(platform::ProcessId pid, std::string& why_not);
 
     // From memory.events: the OOM killer ran (oom_kill), an allocation found the cgroup full (oom), or usage
     // reached memory.max (max). Ask only about a worker that failed: one that reached the limit through page

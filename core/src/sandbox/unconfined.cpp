@@ -41,7 +41,9 @@ int sandboxed_exec_main(int, char**) {
 
 std::string why_confinement_fails(const std::string&) { return kNotHere; }
 
-ConfinedProcess ConfinedProcess::start(const Confinement&, const std::function<void(pid_t)>&) { refuse(); }
+ConfinedProcess ConfinedProcess::start(const Confinement&, const std::function<void(platform::ProcessId)>&) {
+    refuse();
+}
 ConfinedProcess::ConfinedProcess(ConfinedProcess&&) noexcept {}
 ConfinedProcess& ConfinedProcess::operator=(ConfinedProcess&&) noexcept { return *this; }
 ConfinedProcess::~ConfinedProcess() = default;
@@ -90,7 +92,7 @@ WorkerCgroup& WorkerCgroup::operator=(WorkerCgroup&& other) noexcept {
     return *this;
 }
 WorkerCgroup::~WorkerCgroup() = default;
-bool WorkerCgroup::add(pid_t, std::string& why_not) {
+bool WorkerCgroup::add(platform::ProcessId, std::string& why_not) {
     why_not = "cgroups are Linux's";
     return false;
 }

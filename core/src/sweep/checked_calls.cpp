@@ -76,7 +76,7 @@ SealedOutput::~SealedOutput() {
     fd_ = -1;
 }
 
-CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid)
+CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, platform::ProcessId cpu_clock_pid)
     : worker_(worker),
       operation_(job.operation),
       output_count_(element_count(job.shape, operation_row(job.operation).c)),  // C's extent (operations.def)

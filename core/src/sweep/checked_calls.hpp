@@ -60,7 +60,7 @@ class CallCollector {
 public:
     // max_calls: the most calls the job may make (1 + warm-ups + repeats). cpu_clock_pid > 0: the process whose
     // CPU time each call's cpu_ms reads (Executor sets it only for a worker on one CPU).
-    CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t cpu_clock_pid = -1);
+    CallCollector(WorkerProcess& worker, const Job& job, int max_calls, platform::ProcessId cpu_clock_pid = -1);
     const WorkerProcess::Interim& interim() const { return interim_; }
     std::vector<CheckedCall>& calls() { return calls_; }
 

@@ -31,7 +31,7 @@ SealedOutput& SealedOutput::operator=(SealedOutput&& o) noexcept {
 
 SealedOutput::~SealedOutput() = default;
 
-CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, pid_t)
+CallCollector::CallCollector(WorkerProcess& worker, const Job& job, int max_calls, platform::ProcessId)
     : worker_(worker), output_count_(element_count(job.shape, operation_row(job.operation).c)), max_calls_(max_calls) {
     interim_.ops = {"next_call", "output"};
     interim_.ops_with_fd = {"output"};

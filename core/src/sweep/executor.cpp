@@ -65,9 +65,9 @@ struct Executor::Worker {
     std::string cgroup_unavailable;
     uint64_t memory_bytes = 0;
     WorkerProcess process;
-    std::string plugin_path;   // plugin it has loaded ("" before the first job)
-    std::string staged_path;   // the copy it loads, when confined
-    pid_t cpu_clock_pid = -1;  // the process whose CPU time bounds its checked calls (-1: none, see below)
+    std::string plugin_path;                 // plugin it has loaded ("" before the first job)
+    std::string staged_path;                 // the copy it loads, when confined
+    platform::ProcessId cpu_clock_pid = -1;  // the process whose CPU time bounds its checked calls (-1: none, below)
 
     // The loader's messages name the staged copy; the row names the submission.
     std::string unstage(const std::string& text) const { return replace_all(text, staged_path, plugin_path); }
@@ -109,7 +109,7 @@ std::string Executor::one_cpu_worker(Worker& w, const std::string& pinned_why_no
     if (!pinned_why_not.empty()) return "the worker could not be started on one CPU: " + pinned_why_not;
     if (options_.sandbox && !SandboxReport::from_json(last_sandbox_).has_applied("fixed affinity"))
         return "the worker's sandbox could not fix its affinity, so it could run on several CPUs at once";
-    const pid_t pid = w.process.program_pid();
+    const platform::ProcessId pid = w.process.program_pid();
     if (pid <= 0) return "the worker's process was not found under its reaper";
     std::string why_not;
     if (!ProcessCpuClock::of(pid, why_not)) return why_not;
@@ -149,7 +149,7 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
             confinement->scratch_tmpfs_bytes = policy.scratch_bytes;
             confinement->environment = confined_environment(work, worker_environment_names());
             Worker* raw = w.get();
-            confinement->before_start = [raw](pid_t reaper) {
+            confinement->before_start = [raw](platform::ProcessId reaper) {
                 std::string why;
                 if (raw->cgroup && !raw->cgroup->add(reaper, why)) {
                     raw->cgroup_unavailable = "cannot move the worker into " + raw->cgroup->path() + ": " + why;

@@ -1,17 +1,22 @@
 #include "worker/cpu_time.hpp"
 
 #include <sched.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace kreg {
 
-std::optional<ProcessCpuClock> ProcessCpuClock::of(pid_t pid, std::string& why_not) {
+static_assert(std::is_same_v<clockid_t, int>, "ProcessCpuClock keeps a clockid_t as an int");
+
+std::optional<ProcessCpuClock> ProcessCpuClock::of(platform::ProcessId pid, std::string& why_not) {
     clockid_t clock;
-    if (const int e = ::clock_getcpuclockid(pid, &clock); e != 0) {
+    if (const int e = ::clock_getcpuclockid(pid_t(pid), &clock); e != 0) {
         why_not = "clock_getcpuclockid(" + std::to_string(pid) + "): " + std::strerror(e);
         return std::nullopt;
     }

@@ -6,9 +6,8 @@
 // while the worker waits for the CPU.
 #pragma once
 
-#include <sys/types.h>
+#include "platform/process_id.hpp"
 
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,13 +21,15 @@ namespace kreg {
 class ProcessCpuClock {
 public:
     // nullopt, with why_not, when the clock of pid cannot be read.
-    static std::optional<ProcessCpuClock> of(pid_t pid, std::string& why_not);
+    static std::optional<ProcessCpuClock> of(platform::ProcessId pid, std::string& why_not);
     // Milliseconds of CPU time so far; nullopt once the process is gone.
     std::optional<double> read_ms() const;
 
 private:
-    explicit ProcessCpuClock(clockid_t clock) : clock_(clock) {}
-    clockid_t clock_;
+    // The system's id of the clock: a clockid_t on Linux, which is an int there (worker/cpu_time.cpp checks); an int
+    // here, so that the header names no POSIX type (MSVC has none).
+    explicit ProcessCpuClock(int clock) : clock_(clock) {}
+    int clock_;
 };
 
 // While it lives, the calling thread runs on one CPU only (so that a process started meanwhile inherits that

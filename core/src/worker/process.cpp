@@ -167,13 +167,13 @@ WorkerProcess WorkerProcess::start(const std::string& exe, const std::vector<std
     return w;
 }
 
-pid_t WorkerProcess::program_pid() const {
+platform::ProcessId WorkerProcess::program_pid() const {
     if (!confined_) return pid_;
-    const pid_t reaper = confined_->reaper();
+    const platform::ProcessId reaper = confined_->reaper();
     // The reaper starts nothing but the program (and nothing in the namespace can fork past it: a child's
     // parent inside is the program or pid 1, and the program cannot fork under seccomp stage 2).
     std::ifstream children("/proc/" + std::to_string(reaper) + "/task/" + std::to_string(reaper) + "/children");
-    pid_t child = -1;
+    platform::ProcessId child = -1;
     if (children >> child) return child;
     // Kernels without CONFIG_PROC_CHILDREN: the process whose parent is the reaper.
     std::error_code ec;
@@ -187,8 +187,8 @@ pid_t WorkerProcess::program_pid() const {
         if (close == std::string::npos) continue;
         std::istringstream rest(line.substr(close + 1));
         std::string state;
-        pid_t parent = -1;
-        if (rest >> state >> parent && parent == reaper) return pid_t(std::stol(name));
+        platform::ProcessId parent = -1;
+        if (rest >> state >> parent && parent == reaper) return std::stoll(name);
     }
     return -1;
 }

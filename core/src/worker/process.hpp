@@ -10,9 +10,9 @@
 // as dead.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "platform/process_id.hpp"
 
-#include <sys/types.h>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <initializer_list>
@@ -47,10 +47,10 @@ std::string unexpected_field(const nlohmann::json& message, std::initializer_lis
 
 // How a confined worker is started (sandbox/confined_spawn.hpp).
 struct WorkerConfinement {
-    std::string scratch_dir;                  // its working folder; removed by the caller
-    uint64_t scratch_tmpfs_bytes = 0;         // > 0: a private tmpfs of this size over it, inside its namespaces
-    std::vector<std::string> environment;     // its whole environment
-    std::function<void(pid_t)> before_start;  // places the reaper (a cgroup) before anything runs
+    std::string scratch_dir;               // its working folder; removed by the caller
+    uint64_t scratch_tmpfs_bytes = 0;      // > 0: a private tmpfs of this size over it, inside its namespaces
+    std::vector<std::string> environment;  // its whole environment
+    std::function<void(platform::ProcessId)> before_start;  // places the reaper (a cgroup) before anything runs
 };
 
 class WorkerProcess {
@@ -104,7 +104,7 @@ public:
     bool alive();
     // The process that runs the worker's code, numbered as this process's PID namespace numbers it (a confined
     // worker's program is its reaper's only child); -1 when it cannot be found.
-    pid_t program_pid() const;
+    platform::ProcessId program_pid() const;
     // Its peak resident set (KiB) once it was reaped, else 0.
     long max_rss_kib() const { return exit_ ? exit_->max_rss_kib : 0; }
     const std::string& nonce() const { return nonce_; }
@@ -129,7 +129,7 @@ private:
     bool wait_for_worker(double left, bool& dead);
     bool write_request(const nlohmann::json& message);
 
-    pid_t pid_ = -1;                             // plain workers
+    platform::ProcessId pid_ = -1;               // plain workers
     std::unique_ptr<ConfinedProcess> confined_;  // confined workers (their reaper)
     int death_fd_ = -1;                          // pidfd, or the reaper's status pipe (not owned)
     int request_fd_ = -1;

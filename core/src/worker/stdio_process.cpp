@@ -79,11 +79,11 @@ WorkerProcess WorkerProcess::start(const std::string& exe, const std::vector<std
     std::vector<std::string> all = args;
     all.insert(all.end(), {"--nonce", w.nonce_});
     w.child_ = std::make_unique<ChildProcess>(ChildProcess::start(exe, all));
-    w.pid_ = pid_t(w.child_->pid());
+    w.pid_ = w.child_->pid();
     return w;
 }
 
-pid_t WorkerProcess::program_pid() const { return running() ? pid_ : -1; }
+platform::ProcessId WorkerProcess::program_pid() const { return running() ? pid_ : -1; }
 
 WorkerProcess::WorkerProcess(WorkerProcess&& o) noexcept { *this = std::move(o); }
 

@@ -8,7 +8,7 @@ namespace kreg {
 
 struct OneCpuWhileStarting::SavedAffinity {};
 
-std::optional<ProcessCpuClock> ProcessCpuClock::of(pid_t, std::string& why_not) {
+std::optional<ProcessCpuClock> ProcessCpuClock::of(platform::ProcessId, std::string& why_not) {
     why_not = "another process's CPU clock is read on Linux only";
     return std::nullopt;
 }
