@@ -28,10 +28,9 @@ namespace {
 
 const char* const kHelpTail =
     "\nEach selected CUDA kernel runs once in `runner __profile_driver` under ncu (Nsight Compute, from the\n"
-    "PATH or /usr/local/cuda/bin; --ncu names another). Reductions run at each N --shape, transposes at each\n"
-    "MxN one, GEMMs at each MxNxK one, block transposes once per block of --blocks (at each MxN shape the\n"
-    "block divides, else at the largest square multiple of the block not above --block-target). Options of\n"
-    "sweeps are ignored.\n"
+    "PATH or /usr/local/cuda/bin; --ncu names another), at each --shape of its operation's syntax; an operation\n"
+    "with a tile edge among its keys once per block of --blocks (at each shape the block divides, else at the\n"
+    "largest square multiple of the block not above --block-target). Options of sweeps are ignored.\n"
     "`runner --profile --isolation none ...` is the other mode: a sweep that runs each kernel once inside an\n"
     "NVTX range named after it, for running under ncu or nsys yourself.\n"
     "The table shows, per variant, shared-memory load and store requests\n"
@@ -91,7 +90,7 @@ int run_profile_command(int argc, char** argv) {
     // clang-format off
     options.add_options()
         ("kernels", "Kernel names or globs, comma-separated", cxxopts::value<std::string>()->default_value("cuda_t*,cuda_copy,cuda_block*"))
-        ("shape", "N for reductions (default 2^24), MxN for transposes (default 8192x8192) and block transposes, MxNxK for GEMMs (default 2048^3); repeatable", cxxopts::value<std::vector<std::string>>())
+        ("shape", profile_shape_help() + "; repeatable", cxxopts::value<std::vector<std::string>>())
         ("blocks", "Blocks of a block transpose: 1-20, 16, 4,8,16", cxxopts::value<std::string>()->default_value("1-20"))
         ("block-target", "Without an MxN --shape, block transposes run at the largest multiple of the block <= this, square", cxxopts::value<int64_t>()->default_value("4096"))
         ("plugin-dir", "Also load every *.so in this folder; repeatable", cxxopts::value<std::vector<std::string>>())

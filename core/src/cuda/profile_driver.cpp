@@ -6,7 +6,7 @@
 // the entry its ABI version has (plugin/kernel_call.hpp), waits, and exits 0; any failure is one line on stderr
 // and exit 1. It is not a measurement: nothing is verified or timed. The operands and the sizes come from the
 // operation's row of common/operations.def: one --KEY VALUE per key of the row gives the shape (--m --n --k for
-// a GEMM, --m --n for a transpose, --m --n --block for a block transpose, --n for a reduction); an option of a
+// a GEMM, --m --n for a transpose, --m --n --block where a tile edge is a key, --n for one size key); an option of a
 // key the operation lacks is ignored. --lda and --ldb are the leading dimensions of the call's first and second
 // operand (a GEMM's A and B, a transpose's A and its output, an in-place matrix), packed by default. The kernel runs in
 // --dtype, by default the first of fp32, tf32, bf16, fp16 it declares (so a bf16-only kernel is called in bf16,
@@ -173,8 +173,8 @@ kreg_call call_of(const OperationRow& row, const Shape& shape, kreg_dtype dtype,
     return call;
 }
 
-// The shape from one --KEY VALUE per key of the operation's row (--m --n --k for a GEMM, --n for a reduction);
-// an option of a key the operation lacks is ignored. "" or why not.
+// The shape from one --KEY VALUE per key of the operation's row (--m --n --k for a GEMM, --n for an operation of one
+// size); an option of a key the operation lacks is ignored. "" or why not.
 std::string shape_from_options(Operation op, std::map<std::string, std::string>& opt, Shape& shape) {
     std::vector<std::string> options;
     std::string all;

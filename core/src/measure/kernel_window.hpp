@@ -39,7 +39,7 @@ struct CallWindow {
 };
 
 // How far a record's converted timestamps may stand past the window's host-read edges and still be the
-// call's. Seen on the H200 (docs/MEASUREMENT.md): cuda_gemv's second kernel, its deterministic reduction
+// call's. Seen on the H200 (docs/MEASUREMENT.md): cuda_gemv's second kernel, its deterministic sum of partials
 // ending a few microseconds before the device-wide wait returned, left out of most calls of a row (its CUPTI
 // time 17 % short, its event time unchanged), and cuda_small_tile's first kernel left out in one sweep.
 // The harness's last work before a call, the L2 flush (tens of microseconds), ends before t0 and starts
@@ -78,8 +78,8 @@ KernelWindow summarize_window(const std::vector<GpuActivity>& records, const Cal
 
 // Whether a window's records can be all of its call's GPU work: none is missing where the device must have been
 // busy, after the call returned with everything queued (idle_after_return_ms at most kLostRecordGapMs). Seen on
-// the H200 in one tuning sweep: cuda_small_tile at 896-2048^3 (partial products, then a reduction) had in most
-// timed calls only the reduction's record, 0.012 ms of a call that took 0.45 ms between its events, and read
+// the H200 in one tuning sweep: cuda_small_tile at 896-2048^3 (partial products, then their sum) had in most
+// timed calls only the summing kernel's record, 0.012 ms of a call that took 0.45 ms between its events, and read
 // 13-29x cuBLAS; a second sweep of the same build had both records in every call (the cause was not found).
 // Such a call is timed by its events instead (the caller counts it among the calls without records). Host work
 // inside a call (cuBLAS's, before it launches) leaves the device idle before the return, which is not judged.

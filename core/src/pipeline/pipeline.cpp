@@ -132,8 +132,9 @@ public:
 
 private:
     // The reference value of an element and its magnitude, computed once for the row's inputs (they are
-    // compared after every checked call; a strict run's new inputs call forget_inputs). A reduction's one element costs
-    // a pass over all n inputs, and every call samples it: at n = 2^26 that was a second of harness work per call.
+    // compared after every checked call; a strict run's new inputs call forget_inputs). An output of one element
+    // (a sum) costs a pass over all n inputs, and every call samples it: at n = 2^26 that was a second of harness work
+    // per call.
     std::pair<double, double> expected_at(const std::vector<float>& a, const std::vector<float>& b,
                                           size_t element) const {
         if (const auto it = expected_.find(element); it != expected_.end()) return it->second;

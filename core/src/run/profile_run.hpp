@@ -22,7 +22,7 @@ namespace kreg {
 struct ProfileRequest {
     std::vector<std::string> globs;  // --kernels
     // --shape, by how many sizes it gives: an operation takes those with as many as its size keys
-    // (operations.def): N (a reduction), MxN (transposes, block transposes), MxNxK (GEMMs). An operation
+    // (operations.def): N, MxN or MxNxK. An operation
     // none is given for runs at profile_default_sizes.
     std::map<size_t, std::vector<std::vector<int64_t>>> shapes;
     std::vector<int64_t> blocks;           // --blocks
@@ -41,15 +41,20 @@ struct ProfileVariant {
     std::string skip_reason;
 };
 
-// The sizes an operation with this many size keys runs at without a --shape of its own: 2^24 (a reduction),
-// 8192x8192 (transposes), 2048^3 (GEMMs).
+// The sizes an operation with this many size keys runs at without a --shape of its own: 2^24 (one key),
+// 8192x8192 (two), 2048^3 (three).
 std::vector<int64_t> profile_default_sizes(size_t size_keys);
+
+// --shape's help, from the operation table: each syntax with the operations that take it and its default
+// ("N for <the operations of one size key> (default 16777216); MxN for ...").
+std::string profile_shape_help();
 
 // The table's shape column and the variant's log file name: "2048x2048x2048", "8192x8192/b16", "16777216".
 std::string variant_text(const ProfileVariant& v);
 
 // `runner __profile_driver` for v: the plugin, the kernel, the operation and one --KEY VALUE per key of the
-// operation's row (--m --n --k for a GEMM, --n for a reduction, --m --n --block for a block transpose).
+// operation's row (--m --n --k for a GEMM, --n for one of a single size key, --m --n --block where a tile edge is a
+// key).
 std::vector<std::string> profile_driver_args(const ProfileVariant& v);
 
 // ncu's metrics of one variant, summed over its launches.
