@@ -30,12 +30,40 @@ LECTURE_ORDER = [
 
 INPUT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 
-# Operations that move data and do no arithmetic (core/src/ops/transpose.cpp): measured in GB/s against the
-# measured copy bandwidth, not in TFLOP/s. A row without "operation" is a GEMM row.
+# A row without "operation" is a GEMM row.
 GEMM = "gemm"
-DATA_MOVEMENT = ("transpose", "block_transpose", "reduction")
-# What a transpose moves at least: each fp32 element read once and written once (TransposeOperation::bytes_moved).
+# What a transpose moves at least: each fp32 element read once and written once (TransposeOperation::bytes_moved);
+# only for reports older than the rows' extra.roofline.min_dram_bytes, which had no other data-movement operation.
 TRANSPOSE_ELEMENT_BYTES = 4
+
+# What the reports loaded so far say of each operation: its rate column, "gflops" (arithmetic, against the FLOP
+# peak) or "gbps" (data movement, against the measured copy bandwidth), and the operations in the runner's table
+# order. Read from meta.operations (schema 1.2.0, the runner's operation table), else learnt from the rows' own
+# rate fields (older reports); nothing here lists the operations itself.
+_RATE_OF = {GEMM: "gflops"}
+_TABLE_ORDER = [GEMM]
+
+
+def learn_operations(report):
+    """Takes what `report` says of its operations into _RATE_OF and _TABLE_ORDER (load_report calls it)."""
+    facts = report.get("meta", {}).get("operations")
+    if isinstance(facts, list):
+        table = [e for e in facts if isinstance(e, dict) and isinstance(e.get("name"), str)
+                 and e.get("rate") in ("gflops", "gbps")]
+        for entry in table:
+            _RATE_OF[entry["name"]] = entry["rate"]
+        order = [e["name"] for e in table]
+        _TABLE_ORDER[:] = order + [op for op in _TABLE_ORDER if op not in order]
+    for r in report.get("records", []):
+        op = operation_of(r)
+        if op in _RATE_OF:
+            continue
+        for rate in ("gbps", "gflops"):
+            if _number(r.get(rate)) is not None:
+                _RATE_OF[op] = rate
+                break
+        if op not in _TABLE_ORDER:
+            _TABLE_ORDER.append(op)
 
 
 class ReportError(Exception):
@@ -57,6 +85,7 @@ def load_report(path):
         if missing:
             raise ReportError(f"report '{path}': records[{i}] lacks {', '.join(missing)}")
     report.setdefault("meta", {})
+    learn_operations(report)
     return report
 
 
@@ -83,7 +112,15 @@ def problem_of(record):
 
 
 def is_data_movement(problem):
-    return problem[4] in DATA_MOVEMENT
+    """Whether the problem's operation is measured in GB/s (its report says so). An operation no loaded report
+    describes and no row of which has a rate (only failed rows, in a report older than meta.operations) is
+    taken by its shape: only GEMM has a K."""
+    rate = _RATE_OF.get(problem[4])
+    return rate == "gbps" if rate is not None else problem[2] == 0
+
+
+def is_data_movement_record(record):
+    return is_data_movement(problem_of(record))
 
 
 def shape_label(shape):
@@ -152,8 +189,6 @@ def bytes_moved(record):
     if recorded is not None and recorded > 0:
         return recorded
     m, n, _ = shape_of(record)
-    if operation_of(record) == "reduction":  # n floats read, one written (ReductionOperation::bytes_moved)
-        return TRANSPOSE_ELEMENT_BYTES * (n + 1.0)
     return 2.0 * TRANSPOSE_ELEMENT_BYTES * m * n
 
 
@@ -294,7 +329,7 @@ def problem_order(records):
             seen.append(p)
 
     def key(p):
-        operation = 0 if p[4] == GEMM else 1 + DATA_MOVEMENT.index(p[4]) if p[4] in DATA_MOVEMENT else 9
+        operation = _TABLE_ORDER.index(p[4]) if p[4] in _TABLE_ORDER else len(_TABLE_ORDER)
         if is_square_problem(p):
             return (operation, 0, p[5] or 0, p[0], p[3])
         return (operation, 1, seen.index(p))

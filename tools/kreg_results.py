@@ -185,7 +185,7 @@ class Results:
         return [k for k in self.kernels if any(self.row(k, p) is not None for p in problems)]
 
     def gemm_records(self):
-        return [r for r in self.records if kr.operation_of(r) not in kr.DATA_MOVEMENT]
+        return [r for r in self.records if not kr.is_data_movement_record(r)]
 
     def ceiling_of(self, dtype):
         """(measured TFLOP/s, column label) of the cuBLAS ceiling a GEMM row of dtype is compared with: the one

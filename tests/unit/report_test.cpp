@@ -170,10 +170,10 @@ MetaInputs sample_meta_inputs() {
 
 TEST(ReportMeta, HasEveryField) {
     const json meta = make_report_meta(sample_meta_inputs());
-    for (const char* key :
-         {"schema_version", "kreg_version", "git_sha", "argv", "timestamp", "host", "gpu", "plugins", "config", "seed"})
+    for (const char* key : {"schema_version", "kreg_version", "git_sha", "argv", "timestamp", "host", "gpu", "plugins",
+                            "config", "seed", "operations"})
         EXPECT_TRUE(meta.contains(key)) << key;
-    EXPECT_EQ(meta.size(), 10u) << meta.dump(2);
+    EXPECT_EQ(meta.size(), 11u) << meta.dump(2);
 
     EXPECT_EQ(meta["schema_version"], kReportSchemaVersion);
     EXPECT_TRUE(std::regex_match(meta["schema_version"].get<std::string>(), std::regex(R"(\d+\.\d+\.\d+)")));
@@ -278,6 +278,7 @@ TEST(ReportFields, EachFieldTableWritesExactlyTheKeysTheSchemaDescribes) {
     EXPECT_EQ(as_set(report_progress_keys()), property_keys(defs.at("progress")));
     EXPECT_EQ(as_set(plugin_facts_keys()), property_keys(defs.at("plugin")));
     EXPECT_EQ(as_set(report_device_keys()), property_keys(meta.at("properties").at("devices").at("items")));
+    EXPECT_EQ(as_set(operation_facts_keys()), property_keys(meta.at("properties").at("operations").at("items")));
     const json& gpu = meta.at("properties").at("gpu");
     EXPECT_EQ(as_set(gpu_info_keys()), property_keys(gpu));
     const json& ceilings = gpu.at("properties").at("ceilings");
@@ -316,6 +317,28 @@ TEST(ReportFields, AMetaWithEveryFieldSetValidatesAgainstTheSchema) {
         {"meta", meta}, {"baseline", nullptr}, {"records", json::array()}, {"summary", json::object()}};
     const auto errors = test::JsonSchema(report_schema()).validate(report);
     EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front()) << "\n" << report.dump(2);
+}
+
+TEST(ReportFields, MetaCarriesTheOperationTableAndReadsItBack) {
+    const ReportMeta meta = make_report_meta(sample_meta_inputs());
+    ASSERT_EQ(meta.operations.size(), all_operations().size());
+    for (size_t i = 0; i < meta.operations.size(); ++i) {
+        const Operation op = all_operations()[i];
+        const OperationFacts& facts = meta.operations[i];
+        EXPECT_EQ(facts.name, to_string(op));
+        EXPECT_EQ(facts.rate, operation_row(op).rate_field()) << facts.name;
+        ASSERT_EQ(facts.keys.size(), operation_row(op).shape_keys().size()) << facts.name;
+        EXPECT_EQ(facts.keys.front(), operation_row(op).shape_keys().front().name) << facts.name;
+    }
+    EXPECT_EQ(meta.operations.front().keys, (std::vector<std::string>{"m", "n", "k"}));
+    const json written = meta;
+    const ReportMeta back = written.get<ReportMeta>();
+    ASSERT_EQ(back.operations.size(), meta.operations.size());
+    EXPECT_EQ(json(back.operations), json(meta.operations));
+    // A report older than the field reads back with none.
+    json old = written;
+    old.erase("operations");
+    EXPECT_TRUE(old.get<ReportMeta>().operations.empty());
 }
 
 TEST(ReportFields, EveryCsvColumnIsARowFieldOfTheSchemaAndDocumented) {

@@ -2,6 +2,7 @@
 
 #include "common/field_table.hpp"
 #include "common/host_info.hpp"
+#include "common/operation_table.hpp"
 
 // Set by core/src/report/CMakeLists.txt on this file only, so that a new commit rebuilds nothing else.
 #ifndef KREG_GIT_SHA
@@ -30,13 +31,17 @@ const auto kProgressFields =
 const auto kDeviceFields = std::make_tuple(field("ordinal", &ReportDevice::ordinal), field("uuid", &ReportDevice::uuid),
                                            field("gpu", &ReportDevice::gpu));
 
+const auto kOperationFields = std::make_tuple(
+    field("name", &OperationFacts::name), field("keys", &OperationFacts::keys), field("rate", &OperationFacts::rate));
+
 const auto kMetaFields = std::make_tuple(
     field("schema_version", &ReportMeta::schema_version), field("kreg_version", &ReportMeta::kreg_version),
     field("git_sha", &ReportMeta::git_sha), field("argv", &ReportMeta::argv),
     field("timestamp", &ReportMeta::timestamp), field("host", &ReportMeta::host), field("gpu", &ReportMeta::gpu),
     field("plugins", &ReportMeta::plugins), field("config", &ReportMeta::config), field("seed", &ReportMeta::seed),
     field("progress", &ReportMeta::progress, Absent::omit), field("shard", &ReportMeta::shard, Absent::omit),
-    field("devices", &ReportMeta::devices, Absent::omit), field("merged_from", &ReportMeta::merged_from, Absent::omit));
+    field("devices", &ReportMeta::devices, Absent::omit), field("merged_from", &ReportMeta::merged_from, Absent::omit),
+    field("operations", &ReportMeta::operations, Absent::omit));
 
 }  // namespace
 
@@ -70,6 +75,20 @@ std::vector<std::string> report_meta_keys() { return field_keys(kMetaFields); }
 std::vector<std::string> report_progress_keys() { return field_keys(kProgressFields); }
 std::vector<std::string> report_device_keys() { return field_keys(kDeviceFields); }
 std::vector<std::string> plugin_facts_keys() { return field_keys(kPluginFields); }
+void to_json(nlohmann::json& j, const OperationFacts& o) { j = fields_to_json(o, kOperationFields); }
+void from_json(const nlohmann::json& j, OperationFacts& o) { fields_from_json(j, o, kOperationFields); }
+std::vector<std::string> operation_facts_keys() { return field_keys(kOperationFields); }
+
+std::vector<OperationFacts> operation_facts() {
+    std::vector<OperationFacts> out;
+    for (Operation op : all_operations()) {
+        const OperationRow& row = operation_row(op);
+        OperationFacts facts{std::string(to_string(op)), {}, row.rate_field()};
+        for (const ShapeKeyDef& key : row.shape_keys()) facts.keys.emplace_back(key.name);
+        out.push_back(std::move(facts));
+    }
+    return out;
+}
 
 ReportMeta make_report_meta(const MetaInputs& in) {
     ReportMeta m;
@@ -82,6 +101,7 @@ ReportMeta make_report_meta(const MetaInputs& in) {
     m.plugins = in.plugins;
     m.config = in.config;
     m.seed = in.seed;
+    m.operations = operation_facts();
     return m;
 }
 

@@ -18,7 +18,7 @@ namespace kreg {
 
 // Semver of the report layout (meta, records, summary, CSV columns). Bump the major version when a
 // field is removed or changes meaning, the minor version when one is added.
-inline constexpr const char* kReportSchemaVersion = "1.1.0";
+inline constexpr const char* kReportSchemaVersion = "1.2.0";
 
 // What the report says about one plugin the run tried to load.
 struct PluginFacts {
@@ -47,6 +47,20 @@ struct ReportDevice {
 void to_json(nlohmann::json& j, const ReportDevice& d);
 void from_json(const nlohmann::json& j, ReportDevice& d);
 
+// One entry of meta.operations: what the operation table (common/operations.def) says of an operation, so that
+// a tool reading the report learns its shape keys and its rate column from the report, not from a copy of the
+// table (since schema 1.2.0; earlier reports lack it).
+struct OperationFacts {
+    std::string name;
+    std::vector<std::string> keys;  // the row's shape keys in order ("m", "n", "k"; "n"; "m", "n", "block")
+    std::string rate;               // the row's rate field: "gflops" (bound by the FLOP peak) or "gbps" (by the copy)
+};
+void to_json(nlohmann::json& j, const OperationFacts& o);
+void from_json(const nlohmann::json& j, OperationFacts& o);
+std::vector<std::string> operation_facts_keys();
+// Every operation of the table, in its order.
+std::vector<OperationFacts> operation_facts();
+
 struct ReportMeta {
     std::string schema_version = kReportSchemaVersion;
     std::string kreg_version, git_sha;
@@ -61,6 +75,7 @@ struct ReportMeta {
     std::optional<SweepShardMeta> shard;     // --shard I/K only
     std::vector<ReportDevice> devices;       // --devices only; absent when empty
     nlohmann::json merged_from;              // runner merge only: the shards it was made from
+    std::vector<OperationFacts> operations;  // the operation table's facts (make_report_meta fills it)
 };
 void to_json(nlohmann::json& j, const ReportMeta& m);
 // Reads a report's or journal's meta (one made by an earlier kreg too: a key it lacks keeps its default).
