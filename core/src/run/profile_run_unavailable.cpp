@@ -9,6 +9,11 @@ namespace kreg {
 ProfileRun::ProfileRun(ProfileRequest request, std::filesystem::path runner_exe, std::ostream& log, std::ostream& out)
     : request_(std::move(request)), runner_exe_(std::move(runner_exe)), log_(log), out_(out) {}
 
+// --shape's help, for `runner --profile --help` (core/app/profile_command.cpp), which this build has but cannot run.
+std::string profile_shape_help() {
+    return "a shape to profile at (only where --profile runs: a Linux runner built with CUDA, or WSL2)";
+}
+
 int ProfileRun::execute() {
     throw RunError(RunError::Kind::cannot_run,
                    "--profile runs Nsight Compute on a CUDA build: use the Linux runner "
