@@ -1,6 +1,7 @@
 // One `runner grade` run over the misbehaving corpus plus honest submissions: every bad one gets the
 // right status, every honest one is scored, and a killed run resumes without loss or duplication.
 #include "grade/gradebook.hpp"
+#include "grade/grader.hpp"
 #include "run_command.hpp"
 
 #include <unistd.h>
@@ -154,6 +155,51 @@ TEST(Grade, CorpusAndHonestSubmissionsInOneRunThenResume) {
     EXPECT_EQ(std::count(again.err.begin(), again.err.end(), '\n') > 0, true);
     EXPECT_NE(again.err.find("already graded"), std::string::npos) << again.err;
     EXPECT_EQ(test::slurp(dir / "out" / "gradebook.csv"), csv);
+}
+
+// The unconfined self-check (grade/self_check.hpp; on Windows the only grading `runner grade` does) checks every call
+// inside the worker instead of outside it. Here on Linux through the same Grader option (no sandbox: the project's
+// own fixtures), over what only a real check catches: one wrong element, C += A*B reading the harness's NaN fill or
+// its poison word as 0 (C's fill varies per call), and a crash, beside an honest plugin.
+TEST(Grade, AnUnconfinedSelfCheckChecksEveryCallInsideTheWorker) {
+    const auto dir = test::fresh_dir("grade-self-check");
+    GradeOptions go;
+    go.rubric = load_rubric(kRubric);
+    go.out_dir = dir / "out";
+    go.runner_exe = kRunner;
+    go.reference_plugins = {fs::path(KREG_PLUGIN_DIR) / "cpu_naive.so"};
+    go.unconfined_self_check = true;
+    Grader grader(go);
+    const std::map<std::string, std::string> expected = {{"fixture_good.so", "graded"},
+                                                         {"fixture_wrong_result.so", "wrong_result"},
+                                                         {"state_nan_as_zero.so", "wrong_result"},
+                                                         {"state_poison_word_as_zero.so", "wrong_result"},
+                                                         {"fixture_crash_in_run.so", "crashed"}};
+    for (const auto& [file, status] : expected) {
+        const StudentResult r = grader.grade(Submission{fs::path(file).stem().string(), kFixtures / file, false});
+        EXPECT_EQ(r.status, status) << file << ": " << r.summary;
+        ASSERT_TRUE(r.unconfined_self_check) << file;
+        EXPECT_FALSE(r.unconfined_self_check->not_applied.empty());
+        EXPECT_TRUE(r.sandbox.is_null()) << file << ": " << r.sandbox.dump();  // nothing confined it
+        if (status == "graded") {
+            EXPECT_GE(r.score, 80) << r.summary;  // every correctness point
+        } else {
+            EXPECT_EQ(r.score, 0) << file << ": " << r.summary;
+        }
+        for (const CheckResult& check : r.checks) {
+            if (check.kind == "audit") EXPECT_TRUE(check.passed) << check.summary;  // an ELF .so is still audited
+            if (check.kind != "correctness") continue;
+            for (const auto& run : check.evidence) {
+                EXPECT_FALSE(run.contains("trusted_check")) << "nothing outside the worker checked it: " << run.dump();
+                EXPECT_NE(run.value("checked", std::string()).find("inside the worker"), std::string::npos)
+                    << run.dump();
+                // Every call the worker made was verified by it against the reference (strict: checked + 2 timed).
+                if (status == "graded")
+                    EXPECT_EQ(run.value("anticheat", nlohmann::json::object()).value("calls_verified", -1), 3)
+                        << run.dump();
+            }
+        }
+    }
 }
 
 TEST(Grade, CommandLineProblemsAreClearAndExitWithTwo) {

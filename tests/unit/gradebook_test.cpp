@@ -402,6 +402,38 @@ TEST(StudentResult, FromJsonSaysWhatIsWrong) {
     EXPECT_NE(message_of(json::array()).find("expected an object"), std::string::npos);
 }
 
+// A self-check's marking (grade/self_check.hpp) is a typed part of the result: written only when set, read back
+// strictly, and printed under the checks.
+TEST(StudentResult, AnUnconfinedSelfCheckIsRecordedReadBackAndPrinted) {
+    StudentResult confined = result_for("alice", 60);
+    EXPECT_FALSE(confined.to_json().contains("unconfined_self_check"));  // the Linux grader's files are unchanged
+    StudentResult r = result_for("alice", 60);
+    r.checks.push_back({"correctness", "odd shapes", 60, 60, true, "10/10 runs ok", json()});
+    r.unconfined_self_check = UnconfinedSelfCheck{
+        "an unconfined self-check", {"a worker process: its own"}, {"namespaces: none here", "seccomp: none here"}};
+    const json j = r.to_json();
+    ASSERT_TRUE(j.contains("unconfined_self_check")) << j.dump(1);
+    const StudentResult back = StudentResult::from_json(j);
+    ASSERT_TRUE(back.unconfined_self_check);
+    EXPECT_EQ(back.unconfined_self_check->not_applied, r.unconfined_self_check->not_applied);
+    EXPECT_EQ(back.to_json(), j);
+    const std::string text = format_checks(r);
+    EXPECT_NE(text.find("UNCONFINED SELF-CHECK, not a grade:"), std::string::npos) << text;
+    EXPECT_NE(text.find("not applied here: namespaces, seccomp"), std::string::npos) << text;
+    EXPECT_EQ(format_checks(confined).find("UNCONFINED"), std::string::npos);
+
+    json mistyped = j;
+    mistyped["unconfined_self_check"]["not_applied"][1] = 7;
+    try {
+        StudentResult::from_json(mistyped);
+        ADD_FAILURE() << "a mistyped entry was read";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("/unconfined_self_check/not_applied/1: expected a string"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(StudentIds, FromPaths) {
     EXPECT_EQ(student_id_from_path("subs/alice.so"), "alice");
     EXPECT_EQ(student_id_from_path("subs/libbob_gemm.so"), "libbob_gemm");

@@ -6,12 +6,14 @@
 #include "common/elapsed.hpp"
 #include "common/gpu_info.hpp"
 #include "common/host_info.hpp"
+#include "common/library_format.hpp"
 #include "common/operation_table.hpp"
 #include "grade/compiler_error.hpp"
 #include "grade/outcome.hpp"
 #include "grade/paired_ratio.hpp"
 #include "platform/file_io.hpp"
 #include "grade/provenance.hpp"
+#include "grade/self_check.hpp"
 #include "grade/student_view.hpp"
 #include "grade/timing_claims.hpp"
 #include "grade/verdict.hpp"
@@ -95,6 +97,22 @@ Record run_checked_outside(Executor& executor, Job job, const HarnessAllowance& 
             rate_of(r) = work_rate(job.operation, job.shape, job.dtype, timing.bound_median_ms);
     }
     return r;
+}
+
+// What a self-check's row evidence says of where its outputs were checked.
+constexpr const char* kCheckedInsideTheWorker =
+    "inside the worker (an unconfined self-check): its verdict and timings are the worker's own";
+
+// A strict job of the submission checked inside its worker, for an unconfined self-check (GradeOptions::
+// unconfined_self_check), where no output can leave the worker sealed: the pipeline's strict loop gives every call
+// fresh inputs, poisons C before it with a fill drawn for the call, checks the output in full against the fp64
+// reference (an unwritten element or a NaN never passes) and compares A and B with what was written, as a strict
+// sweep does. The verdict and the timings are then the worker's own: nothing outside it checked them, which the
+// result says (grade/self_check.hpp).
+Record run_checked_in_worker(Executor& executor, Job job) {
+    job.settings.strict = true;
+    job.settings.checked_outside = false;
+    return executor.run_job(job);
 }
 
 // flock(LOCK_EX) on a shared file while it lives; nothing for an empty path. A lock that cannot be taken is
@@ -235,6 +253,7 @@ StudentResult Grader::grade(const Submission& submission, const nlohmann::json& 
     g.result.meta["provenance"] = known_provenance.is_object()
                                       ? known_provenance
                                       : provenance(submission_sha256(submission.path), rubric_hash_, options_.secret);
+    if (options_.unconfined_self_check) g.result.unconfined_self_check = unconfined_self_check();
     record_copy_ceiling(g);
     // 1. Build a source folder, sandboxed and time-limited. 2. Static audit, before any of its code runs anywhere.
     if (!build_phase(g) || !audit_phase(g)) return g.finish();
@@ -299,6 +318,10 @@ bool Grader::build_phase(InProgress& g) {
 }
 
 bool Grader::audit_phase(InProgress& g) {
+    if (options_.unconfined_self_check && library_format(g.plugin) == LibraryFormat::windows_pe) {
+        g.result.checks.push_back(audit_skipped_for_pe(g.plugin.string()));
+        return true;
+    }
     AuditPolicy policy = default_grading_policy();
     if (options_.tolerate_static_libstdcxx) policy.tolerated_with_static_libstdcxx = static_libstdcxx_imports();
     const AuditResult audit = audit_shared_object(g.plugin, policy);
@@ -308,11 +331,18 @@ bool Grader::audit_phase(InProgress& g) {
     return true;
 }
 
+Record Grader::run_submission_job(Executor& executor, const Job& job,
+                                  const std::function<HarnessAllowance()>& allowance) {
+    if (options_.unconfined_self_check) return run_checked_in_worker(executor, job);  // keeps its worker
+    return run_checked_outside(executor, job, allowance());                           // keeps its worker
+}
+
 ExecutorOptions Grader::submission_worker_options() const {
     const Rubric& rubric = options_.rubric;
     const GradeLimits& limits = rubric.limits;
     ExecutorOptions untrusted = worker_options();
     untrusted.load_timeout_s = limits.load_s;
+    if (options_.unconfined_self_check) return untrusted;  // nothing to confine with (grade/self_check.hpp)
     untrusted.sandbox = options_.sandbox;
     untrusted.sandbox->cpu_seconds = limits.total_s;
     // The rubric's limit is the submission's; the sealed copies of C a run hands over are charged to the
@@ -325,13 +355,15 @@ ExecutorOptions Grader::submission_worker_options() const {
 bool Grader::load_phase(InProgress& g, Executor& executor) {
     g.info = executor.describe(g.plugin.string(), options_.device);
     g.result.sandbox = executor.last_sandbox_report();
+    const std::string load =
+        options_.unconfined_self_check ? "load in an unconfined worker" : "load in a hardened worker";
     if (!g.info.error.empty()) {
-        g.result.checks.push_back({"load", "load in a hardened worker", 0, 0, false, g.info.error, {}});
+        g.result.checks.push_back({"load", load, 0, 0, false, g.info.error, {}});
         return g.stop(classify_load_error(g.info), "could not be loaded: " + g.info.error);
     }
     if (!pick_kernel(g) || !check_kernel_fits_rubric(g)) return false;
     g.result.checks.push_back({"load",
-                               "load in a hardened worker",
+                               load,
                                0,
                                0,
                                true,
@@ -417,7 +449,7 @@ void Grader::grade_correctness_case(InProgress& g, Executor& executor, const Cor
             else if (timed_out)
                 r = record_for(job, RowStatus::timeout, "not run: an earlier run of this case timed out");
             else
-                r = run_checked_outside(executor, job, no_bound(kCorrectnessRunsAreNotBounded));
+                r = run_submission_job(executor, job, [] { return no_bound(kCorrectnessRunsAreNotBounded); });
             timed_out = timed_out || r.status == RowStatus::timeout;
             const std::string outcome = classify_outcome(r);
             g.outcomes.push_back(outcome);
@@ -426,6 +458,7 @@ void Grader::grade_correctness_case(InProgress& g, Executor& executor, const Cor
             else if (first_failure.empty())
                 first_failure = outcome + " at " + to_string(shape) + " seed " + std::to_string(seed) + ": " + r.reason;
             evidence.push_back(row_evidence(r, seed));
+            if (options_.unconfined_self_check) evidence.back()["checked"] = kCheckedInsideTheWorker;
         }
     }
     const bool ok = passed == runs;
@@ -494,6 +527,8 @@ void Grader::grade_tier_group(InProgress& g, Executor& executor, const std::vect
             check = judge_performance(rubric.performance[t], paired, kPerformanceSeed, kReferenceSeed);
         }
         if (rounds.time_ran_out) check.summary += " (the total time limit ended the rounds)";
+        if (options_.unconfined_self_check && check.evidence.is_object())
+            check.evidence["checked"] = kCheckedInsideTheWorker;
         tier_checks[t] = check;
     }
 }
@@ -515,8 +550,7 @@ void Grader::run_tier_rounds(InProgress& g, Executor& executor, const std::vecto
         job.settings.repeats = rubric.repeats;
         job.settings.time_budget_s = rubric.time_budget_s;
         job.settings.timeout_s = g.limits.call_s * (1 + job.settings.warmup + job.settings.repeats) + 5;
-        Record mine =
-            run_checked_outside(executor, job, harness_allowance(shape, g.meta->backend));  // keeps its worker
+        Record mine = run_submission_job(executor, job, [&] { return harness_allowance(shape, g.meta->backend); });
         annotate_floor(mine, g.meta->backend);
         mine_rounds.push_back(mine);
         if (mine.status == RowStatus::ok)

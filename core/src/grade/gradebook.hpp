@@ -30,6 +30,18 @@ struct CheckResult {
     nlohmann::json evidence;  // what the verdict rests on: rows, ratios, the audit's findings...
 };
 
+// A student's self-check where this build cannot confine untrusted code (Windows: GradeOptions::unconfined_self_check):
+// what it was, what still held, and each defence of the Linux grader (docs/GRADING.md) that did not. Such a result
+// is a student's own check of their plugin against a published rubric, never a grade of record.
+struct UnconfinedSelfCheck {
+    std::string summary;                   // one line for people
+    std::vector<std::string> applied;      // "<what held>: <how>"
+    std::vector<std::string> not_applied;  // "<defence>: what the Linux grader does, and what held here instead"
+    nlohmann::json to_json() const;        // {"summary", "applied", "not_applied"}
+    // Throws std::invalid_argument naming the JSON path (where) of what is missing or mistyped.
+    static UnconfinedSelfCheck from_json(const nlohmann::json& j, const std::string& where);
+};
+
 struct StudentResult {
     std::string student;     // the id: [A-Za-z0-9_.-], not starting with '.' (student_id_from_path)
     std::string submission;  // the path graded
@@ -43,6 +55,8 @@ struct StudentResult {
     double wall_s = 0;                // how long grading took, build included
     std::optional<double> peak_mb;    // the most memory a worker running the submission held (MiB); unknown: none
     bool submission_removed = false;  // its submission is gone since it was graded: the result is not a current one
+    // Set when the submission ran unconfined, as a student's self-check (written only then: "unconfined_self_check").
+    std::optional<UnconfinedSelfCheck> unconfined_self_check;
 
     // {"schema": "kreg-student-result", "schema_version": 1, "student": ..., ...}
     nlohmann::json to_json() const;

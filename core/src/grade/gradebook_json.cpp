@@ -45,6 +45,20 @@ nlohmann::json any_at(const nlohmann::json& object, const char* key) {
     return it == object.end() ? nlohmann::json() : *it;
 }
 
+std::vector<std::string> strings_at(const nlohmann::json& object, const char* key, const std::string& where) {
+    const auto it = object.find(key);
+    if (it == object.end()) bad(where, std::string("missing '") + key + "'");
+    if (!it->is_array()) bad(where + "/" + key, "expected an array, found " + std::string(it->type_name()));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+        if (!(*it)[i].is_string())
+            bad(where + "/" + key + "/" + std::to_string(i),
+                "expected a string, found " + std::string((*it)[i].type_name()));
+        out.push_back((*it)[i].get<std::string>());
+    }
+    return out;
+}
+
 nlohmann::json check_json(const CheckResult& c) {
     return {{"kind", c.kind},     {"name", c.name},       {"points", c.points},    {"max_points", c.max_points},
             {"passed", c.passed}, {"summary", c.summary}, {"evidence", c.evidence}};
@@ -66,6 +80,19 @@ CheckResult check_from_json(const nlohmann::json& j, const std::string& where) {
 }
 }  // namespace
 
+nlohmann::json UnconfinedSelfCheck::to_json() const {
+    return {{"summary", summary}, {"applied", applied}, {"not_applied", not_applied}};
+}
+
+UnconfinedSelfCheck UnconfinedSelfCheck::from_json(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object()) bad(where, "expected an object, found " + std::string(j.type_name()));
+    UnconfinedSelfCheck u;
+    u.summary = string_at(j, "summary", where, true);
+    u.applied = strings_at(j, "applied", where);
+    u.not_applied = strings_at(j, "not_applied", where);
+    return u;
+}
+
 const std::vector<std::string>& student_statuses() {
     // "graded": every correctness run passed. Otherwise the most serious way a run ended (see
     // grade/outcome.hpp), or the stage that stopped grading before any run.
@@ -79,21 +106,23 @@ const std::vector<std::string>& student_statuses() {
 nlohmann::json StudentResult::to_json() const {
     nlohmann::json checks_json = nlohmann::json::array();
     for (const auto& c : checks) checks_json.push_back(check_json(c));
-    return {{"schema", kSchema},
-            {"schema_version", kSchemaVersion},
-            {"student", student},
-            {"submission", submission},
-            {"status", status},
-            {"score", score},
-            {"max_score", max_score},
-            {"summary", summary},
-            {"checks", checks_json},
-            {"sandbox", sandbox},
-            {"meta", meta},
-            {"graded_at", graded_at},
-            {"wall_s", wall_s},
-            {"peak_mb", peak_mb ? nlohmann::json(*peak_mb) : nlohmann::json()},
-            {"submission_removed", submission_removed}};
+    nlohmann::json j = {{"schema", kSchema},
+                        {"schema_version", kSchemaVersion},
+                        {"student", student},
+                        {"submission", submission},
+                        {"status", status},
+                        {"score", score},
+                        {"max_score", max_score},
+                        {"summary", summary},
+                        {"checks", checks_json},
+                        {"sandbox", sandbox},
+                        {"meta", meta},
+                        {"graded_at", graded_at},
+                        {"wall_s", wall_s},
+                        {"peak_mb", peak_mb ? nlohmann::json(*peak_mb) : nlohmann::json()},
+                        {"submission_removed", submission_removed}};
+    if (unconfined_self_check) j["unconfined_self_check"] = unconfined_self_check->to_json();
+    return j;
 }
 
 StudentResult StudentResult::from_json(const nlohmann::json& j) {
@@ -132,6 +161,8 @@ StudentResult StudentResult::from_json(const nlohmann::json& j) {
             bad("/submission_removed", "expected a boolean, found " + std::string(removed.type_name()));
         r.submission_removed = removed.get<bool>();
     }
+    if (const auto it = j.find("unconfined_self_check"); it != j.end())
+        r.unconfined_self_check = UnconfinedSelfCheck::from_json(*it, "/unconfined_self_check");
     return r;
 }
 

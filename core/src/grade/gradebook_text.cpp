@@ -3,6 +3,7 @@
 #include "grade/gradebook.hpp"
 
 #include "common/text.hpp"
+#include "grade/self_check.hpp"
 #include "grade/student_view.hpp"
 #include "report/console.hpp"
 #include "report/csv.hpp"
@@ -118,6 +119,9 @@ std::string format_checks(const StudentResult& result) {
         out += line + "\n" + below[r];
     }
     if (result.checks.empty()) out += "  (no checks)\n";
+    if (const auto& self_check = result.unconfined_self_check)
+        out += "UNCONFINED SELF-CHECK, not a grade:\n" + indented_text(self_check->summary, 4, kWholeSummaryBytes) +
+               "  not applied here: " + entry_names(self_check->not_applied) + "\n";
     return out;
 }
 

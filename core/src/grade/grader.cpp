@@ -7,6 +7,7 @@
 #include "grade/compiler_error.hpp"
 #include "grade/feedback.hpp"
 #include "grade/provenance.hpp"
+#include "grade/self_check.hpp"
 #include "grade/student_view.hpp"
 #include "grade/timing_claims.hpp"
 #include "ops/operation.hpp"
@@ -92,7 +93,8 @@ Grader::Grader(GradeOptions options)
         const auto meta = reference_meta_.find(tier.reference);
         cpu_tiers = cpu_tiers && meta != reference_meta_.end() && meta->second.backend == Backend::cpu;
     }
-    if (!cpu_tiers) options_.timing_cpu = -1;
+    // A self-check holds no worker on one CPU (grade/self_check.hpp): nothing could keep it there.
+    if (!cpu_tiers || options_.unconfined_self_check) options_.timing_cpu = -1;
 }
 
 Grader::~Grader() = default;
@@ -246,6 +248,7 @@ std::optional<StudentResult> Grader::grade_student(const Submission& s, const st
         r.max_score = options_.rubric.max_points();
         r.status = "error";
         r.summary = std::string("grading error: ") + e.what();
+        if (options_.unconfined_self_check) r.unconfined_self_check = unconfined_self_check();
     }
     return r;
 }
@@ -266,14 +269,21 @@ void Grader::take_result(const Submission& s, std::optional<StudentResult> resul
     if (!run.confinement_reported && r.sandbox.is_object() && r.sandbox.contains("applied")) {
         progress("  confinement applied to " + s.student + "'s worker: " + confinement_steps(r.sandbox));
         run.confinement_reported = true;
+    } else if (!run.confinement_reported && r.unconfined_self_check) {
+        progress("  " + s.student + "'s worker was not confined (an unconfined self-check); not applied: " +
+                 entry_names(r.unconfined_self_check->not_applied));
+        run.confinement_reported = true;
     }
 }
 
 void Grader::end_run(GradeRunSummary& run, const std::function<void(const std::string&)>& progress) {
-    try {
-        write_class_page(gradebook_, options_.rubric);  // <out>/index.html (grade/class_page.hpp)
-    } catch (const std::exception& e) {
-        progress(std::string("warning: the class page could not be written: ") + e.what());
+    // A class page is staff's, over a class's results; a self-check grades one student's own plugin.
+    if (!options_.unconfined_self_check) {
+        try {
+            write_class_page(gradebook_, options_.rubric);  // <out>/index.html (grade/class_page.hpp)
+        } catch (const std::exception& e) {
+            progress(std::string("warning: the class page could not be written: ") + e.what());
+        }
     }
     run.stop_signal = stop_signal();
 }

@@ -46,6 +46,12 @@ struct GradeOptions {
     // A rubric whose tiers all time CPU kernels: every worker of a submission and of its references starts on
     // this CPU and stays there, so the grader's CPU clock bounds each call (grade/timing_claims.hpp). -1: none.
     int timing_cpu = -1;
+    // A student's self-check where this build cannot confine untrusted code (Windows; grade/self_check.hpp): no
+    // sandbox for the submission's workers, a Windows library (PE) not audited (the audit reads ELF), every call
+    // checked inside the worker (a strict run: fresh inputs, C poisoned, the fp64 reference) instead of outside it,
+    // so no calibration of the grader's clock bound and no timing CPU, and no class page. Every result records it
+    // (StudentResult::unconfined_self_check) with the defences that did not apply.
+    bool unconfined_self_check = false;
 };
 
 // What one grading run (begin_run ... end_run) did, for the console's last words.
@@ -110,6 +116,9 @@ private:
     bool build_phase(InProgress& g);
     bool audit_phase(InProgress& g);
     ExecutorOptions submission_worker_options() const;
+    // One of the submission's jobs as this grader checks it: outside the worker (run_checked_outside), or inside it
+    // in an unconfined self-check. allowance: the bound on its timing claims (computed only when checked outside).
+    Record run_submission_job(Executor& executor, const Job& job, const std::function<HarnessAllowance()>& allowance);
     bool load_phase(InProgress& g, Executor& executor);
     bool pick_kernel(InProgress& g);
     bool check_kernel_fits_rubric(InProgress& g);

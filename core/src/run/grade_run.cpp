@@ -1,7 +1,9 @@
 #include "run/grade_run.hpp"
 
+#include "common/library_format.hpp"
 #include "grade/gradebook.hpp"
 #include "grade/provenance.hpp"
+#include "grade/self_check.hpp"
 #include "merge/gradebook_shard.hpp"
 #include "platform/host.hpp"
 #include "plugin/discovery.hpp"
@@ -45,6 +47,22 @@ std::string limits_header(const GradeOptions& go) {
     return s;
 }
 
+// An unconfined self-check's words before anything runs (grade/self_check.hpp): what it is, the limits that hold,
+// what held the submission and every defence of the Linux grader that does not.
+std::string self_check_header(const GradeOptions& go) {
+    const GradeLimits& limits = go.rubric.limits;
+    const UnconfinedSelfCheck self_check = unconfined_self_check();
+    std::string s = "runner grade: UNCONFINED SELF-CHECK: " + self_check.summary + "\n";
+    s += "runner grade: limits: each call " + format_points(limits.call_s) + " s, a submission's total " +
+         format_points(limits.total_s) + " s, load " + format_points(limits.load_s) +
+         " s; no memory limit (limits.memory_mb is enforced by the Linux grader only)\n";
+    s += "runner grade: what still holds:\n";
+    for (const std::string& applied : self_check.applied) s += "  + " + applied + "\n";
+    s += "runner grade: not applied here (the Linux grader's defences, docs/GRADING.md):\n";
+    for (const std::string& missing : self_check.not_applied) s += "  - " + missing + "\n";
+    return s;
+}
+
 uint64_t secret_of(const GradeRequest& request) {
     return request.secret_seed ? parse_secret_seed(*request.secret_seed) : secret_seed_from_environment().value_or(0);
 }
@@ -64,6 +82,7 @@ GradeRun::GradeRun(GradeRequest request, GradeEnvironment environment, std::ostr
 
 int GradeRun::execute() {
     GradePlan graded_with = plan();
+    if (graded_with.options.unconfined_self_check) check_self_check(graded_with.options);
     std::vector<Submission> students = submissions();
     if (request_.shard) {
         students = take_shard(std::move(students), graded_with);
@@ -79,8 +98,12 @@ int GradeRun::execute() {
         log_ << "runner grade: grading on " << in_lanes.size() << " GPU(s) at once, one submission each\n";
     else if (in_lanes.size() > 1)
         log_ << "runner grade: grading " << in_lanes.size() << " submissions at once (timed tiers one at a time)\n";
-    check_confinement(go);
-    log_ << limits_header(go);
+    if (go.unconfined_self_check) {
+        log_ << self_check_header(go);
+    } else {
+        check_confinement(go);
+        log_ << limits_header(go);
+    }
     return grade(go, students, in_lanes);
 }
 
@@ -149,6 +172,7 @@ GradePlan GradeRun::plan() const {
     go.device = request_.device;
     go.verbose = request_.verbose;
     go.tolerate_static_libstdcxx = request_.allow_static_libstdcxx;
+    go.unconfined_self_check = !confinement_built();  // Windows: a student's self-check only (check_self_check)
     go.kreg_prefix = (exe.parent_path() / "..").lexically_normal();  // lib/cmake/kreg in the build and install trees
 
     PluginSearch trusted;
@@ -226,6 +250,31 @@ void GradeRun::check_confinement(const GradeOptions& go) const {
                        "to grade with the other layers only.");
 }
 
+void GradeRun::check_self_check(const GradeOptions& go) const {
+    const std::string why = why_confinement_fails(go.runner_exe);
+    const std::string only =
+        "\n  This runner grades one student's own plugin, unconfined, as a self-check: runner grade --rubric "
+        "RUBRIC.json --submission my_gemm" +
+        std::string(native_plugin_suffix()) + " (docs/WINDOWS.md).";
+    if (request_.submissions_dir || request_.submissions.size() != 1 || request_.jobs > 1 || request_.devices ||
+        request_.shard)
+        throw RunError(RunError::Kind::cannot_run,
+                       "grading others' submissions (--submissions, several --submission, --jobs, --devices, "
+                       "--shard) needs their confinement, and " +
+                           why + only);
+    if (go.secret != 0)
+        throw RunError(RunError::Kind::cannot_run,
+                       "a secret seed (--secret-seed or KREG_SECRET_SEED) is the staff's, and an unconfined worker "
+                       "could read it from its environment or the runner's memory; a self-check uses the published "
+                       "rubric's seeds: unset it" +
+                           only);
+    if (request_.rubrics.size() > 1)
+        throw RunError(RunError::Kind::cannot_run,
+                       "a second --rubric adds the staff's hidden cases, whose shapes an unconfined worker would "
+                       "see; a self-check takes the published rubric alone" +
+                           only);
+}
+
 int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submissions,
                     const std::vector<GradeLane>& lanes) const {
     try {
@@ -258,8 +307,13 @@ int GradeRun::grade(const GradeOptions& go, const std::vector<Submission>& submi
         }
         out_ << grader.gradebook().console_summary();
         out_ << "gradebook: " << (go.out_dir / "gradebook.csv").string() << "\n";
-        out_ << "class page: " << (go.out_dir / "index.html").string()
-             << " (feedback: " << (go.out_dir / "student-view").string() << "/)\n";
+        if (go.unconfined_self_check)
+            out_ << "self-check: " << (go.out_dir / "students").string()
+                 << "/ (unconfined: see unconfined_self_check; feedback: " << (go.out_dir / "student-view").string()
+                 << "/)\n";
+        else
+            out_ << "class page: " << (go.out_dir / "index.html").string()
+                 << " (feedback: " << (go.out_dir / "student-view").string() << "/)\n";
         return finish(grader.gradebook(), submissions);
     } catch (const RunError&) {
         throw;

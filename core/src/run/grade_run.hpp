@@ -89,6 +89,10 @@ public:
     // The lanes it grades in; --devices: the GPUs named, each read in an ordinary worker (kreg's code only).
     std::vector<GradeLane> lanes() const;
     void check_confinement(const GradeOptions& options) const;
+    // Where this build cannot confine (GradeOptions::unconfined_self_check): what it refuses, exit 3 with the reason,
+    // before any submission is read: anything but one student's own plugin against a published rubric (several
+    // submissions, --jobs, --devices, --shard), and what a worker must never see (a secret seed, hidden cases).
+    void check_self_check(const GradeOptions& options) const;
     int grade(const GradeOptions& options, const std::vector<Submission>& submissions,
               const std::vector<GradeLane>& lanes) const;
 

@@ -97,6 +97,11 @@ private:
 // submission is touched.
 std::string why_confinement_fails(const std::string& executable);
 
+// Whether this build confines untrusted code at all: true on Linux (where why_confinement_fails says whether this
+// machine can), false where the confinement is not built (Windows: sandbox/unconfined.cpp), where `runner grade`
+// runs only a student's unconfined self-check of their own plugin (grade/self_check.hpp).
+bool confinement_built();
+
 // The environment a confined program gets: nothing inherited but the names in `pass` that are set,
 // plus HOME, TMPDIR and the CUDA cache pointing into scratch. An allow-list: KREG_SECRET_SEED, tokens
 // and everything else the runner's environment holds stay out.
