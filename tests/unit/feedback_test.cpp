@@ -4,6 +4,7 @@
 #include "grade/feedback.hpp"
 #include "class_fixture.hpp"
 #include "grade/class_page.hpp"
+#include "grade/self_check.hpp"
 #include "grade/student_view.hpp"
 #include "report/markup_text.hpp"
 
@@ -87,6 +88,23 @@ TEST(Feedback, ScoreChecksAndAReproducibleCommandForTheFirstFailure) {
     EXPECT_NE(
         feedback_html(f).find("<pre class=\"reproduce\">runner --plugin eve.so --kernels student_gemm --shape 17x33x9"),
         std::string::npos);
+}
+
+// A self-check (grade/self_check.hpp) says so in both files, with the defences that did not apply, and links no
+// class page (it writes none); a confined grade's files say nothing of it.
+TEST(Feedback, AnUnconfinedSelfCheckSaysSoAndLinksNoClassPage) {
+    StudentResult staff = test::graded_student("eve", 1.5, true);
+    const Feedback graded = make_feedback(staff, test::class_rubric());
+    EXPECT_EQ(feedback_markdown(graded).find("Unconfined"), std::string::npos);
+    EXPECT_NE(feedback_html(graded).find("../index.html"), std::string::npos);
+    staff.unconfined_self_check = unconfined_self_check();
+    const Feedback f = make_feedback(staff, test::class_rubric());
+    const std::string md = feedback_markdown(f), html = feedback_html(f);
+    EXPECT_NE(md.find("**Unconfined self-check, not a grade:** this runner cannot confine"), std::string::npos) << md;
+    EXPECT_NE(md.find("Not applied here: namespaces, seccomp, Landlock"), std::string::npos) << md;
+    EXPECT_NE(html.find("<strong>Unconfined self-check, not a grade:</strong>"), std::string::npos) << html;
+    EXPECT_EQ(html.find("../index.html"), std::string::npos) << html;
+    expect_inert_markdown(md);
 }
 
 TEST(Feedback, ABuildFailureShowsItsFirstCompilerError) {

@@ -1,7 +1,9 @@
 // The real runner.exe of the cross build under Windows (run here under wine64), driven as a user drives it: its
 // listing of .dll plugins, a CPU sweep writing the JSON and CSV reports, a crashing and a hanging .dll becoming
 // rows while the sweep goes on, --resume of a sweep whose journal lost its last rows, runner compare, runner merge
-// of two shards, and runner grade refusing to grade others' submissions with the reason.
+// of two shards, runner grade refusing to grade others' submissions with the reason, and a student's unconfined
+// self-check of their own .dll (grade/self_check.hpp): the template graded with its points, a wrong, a crashing and a
+// hanging .dll each ending as its status with its result written, every result marked unconfined.
 #include "platform/child_process.hpp"
 #include "platform/host.hpp"
 
@@ -189,6 +191,141 @@ TEST(WindowsRunner, MergePutsTwoShardsBackTogether) {
     EXPECT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows.at("cpu_naive"), "ok");
     EXPECT_EQ(rows.at("cpu_blocked"), "ok");
+}
+
+// The student's self-check: one --submission against a published rubric, results in dir/out.
+RunnerRun self_check(const fs::path& submission, const fs::path& rubric, const fs::path& dir) {
+    return run(
+        {"grade", "--rubric", rubric.string(), "--submission", submission.string(), "--out", (dir / "out").string()},
+        300);
+}
+
+const fs::path kCpuLab = KREG_SOURCE_DIR "/configs/grading/cpu-lab.json";
+
+// A student's result as the self-check wrote it, every check's points by its kind and name; a failure when missing.
+struct SelfCheckResult {
+    nlohmann::json result;
+    std::map<std::string, double> points;  // "correctness:tiny and odd shapes" -> 40
+    std::map<std::string, std::string> summary;
+};
+SelfCheckResult result_of(const fs::path& dir, const std::string& student) {
+    SelfCheckResult r;
+    const fs::path file = dir / "out" / "students" / (student + ".json");
+    if (!fs::exists(file)) {
+        ADD_FAILURE() << "no result written: " << file;
+        return r;
+    }
+    r.result = read_json(file);
+    for (const nlohmann::json& check : r.result.at("checks")) {
+        const std::string key = check.at("kind").get<std::string>() + ":" + check.at("name").get<std::string>();
+        r.points[key] = check.at("points").get<double>();
+        r.summary[key] = check.value("summary", std::string());
+    }
+    return r;
+}
+
+// What every self-check's result records: the marking, with the defences that did not apply named.
+void expect_marked_unconfined(const SelfCheckResult& r) {
+    ASSERT_TRUE(r.result.contains("unconfined_self_check")) << r.result.dump(1);
+    const nlohmann::json& marking = r.result.at("unconfined_self_check");
+    std::string names;
+    for (const nlohmann::json& entry : marking.at("not_applied"))
+        names += entry.get<std::string>().substr(0, entry.get<std::string>().find(": ")) + "|";
+    for (const char* defence : {"namespaces|", "seccomp|", "Landlock|", "cgroup memory limit|", "static audit|",
+                                "outputs checked outside the worker|", "the grader's clock|", "CPU pinning|"})
+        EXPECT_NE(names.find(defence), std::string::npos) << defence << " not named in " << marking.dump(1);
+    EXPECT_NE(marking.value("summary", std::string()).find("not a grade"), std::string::npos) << marking.dump(1);
+}
+
+// The "done when": the template built as a .dll by the cross toolchain (windows.template_dll copies it next to
+// these tests), self-checked with the published CPU rubric: its correctness points (it is the naive loop, so not the
+// tiers' speed-ups), the audit said to be skipped for a PE file, every run checked inside the worker, no class page.
+TEST(WindowsRunner, AStudentsSelfCheckOfTheTemplateDllGradesItAndSaysItIsUnconfined) {
+    const fs::path dll = bin_dir() / "template" / "my_gemm.dll";
+    ASSERT_TRUE(fs::exists(dll)) << dll
+                                 << " is missing: windows.template_dll builds it (ctest -L windows in the "
+                                    "Linux build runs that step before these tests)";
+    const fs::path dir = scratch("self_check_template");
+    const RunnerRun r = self_check(dll, kCpuLab, dir);
+    ASSERT_EQ(r.status, 0) << said(r);
+    EXPECT_NE(r.out.find("UNCONFINED SELF-CHECK, not a grade"), std::string::npos) << said(r);
+    EXPECT_NE(r.err.find("my_gemm's worker was not confined (an unconfined self-check)"), std::string::npos) << said(r);
+    const SelfCheckResult result = result_of(dir, "my_gemm");
+    EXPECT_EQ(result.result.value("status", std::string()), "graded") << result.result.dump(1);
+    EXPECT_EQ(result.points.at("correctness:tiny and odd shapes"), 40) << result.result.dump(1);
+    EXPECT_EQ(result.points.at("correctness:mid-size shapes"), 20) << result.result.dump(1);
+    EXPECT_EQ(result.points.at("performance:twice the naive loop"), 0) << result.result.dump(1);  // the naive loop
+    EXPECT_EQ(result.result.value("score", -1.0), 60) << result.result.dump(1);
+    EXPECT_NE(result.summary.at("audit:static audit of the shared object").find("Windows library (PE)"),
+              std::string::npos)
+        << result.result.dump(1);
+    EXPECT_EQ(result.summary.count("load:load in an unconfined worker"), 1u) << result.result.dump(1);
+    expect_marked_unconfined(result);
+    for (const nlohmann::json& check : result.result.at("checks"))
+        if (check.at("kind") == "correctness")
+            for (const nlohmann::json& run : check.at("evidence")) {
+                EXPECT_NE(run.value("checked", std::string()).find("inside the worker"), std::string::npos)
+                    << run.dump(1);
+                EXPECT_EQ(run.at("anticheat").at("calls_verified"), 3) << run.dump(1);  // every call, fp64
+            }
+    EXPECT_TRUE(fs::exists(dir / "out" / "student-view" / "my_gemm.md"));
+    EXPECT_FALSE(fs::exists(dir / "out" / "index.html"));  // a class page is staff's
+}
+
+// A wrong, a crashing and a hanging .dll: each self-check ends as its status, with its result written and marked.
+// The hanging one runs against the published rubric with a 5 s call limit instead of its 30 s, so that its two
+// correctness cases (each ends at its first timeout) cost seconds.
+TEST(WindowsRunner, ASelfCheckOfAWrongACrashingAndAHangingDllEndsAsItsStatusWithTheResultWritten) {
+    const fs::path dir = scratch("self_check_misbehaving");
+    nlohmann::json shorter = read_json(kCpuLab);
+    shorter["limits"]["call_s"] = 5;
+    const fs::path short_calls = dir / "cpu-lab-5s-calls.json";
+    std::ofstream(short_calls) << shorter.dump(2);
+    const struct {
+        std::string fixture;
+        fs::path rubric;
+        std::string status;
+    } cases[] = {{"wrong_result", kCpuLab, "wrong_result"},
+                 {"crash_in_run", kCpuLab, "crashed"},
+                 {"hang_in_run", short_calls, "timeout"}};
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.fixture);
+        const fs::path out = dir / c.fixture;
+        const RunnerRun r = self_check(fixture(c.fixture), c.rubric, out);
+        EXPECT_EQ(r.status, 0) << said(r);  // graded, whatever the status
+        const SelfCheckResult result = result_of(out, "fixture_" + c.fixture);
+        EXPECT_EQ(result.result.value("status", std::string()), c.status) << result.result.dump(1);
+        EXPECT_EQ(result.points.at("correctness:tiny and odd shapes"), 0) << result.result.dump(1);
+        EXPECT_EQ(result.result.value("score", -1.0), 0) << result.result.dump(1);
+        expect_marked_unconfined(result);
+        if (c.status == "crashed")
+            EXPECT_NE(result.result.value("summary", std::string()).find("EXCEPTION_ACCESS_VIOLATION"),
+                      std::string::npos)
+                << result.result.dump(1);
+    }
+}
+
+// What only confined grading may do stays refused on Windows, with the reason, before anything is graded: more than
+// one submission, a secret seed (an unconfined worker could read it), the staff's hidden cases.
+TEST(WindowsRunner, ASelfCheckRefusesWhatOnlyConfinedGradingMayDo) {
+    const fs::path dir = scratch("self_check_refusals");
+    const std::string naive = (plugin_dir() / "cpu_naive.dll").string();
+    const std::string rubric = kCpuLab.string();
+    const RunnerRun two = run({"grade", "--rubric", rubric, "--submission", naive, "--submission",
+                               fixture("good").string(), "--out", (dir / "two").string()});
+    EXPECT_EQ(two.status, 3) << said(two);
+    EXPECT_NE(two.err.find("grading others' submissions"), std::string::npos) << said(two);
+    EXPECT_NE(two.err.find("confinement of untrusted code is Linux's"), std::string::npos) << said(two);
+    const RunnerRun seeded = run({"grade", "--rubric", rubric, "--submission", naive, "--secret-seed", "12345", "--out",
+                                  (dir / "seeded").string()});
+    EXPECT_EQ(seeded.status, 3) << said(seeded);
+    EXPECT_NE(seeded.err.find("a secret seed"), std::string::npos) << said(seeded);
+    const RunnerRun hidden =
+        run({"grade", "--rubric", rubric, "--rubric", KREG_SOURCE_DIR "/configs/grading/lab3-hidden.example.json",
+             "--submission", naive, "--out", (dir / "hidden").string()});
+    EXPECT_EQ(hidden.status, 3) << said(hidden);
+    EXPECT_NE(hidden.err.find("hidden cases"), std::string::npos) << said(hidden);
+    for (const char* out : {"two", "seeded", "hidden"}) EXPECT_FALSE(fs::exists(dir / out / "students")) << out;
 }
 
 TEST(WindowsRunner, GradingOthersIsRefusedWithTheReason) {

@@ -3,6 +3,7 @@
 
 #include "common/operation_table.hpp"
 #include "common/text.hpp"
+#include "grade/self_check.hpp"
 #include "grade/student_view.hpp"
 #include "report/atomic_file.hpp"
 #include "report/markup_text.hpp"
@@ -116,6 +117,9 @@ Feedback make_feedback(const StudentResult& staff, const Rubric& rubric) {
     f.graded_at = text_of(view.meta, "timestamp");
     f.score = view.score;
     f.max_score = view.max_score;
+    if (view.unconfined_self_check)
+        f.unconfined = Feedback::Unconfined{line(view.unconfined_self_check->summary),
+                                            line(entry_names(view.unconfined_self_check->not_applied))};
     const std::string plugin = plugin_of(view);
     for (const auto& c : view.checks) {
         if (c.kind == "hidden") {

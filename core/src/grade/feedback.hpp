@@ -43,6 +43,12 @@ struct Feedback {
         std::string passed;  // "1/2 cases passed"
     };
     std::optional<Hidden> hidden;  // set when the rubric has hidden cases or tiers this result reached
+    // An unconfined self-check (grade/self_check.hpp): what it was, and the names of the defences that did not apply.
+    struct Unconfined {
+        std::string summary;
+        std::string not_applied;  // "namespaces, seccomp, ..."
+    };
+    std::optional<Unconfined> unconfined;
 };
 
 // The feedback on staff's result: student_view(staff, rubric) is taken first, and only it is read.

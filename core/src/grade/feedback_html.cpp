@@ -21,13 +21,16 @@ std::string feedback_html(const Feedback& f) {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>Feedback for " +
-        e(f.student) + "</title>\n<style>" + kStyle +
-        "</style></head>\n<body>\n<p><a href=\"../index.html\">class page</a></p>\n";
+        e(f.student) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
+    if (!f.unconfined) h += "<p><a href=\"../index.html\">class page</a></p>\n";  // a self-check writes none
     h += "<h1>Feedback for " + e(f.student) + "</h1>\n";
     h += "<p class=\"score\"><strong>Score: " + format_points(f.score) + "/" + format_points(f.max_score) +
          "</strong></p>\n";
     h += "<p>Status " + e(f.status) + ", rubric " + e(f.rubric) +
          (f.graded_at.empty() ? "" : ", graded " + e(f.graded_at)) + ".</p>\n";
+    if (f.unconfined)
+        h += "<p class=\"unconfined\"><strong>Unconfined self-check, not a grade:</strong> " +
+             e(f.unconfined->summary) + ". Not applied here: " + e(f.unconfined->not_applied) + ".</p>\n";
     h += "<pre class=\"summary\">" + e(f.summary) + "</pre>\n";
 
     h += "<h2>Checks</h2>\n<table><thead><tr><th>check</th><th>points</th><th>passed</th><th>why</th></tr></"

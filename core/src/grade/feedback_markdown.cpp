@@ -11,6 +11,9 @@ std::string feedback_markdown(const Feedback& f) {
     md += "**Score: " + format_points(f.score) + "/" + format_points(f.max_score) + "** (status " +
           markdown_text(f.status) + ", rubric " + markdown_text(f.rubric) +
           (f.graded_at.empty() ? "" : ", graded " + markdown_text(f.graded_at)) + ")\n\n";
+    if (f.unconfined)
+        md += "**Unconfined self-check, not a grade:** " + markdown_text(f.unconfined->summary) +
+              ". Not applied here: " + markdown_text(f.unconfined->not_applied) + ".\n\n";
     md += "Summary: " + markdown_text(f.summary) + "\n\n";
 
     md += "## Checks\n\n| check | points | passed | why |\n|---|---|---|---|\n";

@@ -5,10 +5,10 @@ namespace kreg {
 UnconfinedSelfCheck unconfined_self_check() {
     UnconfinedSelfCheck u;
     u.summary =
-        "an unconfined self-check: this runner cannot confine untrusted code (Linux's namespaces, seccomp, Landlock "
-        "and cgroups are not in this build), so the submission ran in an ordinary worker process with your rights, "
-        "and the defences listed as not applied did not hold it. A check of your own plugin against a published "
-        "rubric, not a grade: grades come from the Linux grader";
+        "this runner cannot confine untrusted code (Linux's namespaces, seccomp, Landlock and cgroups are not in this "
+        "build), so the submission ran unconfined, in an ordinary worker process with your rights, and the defences "
+        "listed as not applied did not hold it: a check of your own plugin against a published rubric, not a grade "
+        "(grades come from the Linux grader)";
     u.applied = {
         "a worker process of its own: a crash or a hang ends only that process (in a Job Object on Windows: a "
         "timeout kills it with everything it started), and the run goes on",
