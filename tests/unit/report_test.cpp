@@ -817,6 +817,47 @@ TEST(ReportWriter, ResumedRowsComeFirstInPlanOrderAndAJobIsNeverAddedTwice) {
     EXPECT_EQ(read_journal(dir / "r.journal.jsonl").records.size(), 2u);  // only the new rows were journaled
 }
 
+TEST(ProgressReporter, CountsResumedRowsPrintsEachSkipReasonOnceAndNamesTheDevice) {
+    const fs::path dir = fresh_dir("writer_progress");
+    auto resumed = ok_record("cpu_naive", {8, 8, 8}, 1.0);
+    resumed.job_id = 0;
+    ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), json::object(), Baseline(), 5, {resumed});
+    std::ostringstream out;
+    auto owned = std::make_unique<ProgressReporter>(out, false);
+    ProgressReporter& progress = *owned;
+    writer.add_reporter(std::move(owned));
+    EXPECT_EQ(out.str(), "") << "a resumed row is counted, not printed";
+    for (uint64_t id : {1, 2}) {
+        auto skipped = failed_record("cuda_x", {8, 8, 8}, RowStatus::skipped, "no CUDA device");
+        skipped.job_id = id;
+        writer.add(skipped);
+    }
+    auto lane = ok_record("cuda_y", {16, 16, 16}, 2.0);
+    lane.job_id = 3;
+    lane.extra.device = 1;
+    lane.extra.device_uuid = "GPU-b";
+    writer.add(lane);
+    progress.finish();
+    const std::string text = out.str();
+    EXPECT_NE(text.find("[2/5] cuda_x  fp32  8x8x8  skipped  no CUDA device\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("[3/5]"), std::string::npos) << "the second row of a reason already printed: " << text;
+    EXPECT_NE(text.find("[4/5] cuda_y  fp32  16x16x16  ok  2.000 ms"), std::string::npos) << text;
+    EXPECT_NE(text.find(" [device 1]\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("runner: 1 more row(s) skipped: no CUDA device\n"), std::string::npos) << text;
+
+    // With quiet skips (the reason was said before any row) no skipped row and no summary is printed.
+    const fs::path quiet_dir = fresh_dir("writer_progress_quiet");
+    ReportWriter quiet_writer(quiet_dir / "r.json", std::nullopt, fresh_journal(quiet_dir), json::object(), Baseline(),
+                              1);
+    std::ostringstream quiet_out;
+    auto quiet = std::make_unique<ProgressReporter>(quiet_out, true);
+    ProgressReporter& quiet_progress = *quiet;
+    quiet_writer.add_reporter(std::move(quiet));
+    quiet_writer.add(failed_record("cuda_x", {8, 8, 8}, RowStatus::skipped, "no CUDA device"));
+    quiet_progress.finish();
+    EXPECT_EQ(quiet_out.str(), "");
+}
+
 TEST(ReportWriter, WithoutACsvPathOnlyTheJsonAndItsJournalAreWritten) {
     const fs::path dir = fresh_dir("writer_meta");
     ReportWriter writer(dir / "r.json", std::nullopt, fresh_journal(dir), make_report_meta(sample_meta_inputs()),

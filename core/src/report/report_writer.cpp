@@ -25,6 +25,13 @@ ReportWriter::ReportWriter(std::optional<std::filesystem::path> json, std::optio
     render();
 }
 
+void ReportWriter::add_reporter(std::unique_ptr<Reporter> reporter) {
+    reporter->report_context(context_);
+    for (size_t i = 0; i < records_.size(); ++i)
+        reporter->report_row(records_[i], record_texts_[i], i, RowOrigin::resumed);
+    reporters_.push_back(std::move(reporter));
+}
+
 void ReportWriter::add(const Record& r) {
     const auto start = std::chrono::steady_clock::now();
     if (!done_ids_.insert(r.job_id).second)

@@ -37,6 +37,10 @@ public:
     // Renders the JSON and CSV from every row now (atomically: temp file + rename) and syncs the journal.
     void render();
 
+    // One more reporter after the journal and the reports (the sweep's progress lines): told the context, and the
+    // rows already held as resumed ones, at once.
+    void add_reporter(std::unique_ptr<Reporter> reporter);
+
     // What every reporter was told, and the rows so far: for a reporter fed apart (the console table).
     const ReportContext& context() const { return context_; }
     ReportRows rows() const { return {records_, record_texts_}; }

@@ -99,4 +99,25 @@ void CsvReporter::render(const ReportRows& rows) {
 
 void ConsoleTableReporter::render(const ReportRows& rows) { out_ << format_table(rows.records, baseline_); }
 
+void ProgressReporter::report_row(const Record& r, const std::string&, size_t, RowOrigin origin) {
+    ++done_;
+    if (origin == RowOrigin::resumed) return;
+    if (r.status == RowStatus::skipped) {
+        const auto [seen, first] = skips_not_shown_.emplace(r.reason, 0);
+        if (!first || quiet_skips_) {
+            ++seen->second;
+            return;
+        }
+    }
+    out_ << format_progress(done_, planned_, r);
+    if (r.extra.device_uuid && r.extra.device) out_ << " [device " << *r.extra.device << "]";
+    out_ << "\n";
+}
+
+void ProgressReporter::finish() {
+    if (quiet_skips_) return;
+    for (const auto& [reason, count] : skips_not_shown_)
+        if (count > 0) out_ << "runner: " << count << " more row(s) skipped: " << one_line(reason, 300) << "\n";
+}
+
 }  // namespace kreg

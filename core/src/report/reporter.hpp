@@ -1,7 +1,7 @@
 // One row model, several printers (google/benchmark's BenchmarkReporter, nvbench's printer_base): each
 // reporter is told the run's context once, then every finished row, then when to write out what it holds.
-// The journal, the JSON report, the CSV and the console table are siblings over the same rows; ReportWriter
-// (report_writer.hpp) feeds them and decides when a render is due.
+// The journal, the JSON report, the CSV, the progress lines and the console table are siblings over the same rows;
+// ReportWriter (report_writer.hpp) feeds them and decides when a render is due.
 #pragma once
 
 #include "common/baseline.hpp"
@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,27 @@ public:
 private:
     std::ostream& out_;
     Baseline baseline_;
+};
+
+// The sweep's progress, one line per finished row on out ("[ 3/12] cpu_naive  fp32  64x64x64  ok  0.01 ms ..."),
+// with " [device N]" for a row a --devices lane ran. Rows read back from a resumed run's journal are counted,
+// not printed. A skipped row whose reason was already printed is counted, not printed again (a sweep of 475 CUDA
+// rows on a machine without a GPU is one line, not 475); with quiet_skips (the reason was said before any row,
+// because nothing can be measured) none is. finish() names the skipped rows it did not print.
+class ProgressReporter final : public Reporter {
+public:
+    ProgressReporter(std::ostream& out, bool quiet_skips) : out_(out), quiet_skips_(quiet_skips) {}
+    void report_context(const ReportContext& context) override { planned_ = context.planned; }
+    void report_row(const Record& r, const std::string& text, size_t index, RowOrigin origin) override;
+    void render(const ReportRows&) override {}
+    // "runner: N more row(s) skipped: REASON" per reason whose rows were not all printed (not with quiet_skips).
+    void finish();
+
+private:
+    std::ostream& out_;
+    bool quiet_skips_;
+    size_t planned_ = 0, done_ = 0;
+    std::map<std::string, size_t> skips_not_shown_;  // skip reason -> rows not printed for it
 };
 
 }  // namespace kreg

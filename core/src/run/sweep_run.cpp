@@ -504,6 +504,9 @@ SweepReports SweepRun::open_reports(const SweepParts& parts, const SweepPlan& pl
         }
         out.writer.emplace(out.targets.json, out.targets.csv, std::move(*journal), meta, out.baseline, plan.jobs.size(),
                            std::move(already));
+        auto progress = std::make_unique<ProgressReporter>(log_, plan.nothing_measured.has_value());
+        out.progress = progress.get();
+        out.writer->add_reporter(std::move(progress));
     } catch (const RunError&) {
         throw;
     } catch (const std::exception& e) {
@@ -516,22 +519,12 @@ SweepReports SweepRun::open_reports(const SweepParts& parts, const SweepPlan& pl
     return out;
 }
 
-// One finished row: its roofline against its own GPU, journaled, and a progress line. A skipped row
-// whose reason was already said is counted, not printed again (a sweep of 475 CUDA rows on a machine
-// without a GPU is one line, not 475); when nothing can be measured the line before the rows said it.
-void SweepRun::take_row(Record& r, const std::optional<GpuInfo>& row_gpu, const std::string& where,
-                        const SweepPlan& plan, SweepReports& reports, SweepRows& rows) {
+// One finished row: its roofline against its own GPU, then to the reporters (the journal, the reports, the progress
+// line).
+void SweepRun::take_row(Record& r, const std::optional<GpuInfo>& row_gpu, SweepReports& reports, SweepRows& rows) {
     if (r.status == RowStatus::ok && r.backend == Backend::cuda && row_gpu) annotate_roofline(r, *row_gpu);
     if (r.status != RowStatus::ok && r.status != RowStatus::skipped) rows.all_good = false;
     reports.writer->add(r);
-    if (r.status == RowStatus::skipped) {
-        const auto [seen, first] = rows.skips_not_shown.emplace(r.reason, 0);
-        if (!first || plan.nothing_measured) {
-            ++seen->second;
-            return;
-        }
-    }
-    log_ << format_progress(reports.writer->done(), plan.jobs.size(), r) << where << "\n";
 }
 
 // The jobs that run in this thread, one after the other; returns the CUDA jobs left for the lanes.
@@ -548,7 +541,7 @@ std::vector<Job> SweepRun::run_here(const SweepPlan& plan, const SweepDevices& d
         }
         Record r = p.skip_reason ? skipped_record(p) : executor().run_job(p.job);
         if (stop_requested()) break;  // its worker was killed for the stop: not a row, it runs again on resume
-        take_row(r, devices.gpu, "", plan, reports, rows);
+        take_row(r, devices.gpu, reports, rows);
     }
     executor().finish();
     return lane_jobs;
@@ -566,8 +559,7 @@ void SweepRun::run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& pla
         if (stop_requested()) return;  // killed for the stop: it runs again on resume
         r.extra.device = devices.lanes[i].ordinal;
         r.extra.device_uuid = devices.lanes[i].uuid;
-        take_row(r, devices.lanes[i].gpu, " [device " + std::to_string(devices.lanes[i].ordinal) + "]", plan, reports,
-                 rows);
+        take_row(r, devices.lanes[i].gpu, reports, rows);
     };
     callbacks.finish = [&](size_t i) { lane_executors[i]->finish(); };
     callbacks.stop = [] { return stop_requested(); };
@@ -596,9 +588,7 @@ SweepRows SweepRun::run_rows(const SweepPlan& plan, const SweepDevices& devices,
 int SweepRun::finish(const SweepPlan& plan, SweepReports& reports, const SweepRows& rows) {
     ReportWriter& writer = *reports.writer;
     const ReportTargets& targets = reports.targets;
-    for (const auto& [reason, count] : rows.skips_not_shown)
-        if (count > 0 && !plan.nothing_measured)
-            log_ << "runner: " << count << " more row(s) skipped: " << one_line(reason, 300) << "\n";
+    reports.progress->finish();
     try {
         writer.render();
     } catch (const std::exception& e) {

@@ -61,12 +61,12 @@ struct SweepReports {
     ReportTargets targets;
     Baseline baseline;  // the report's (and the console table's) baseline
     std::optional<ReportWriter> writer;
+    ProgressReporter* progress = nullptr;  // the writer's progress lines
 };
 
 // How the rows went.
 struct SweepRows {
-    bool all_good = true;                           // every row ok or skipped
-    std::map<std::string, size_t> skips_not_shown;  // skip reason -> rows not printed for it
+    bool all_good = true;  // every row ok or skipped
 };
 
 class SweepRun {
@@ -104,8 +104,7 @@ private:
                               SweepRows& rows);
     void run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& plan, const SweepDevices& devices,
                    SweepReports& reports, SweepRows& rows);
-    void take_row(Record& r, const std::optional<GpuInfo>& row_gpu, const std::string& where, const SweepPlan& plan,
-                  SweepReports& reports, SweepRows& rows);
+    void take_row(Record& r, const std::optional<GpuInfo>& row_gpu, SweepReports& reports, SweepRows& rows);
 
     SweepRequest given_;    // as asked: a resumed sweep keeps its own argv and --verbose
     SweepRequest request_;  // as run: the recorded one of a resumed sweep
