@@ -278,6 +278,7 @@ TEST(ReportFields, EachFieldTableWritesExactlyTheKeysTheSchemaDescribes) {
     EXPECT_EQ(as_set(report_progress_keys()), property_keys(defs.at("progress")));
     EXPECT_EQ(as_set(plugin_facts_keys()), property_keys(defs.at("plugin")));
     EXPECT_EQ(as_set(report_device_keys()), property_keys(meta.at("properties").at("devices").at("items")));
+    EXPECT_EQ(as_set(host_info_keys()), property_keys(meta.at("properties").at("host")));
     EXPECT_EQ(as_set(operation_facts_keys()), property_keys(meta.at("properties").at("operations").at("items")));
     const json& gpu = meta.at("properties").at("gpu");
     EXPECT_EQ(as_set(gpu_info_keys()), property_keys(gpu));

@@ -1,16 +1,25 @@
 #include "common/host_info.hpp"
 
+#include "common/field_table.hpp"
 #include "platform/host.hpp"
 
 #include <ctime>
 
 namespace kreg {
 
-nlohmann::json host_info() {
-    return {{"hostname", platform::host_name()},
-            {"os", platform::os_description()},
-            {"cpu_model", platform::cpu_model()},
-            {"logical_cpus", platform::logical_cpus()}};
+namespace {
+const auto kHostFields =
+    std::make_tuple(field("hostname", &HostInfo::hostname), field("os", &HostInfo::os),
+                    field("cpu_model", &HostInfo::cpu_model), field("logical_cpus", &HostInfo::logical_cpus));
+}  // namespace
+
+void to_json(nlohmann::json& j, const HostInfo& h) { j = fields_to_json(h, kHostFields); }
+void from_json(const nlohmann::json& j, HostInfo& h) { fields_from_json(j, h, kHostFields); }
+std::vector<std::string> host_info_keys() { return field_keys(kHostFields); }
+
+HostInfo host_info() {
+    return {platform::host_name(), platform::os_description(), platform::cpu_model(),
+            static_cast<int>(platform::logical_cpus())};
 }
 
 std::string utc_timestamp_iso8601() {

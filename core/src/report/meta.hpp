@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/gpu_info.hpp"
+#include "common/host_info.hpp"
 #include "report/shard_meta.hpp"
 
 #include <nlohmann/json.hpp>
@@ -65,9 +66,9 @@ struct ReportMeta {
     std::string schema_version = kReportSchemaVersion;
     std::string kreg_version, git_sha;
     std::vector<std::string> argv;
-    std::string timestamp;                           // UTC, ISO 8601
-    nlohmann::json host = nlohmann::json::object();  // common/host_info.hpp
-    std::optional<GpuInfo> gpu;                      // null when no CUDA row ran
+    std::string timestamp;  // UTC, ISO 8601
+    HostInfo host;
+    std::optional<GpuInfo> gpu;  // null when no CUDA row ran
     std::vector<PluginFacts> plugins;
     nlohmann::json config;  // the sweep config as parsed (an array of them for a config of several parts)
     uint64_t seed = 0;
