@@ -548,8 +548,8 @@ std::vector<Job> SweepRun::run_here(const SweepPlan& plan, const SweepDevices& d
 }
 
 // --devices: the CUDA jobs in lanes, one thread and one executor per GPU.
-void SweepRun::run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& plan, const SweepDevices& devices,
-                         SweepReports& reports, SweepRows& rows) {
+void SweepRun::run_lanes(const std::vector<Job>& lane_jobs, const SweepDevices& devices, SweepReports& reports,
+                         SweepRows& rows) {
     std::vector<std::unique_ptr<Executor>> lane_executors;
     for (const auto& lane : devices.lanes)
         lane_executors.push_back(std::make_unique<Executor>(lane_options(options_, lane)));
@@ -577,7 +577,7 @@ SweepRows SweepRun::run_rows(const SweepPlan& plan, const SweepDevices& devices,
         // With --devices the CUDA jobs wait for the lanes; everything else runs first, alone, so CPU timings
         // are not disturbed by the GPUs' host threads.
         std::vector<Job> lane_jobs = run_here(plan, devices, reports, rows);
-        if (!lane_jobs.empty() && !stop_requested()) run_lanes(lane_jobs, plan, devices, reports, rows);
+        if (!lane_jobs.empty() && !stop_requested()) run_lanes(lane_jobs, devices, reports, rows);
     } catch (const std::exception& e) {
         throw RunError(RunError::Kind::cannot_run, std::string("cannot write reports: ") + e.what());
     }

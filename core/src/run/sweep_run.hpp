@@ -102,8 +102,8 @@ private:
                            const Registry& registry) const;
     std::vector<Job> run_here(const SweepPlan& plan, const SweepDevices& devices, SweepReports& reports,
                               SweepRows& rows);
-    void run_lanes(const std::vector<Job>& lane_jobs, const SweepPlan& plan, const SweepDevices& devices,
-                   SweepReports& reports, SweepRows& rows);
+    void run_lanes(const std::vector<Job>& lane_jobs, const SweepDevices& devices, SweepReports& reports,
+                   SweepRows& rows);
     void take_row(Record& r, const std::optional<GpuInfo>& row_gpu, SweepReports& reports, SweepRows& rows);
 
     SweepRequest given_;    // as asked: a resumed sweep keeps its own argv and --verbose
