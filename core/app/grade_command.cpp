@@ -7,8 +7,6 @@
 
 #include <cxxopts.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

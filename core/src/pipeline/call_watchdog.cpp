@@ -1,10 +1,9 @@
 #include "pipeline/call_watchdog.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -43,8 +42,11 @@ private:
         char line[512];
         const int n = std::snprintf(line, sizeof line, "kreg worker: %s exceeded the per-call time limit of %g s\n",
                                     what_.c_str(), seconds_);
-        if (n > 0) (void)!::write(STDERR_FILENO, line, size_t(n) < sizeof line ? size_t(n) : sizeof line - 1);
-        ::_exit(kCallTimeoutExitCode);
+        // A thread of its own, not a signal handler: stdio may be used. _Exit runs no atexit handler and no
+        // destructor (the call it ends still runs on another thread), on POSIX and Windows alike.
+        if (n > 0) std::fwrite(line, 1, size_t(n) < sizeof line ? size_t(n) : sizeof line - 1, stderr);
+        std::fflush(stderr);
+        std::_Exit(kCallTimeoutExitCode);
     }
     void watch() {
         std::unique_lock<std::mutex> lock(mutex_);

@@ -14,8 +14,6 @@
 #include "run/lanes.hpp"
 #include "worker/stop_request.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -130,9 +128,11 @@ SweepRequest recorded_request(const ResumeState& resume, const std::string& repo
         throw RunError(RunError::Kind::bad_input,
                        "cannot resume " + report + ": its recorded command line no longer parses: " + e.what());
     }
-    if (::chdir(cwd.c_str()) != 0)
+    std::error_code entered;
+    std::filesystem::current_path(cwd, entered);
+    if (entered)
         throw RunError(RunError::Kind::bad_input, "cannot resume " + report + ": its sweep ran in " + cwd +
-                                                      ", which cannot be entered now: " + std::strerror(errno));
+                                                      ", which cannot be entered now: " + entered.message());
     return request;
 }
 
