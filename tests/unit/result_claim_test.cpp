@@ -1,6 +1,7 @@
 // The worker's result message read as the claim it is (core/src/sweep/result_claim.hpp): strictly, and
 // turned into the report's row by the parent.
 #include "sweep/result_claim.hpp"
+#include "worker/session.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ Job sample_job() {
     return job;
 }
 
-// What a worker sends for job: its row, as the worker made it.
+// What a worker sends for job: its row, as the worker made it, as the channel carries it (wire_reply).
 json result_for(const Job& job) {
     Record r = record_for(job, RowStatus::ok, "");
     r.plugin = "cpu";
@@ -31,7 +32,7 @@ json result_for(const Job& job) {
     r.samples_ms = {1.0, 1.5};
     r.gflops = 0.5;
     r.exit_code = 0;
-    return {{"op", "result"}, {"record", r}};
+    return wire_reply({{"op", "result"}, {"record", r}});
 }
 
 TEST(ResultClaim, AWorkersRowBecomesTheParentsRow) {
@@ -53,54 +54,76 @@ TEST(ResultClaim, EachMistypedOrUnknownFieldIsAViolationNamingIt) {
     const Job job = sample_job();
     ResultClaim claim;
     json m = result_for(job);
-    m["record"]["m"] = "64";
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /m: expected an integer, found \"64\"");
+    m["claim"]["m"] = "64";
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /m: expected an integer, found \"64\"");
     m = result_for(job);
-    m["record"]["m"] = 64.0;  // a row's lenient reader would take it; the wire does not
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /m: expected an integer, found 64.0");
+    m["claim"]["m"] = 64.0;  // a row's lenient reader would take it; the wire does not
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /m: expected an integer, found 64.0");
     m = result_for(job);
-    m["record"]["seed"] = -1;
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /seed: expected an integer >= 0, found -1");
+    m["claim"]["seed"] = -1;
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /seed: expected an integer >= 0, found -1");
     m = result_for(job);
-    m["record"]["status"] = "excellent";
+    m["claim"]["status"] = "excellent";
     EXPECT_EQ(parse_result_message(m, claim),
-              "sent a malformed record: /status: expected a known name, found \"excellent\"");
+              "sent a malformed claim: /status: expected a known name, found \"excellent\"");
     m = result_for(job);
-    m["record"].erase("timer");
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /timer: missing");
+    m["claim"].erase("timer");
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /timer: missing");
     m = result_for(job);
-    m["record"]["gflops"] = "fast";
+    m["claim"]["gflops"] = "fast";
     EXPECT_EQ(parse_result_message(m, claim),
-              "sent a malformed record: /gflops: expected a number or null, found \"fast\"");
+              "sent a malformed claim: /gflops: expected a number or null, found \"fast\"");
     m = result_for(job);
-    m["record"]["grade"] = "A";
+    m["claim"]["grade"] = "A";
     EXPECT_NE(parse_result_message(m, claim).find("grade"), std::string::npos);
     m = result_for(job);
-    m["record"]["samples_ms"] = json::array({1.0, "2"});
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed record: /samples_ms: expected numbers, found \"2\"");
-    EXPECT_EQ(parse_result_message({{"op", "result"}}, claim), "sent a result without a record");
+    m["claim"]["samples_ms"] = json::array({1.0, "2"});
+    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /samples_ms: expected numbers, found \"2\"");
+    EXPECT_EQ(parse_result_message({{"op", "result"}}, claim), "sent a result without a claim");
+}
+
+TEST(ResultClaim, TheWireCarriesAClaimNotTheRowAndAClaimOfWhatOnlyTheParentSaysIsAViolation) {
+    const Job job = sample_job();
+    const json m = result_for(job);
+    ASSERT_TRUE(m.contains("claim"));
+    EXPECT_FALSE(m.contains("record"));
+    for (const char* parents : {"plugin_path", "exit_code", "signal"}) {
+        EXPECT_FALSE(m["claim"].contains(parents)) << parents;
+        json forged = m;
+        forged["claim"][parents] = parents == std::string("plugin_path") ? json("/tmp/x.so") : json(0);
+        ResultClaim claim;
+        EXPECT_EQ(parse_result_message(forged, claim),
+                  std::string("sent a claim with the unknown field '") + parents + "'");
+    }
+    // The row itself, as an older worker sent it, is not a claim.
+    Record r = record_for(job, RowStatus::ok, "");
+    ResultClaim claim;
+    EXPECT_NE(parse_result_message({{"op", "result"}, {"record", r}}, claim), "");
+    // Any other reply crosses unchanged.
+    const json loaded = {{"op", "loaded"}, {"sandbox", json::object()}};
+    EXPECT_EQ(wire_reply(loaded), loaded);
 }
 
 TEST(ResultClaim, TheParentRefusesAClaimForAnotherJobOrAnEndOnlyItObserves) {
     const Job job = sample_job();
     ResultClaim claim;
     json m = result_for(job);
-    m["record"]["seed"] = 43;
+    m["claim"]["seed"] = 43;
     ASSERT_EQ(parse_result_message(m, claim), "");
     Record row;
     EXPECT_EQ(claim_to_row(claim, job, false, 4096, row), "answered for another job");
     m = result_for(job);
-    m["record"]["status"] = "crashed";
-    m["record"]["end_cause"] = "job_timeout";
+    m["claim"]["status"] = "crashed";
+    m["claim"]["end_cause"] = "job_timeout";
     ASSERT_EQ(parse_result_message(m, claim), "");
     EXPECT_EQ(claim_to_row(claim, job, false, 4096, row),
               "claimed the end cause 'job_timeout', which only the runner observes");
-    m["record"]["end_cause"] = "cuda_error";
+    m["claim"]["end_cause"] = "cuda_error";
     ASSERT_EQ(parse_result_message(m, claim), "");
     ASSERT_EQ(claim_to_row(claim, job, false, 4096, row), "");
     EXPECT_EQ(row.end_cause, EndCause::cuda_error);
-    m["record"]["status"] = "failed";
-    m["record"]["end_cause"] = "memory_refused";
+    m["claim"]["status"] = "failed";
+    m["claim"]["end_cause"] = "memory_refused";
     ASSERT_EQ(parse_result_message(m, claim), "");
     ASSERT_EQ(claim_to_row(claim, job, false, 4096, row), "");
     EXPECT_EQ(row.end_cause, EndCause::kernel_failed);  // a cgroup, not the allocator, says so there

@@ -2,7 +2,9 @@
 
 #include "common/text.hpp"
 #include "worker/process.hpp"
+#include "worker/session.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace kreg {
@@ -65,7 +67,7 @@ std::vector<double> samples(const json& j) {
     return out;
 }
 
-// The record's fields, each of its type: a claim that does not parse is a protocol violation.
+// The claim's fields, each of its type: a claim that does not parse is a protocol violation.
 ResultClaim read_claim(const json& r) {
     ResultClaim c;
     c.job_id = whole(r, "job_id");
@@ -101,24 +103,21 @@ ResultClaim read_claim(const json& r) {
 }  // namespace
 
 std::string parse_result_message(const json& message, ResultClaim& claim) {
-    if (std::string why = unexpected_field(message, {"op", "record"}); !why.empty()) return why;
-    const auto it = message.find("record");
-    if (it == message.end() || !it->is_object()) return "sent a result without a record";
-    if (std::string why = unexpected_field(
-            *it,
-            {"op",    "job_id", "kernel",    "plugin", "plugin_path", "backend",    "dtype", "m",           "n",
-             "k",     "seed",   "status",    "reason", "timer",       "samples_ms", "extra", "max_rel_err", "tolerance",
-             "stats", "gflops", "exit_code", "signal", "operation",   "block",      "gbps",  "end_cause"});
-        !why.empty())
-        return why;
+    if (std::string why = unexpected_field(message, {"op", "claim"}); !why.empty()) return why;
+    const auto it = message.find("claim");
+    if (it == message.end() || !it->is_object()) return "sent a result without a claim";
+    const std::vector<std::string>& keys = result_claim_keys();
+    for (const auto& [key, value] : it->items())
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+            return "sent a claim with the unknown field '" + printable_utf8(key, 64) + "'";
     if (it->contains("samples_ms") && (*it)["samples_ms"].size() > kMaxClaimSamples)
-        return "sent a record with too many samples";
+        return "sent a claim with too many samples";
     if (it->contains("extra") && (*it)["extra"].dump().size() > kMaxClaimExtraBytes)
-        return "sent a record with an oversized evidence bag";
+        return "sent a claim with an oversized evidence bag";
     try {
         claim = read_claim(*it);
     } catch (const std::exception& e) {
-        return std::string("sent a malformed record: ") + e.what();
+        return std::string("sent a malformed claim: ") + e.what();
     }
     return "";
 }

@@ -1,9 +1,9 @@
 // A worker's answer to a run, as the parent reads it. On the wire (docs/ARCHITECTURE.md, "worker protocol")
-// it is {"op":"result","record":{...}}, the worker's row as it made it; but what it carries is a claim
-// about the job the parent asked for, not a report row. ResultClaim holds only what a worker may say;
-// parse_result_message reads it strictly (every key known, every value of its type, bounded sizes), and
-// the parent makes the row from the claim and its own job (claim_to_row): the row's identity, plugin path
-// and end are the parent's.
+// it is {"op":"result","claim":{...}}: the worker's row less what only the parent may say (plugin_path,
+// exit_code, signal: worker/session.hpp's result_claim_keys, wire_reply), a claim about the job the parent asked
+// for, not a report row. ResultClaim holds only what a worker may say; parse_result_message reads it strictly
+// (every key known, every value of its type, bounded sizes), and the parent makes the row from the claim and its
+// own job (claim_to_row): the row's identity, plugin path and end are the parent's.
 #pragma once
 
 #include "common/job.hpp"
@@ -38,10 +38,8 @@ struct ResultClaim {
 inline constexpr size_t kMaxClaimSamples = 100000;
 inline constexpr size_t kMaxClaimExtraBytes = 64 * 1024;
 
-// Reads a worker's {"op":"result","record":{...}}. "" and the claim, or the violation: "sent a record with
-// the unexpected field 'x'", "sent a malformed record: /m: expected an integer, found \"512\"", ...
-// The record's "op", "plugin_path", "exit_code" and "signal", which a worker's row carries, are read as
-// nothing: where the plugin was and how the worker ended are the parent's to say.
+// Reads a worker's {"op":"result","claim":{...}}. "" and the claim, or the violation: "sent a claim with the
+// unknown field 'plugin_path'", "sent a malformed claim: /m: expected an integer, found \"512\"", ...
 std::string parse_result_message(const nlohmann::json& message, ResultClaim& claim);
 
 // The row of job made from a claim about it: "" and the row, or why the claim is refused (it answers for

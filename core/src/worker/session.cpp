@@ -204,6 +204,25 @@ nlohmann::json WorkerSession::run(const Job& job) {
     return {{"op", "result"}, {"record", record}};
 }
 
+const std::vector<std::string>& result_claim_keys() {
+    static const std::vector<std::string> keys = {"job_id",    "kernel", "plugin", "backend",    "dtype", "operation",
+                                                  "m",         "n",      "k",      "block",      "seed",  "status",
+                                                  "reason",    "timer",  "extra",  "samples_ms", "stats", "max_rel_err",
+                                                  "tolerance", "gflops", "gbps",   "end_cause"};
+    return keys;
+}
+
+nlohmann::json wire_reply(nlohmann::json reply) {
+    const auto record = reply.find("record");
+    if (reply.value("op", "") != "result" || record == reply.end() || !record->is_object()) return reply;
+    nlohmann::json claim = nlohmann::json::object();
+    for (const std::string& key : result_claim_keys())
+        if (const auto it = record->find(key); it != record->end()) claim[key] = *it;
+    reply.erase("record");
+    reply["claim"] = std::move(claim);
+    return reply;
+}
+
 #ifdef KREG_HAVE_CUDA
 // The cuBLAS plugin's kernel of each dtype a GEMM ceiling is measured for (plugins/cublas).
 constexpr std::pair<DType, const char*> kCeilingKernelNames[] = {

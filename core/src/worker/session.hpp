@@ -7,7 +7,9 @@
 //   {"op":"describe","plugin":PATH,"device":N} -> {"op":"described","plugin":PluginInfo}
 //   {"op":"load","plugin":PATH,"device":N}     -> {"op":"loaded","sandbox":{...}} or {"op":"load_failed","error":"..."}
 //       (device: whose CUDA context a hardened worker creates before it forbids fork/exec; default 0)
-//   {"op":"run","job":Job}                     -> {"op":"result","record":Record}
+//   {"op":"run","job":Job}                     -> {"op":"result","claim":{...}} over the channel (wire_reply): the
+//       worker's row less what only the parent may say (result_claim_keys); handle() itself returns
+//       {"op":"result","record":Record}, the row, for --isolation none
 //       with job.settings.checked_outside, before it, for every call n = 0, 1, ...:
 //       {"op":"next_call","call":n} <- {"op":"call_seed","call":n,"seed":S}, the call, then
 //       {"op":"output","call":n,"count":C,"measured_ms":T|null[,"call_cpu_ms":U]} with C's sealed memfd attached
@@ -36,10 +38,20 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kreg {
 
-inline constexpr int kWorkerProtocolVersion = 4;  // 4: the parent acknowledges each output (output_held)
+// 4: the parent acknowledges each output (output_held); 5: a result carries a claim, not the worker's row.
+inline constexpr int kWorkerProtocolVersion = 5;
+
+// The keys a result's claim may carry: a row's (common/job.hpp) but plugin_path, exit_code and signal, which say
+// where the plugin was and how the worker ended, and are the parent's to say (sweep/result_claim.hpp reads them).
+const std::vector<std::string>& result_claim_keys();
+
+// A reply as the worker's channel carries it: a result's row becomes its claim (result_claim_keys' keys of it);
+// any other reply is sent as it is.
+nlohmann::json wire_reply(nlohmann::json reply);
 
 class WorkerSession {
 public:

@@ -96,7 +96,7 @@ int run_worker(int, int, const std::string& nonce, const std::optional<SandboxPo
             reply = {{"op", "error"}, {"message", std::string("request is not JSON: ") + e.what()}};
         }
         reply["id"] = id;
-        if (!channel.write_message(reply)) return 2;
+        if (!channel.write_message(wire_reply(std::move(reply)))) return 2;
     }
     std::fflush(nullptr);
     return 0;

@@ -58,7 +58,7 @@ int run_worker(int request_fd, int reply_fd, const std::string& nonce, const std
             reply = {{"op", "error"}, {"message", std::string("request is not JSON: ") + e.what()}};
         }
         reply["id"] = id;
-        if (!channel.write_message(reply)) return 2;
+        if (!channel.write_message(wire_reply(std::move(reply)))) return 2;
     }
     std::fflush(nullptr);
     return 0;
