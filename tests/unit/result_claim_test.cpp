@@ -95,6 +95,14 @@ TEST(ResultClaim, TheWireCarriesAClaimNotTheRowAndAClaimOfWhatOnlyTheParentSaysI
         EXPECT_EQ(parse_result_message(forged, claim),
                   std::string("sent a claim with the unknown field '") + parents + "'");
     }
+    // Which GPU of --devices ran it is the parent's too: a claimed one is dropped.
+    json claimed_gpu = m;
+    claimed_gpu["claim"]["extra"]["device_uuid"] = "GPU-forged";
+    ResultClaim with_gpu;
+    ASSERT_EQ(parse_result_message(claimed_gpu, with_gpu), "");
+    Record row;
+    ASSERT_EQ(claim_to_row(with_gpu, job, false, 4096, row), "");
+    EXPECT_FALSE(row.extra.device_uuid);
     // The row itself, as an older worker sent it, is not a claim.
     Record r = record_for(job, RowStatus::ok, "");
     ResultClaim claim;

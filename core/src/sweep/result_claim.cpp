@@ -144,6 +144,7 @@ std::string claim_to_row(const ResultClaim& c, const Job& job, bool rlimit_caps_
     row.timer = c.timer;
     row.samples_ms = c.samples_ms;
     row.extra = c.extra;
+    row.extra.device_uuid.reset();  // which GPU of --devices ran the row is the parent's to say (SweepRun's lanes)
     row.max_rel_err = c.max_rel_err;
     row.tolerance = c.tolerance;
     row.stats = c.stats;
