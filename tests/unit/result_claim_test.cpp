@@ -52,33 +52,32 @@ TEST(ResultClaim, AWorkersRowBecomesTheParentsRow) {
 
 TEST(ResultClaim, EachMistypedOrUnknownFieldIsAViolationNamingIt) {
     const Job job = sample_job();
+    // One field of a good claim changed (a null value: the field taken out), and the violation it is.
+    const struct {
+        const char* key;
+        json value;
+        std::string violation;
+    } cases[] = {
+        {"m", "64", "sent a malformed claim: /m: expected an integer, found \"64\""},
+        // A row's lenient reader would take 64.0; the wire does not.
+        {"m", 64.0, "sent a malformed claim: /m: expected an integer, found 64.0"},
+        {"seed", -1, "sent a malformed claim: /seed: expected an integer >= 0, found -1"},
+        {"status", "excellent", "sent a malformed claim: /status: expected a known name, found \"excellent\""},
+        {"timer", nullptr, "sent a malformed claim: /timer: missing"},
+        {"gflops", "fast", "sent a malformed claim: /gflops: expected a number or null, found \"fast\""},
+        {"grade", "A", "sent a claim with the unknown field 'grade'"},
+        {"samples_ms", json::array({1.0, "2"}), "sent a malformed claim: /samples_ms: expected numbers, found \"2\""},
+    };
+    for (const auto& c : cases) {
+        json m = result_for(job);
+        if (c.value.is_null())
+            m["claim"].erase(c.key);
+        else
+            m["claim"][c.key] = c.value;
+        ResultClaim claim;
+        EXPECT_EQ(parse_result_message(m, claim), c.violation) << c.key << " = " << c.value.dump();
+    }
     ResultClaim claim;
-    json m = result_for(job);
-    m["claim"]["m"] = "64";
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /m: expected an integer, found \"64\"");
-    m = result_for(job);
-    m["claim"]["m"] = 64.0;  // a row's lenient reader would take it; the wire does not
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /m: expected an integer, found 64.0");
-    m = result_for(job);
-    m["claim"]["seed"] = -1;
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /seed: expected an integer >= 0, found -1");
-    m = result_for(job);
-    m["claim"]["status"] = "excellent";
-    EXPECT_EQ(parse_result_message(m, claim),
-              "sent a malformed claim: /status: expected a known name, found \"excellent\"");
-    m = result_for(job);
-    m["claim"].erase("timer");
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /timer: missing");
-    m = result_for(job);
-    m["claim"]["gflops"] = "fast";
-    EXPECT_EQ(parse_result_message(m, claim),
-              "sent a malformed claim: /gflops: expected a number or null, found \"fast\"");
-    m = result_for(job);
-    m["claim"]["grade"] = "A";
-    EXPECT_NE(parse_result_message(m, claim).find("grade"), std::string::npos);
-    m = result_for(job);
-    m["claim"]["samples_ms"] = json::array({1.0, "2"});
-    EXPECT_EQ(parse_result_message(m, claim), "sent a malformed claim: /samples_ms: expected numbers, found \"2\"");
     EXPECT_EQ(parse_result_message({{"op", "result"}}, claim), "sent a result without a claim");
 }
 

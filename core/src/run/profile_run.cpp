@@ -163,18 +163,15 @@ std::vector<int64_t> profile_default_sizes(size_t size_keys) {
 }
 
 std::string profile_shape_help() {
-    std::map<size_t, std::vector<std::string>> by_arity;
-    for (Operation op : all_operations())
-        by_arity[operation_row(op).size_keys().size()].push_back(std::string(to_string(op)));
+    std::map<size_t, std::vector<Operation>> by_arity;
+    for (Operation op : all_operations()) by_arity[operation_row(op).size_keys().size()].push_back(op);
     std::string out;
-    for (const auto& [arity, names] : by_arity) {
-        const Operation first = *parse_operation(names.front());
-        std::string defaults;
+    for (const auto& [arity, ops] : by_arity) {
+        std::string names, defaults;
+        for (Operation op : ops) names += (names.empty() ? "" : ", ") + std::string(to_string(op));
         for (int64_t size : profile_default_sizes(arity))
             defaults += (defaults.empty() ? "" : "x") + std::to_string(size);
-        std::string joined;
-        for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
-        out += (out.empty() ? "" : "; ") + size_syntax(first) + " for " + joined + " (default " + defaults + ")";
+        out += (out.empty() ? "" : "; ") + size_syntax(ops.front()) + " for " + names + " (default " + defaults + ")";
     }
     return out;
 }
