@@ -7,8 +7,8 @@
 // GPU idle), at 4097x1025x2049 it is 33 x 5 = 165 blocks of 128x256, two waves of which the second is a quarter full,
 // and a deep K with a narrow N (4096 x 64 x 16384) gets 64 blocks each walking 16384 k. Splitting K into S slices
 // multiplies the blocks by S: block (t, s) computes tile t over k in [s * kps, (s + 1) * kps) and writes its partial
-// tile to slice s of a workspace; kreg_cuda::reduce_splits then adds the S slices in order and applies alpha and
-// beta (split_reduce.cuh says why not atomics). S = 1 writes C directly, with no workspace and no second launch.
+// tile to slice s of a workspace; kreg_cuda::reduce_splits then adds the S slices in a fixed order and applies alpha
+// and beta (split_reduce.cuh says why not atomics). S = 1 writes C directly, with no workspace and no second launch.
 //
 // The policy (SplitPlanner::choose): for every tile configuration offered and every S up to kMaxSplits, the time
 // of the busiest SM, in waves of resident blocks, plus the workspace traffic and the reduction's launch:

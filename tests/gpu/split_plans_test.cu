@@ -115,19 +115,49 @@ TEST(GemvPlans, SlicesCoverKAndGridsFitAtEveryEdgeShape) {
 }
 
 TEST(GemvPlans, VectorShapesFillTheGpu) {
-    // 1 x 4096 x 4096: 32 column blocks, so K is cut until about 8 blocks per SM run.
+    // 1 x 4096 x 4096: 32 column blocks, so K is cut until one round of resident blocks (4 an SM) is nearly full,
+    // and not past it: a second round a few blocks deep would double the time.
     const kreg_gemv::GemvPlan row = kreg_gemv::plan_gemv(1, 4096, 4096, 132);
     EXPECT_FALSE(row.columns);
     EXPECT_EQ(row.rows_per_block, 1);
-    EXPECT_GE(uint64_t{row.grid.x} * row.grid.y, 132u * 4);
-    // 4096 x 1 x 4096: 512 blocks of 8 rows, split so that they are more than the SMs hold at once.
+    const uint64_t row_blocks = uint64_t{row.grid.x} * row.grid.y;
+    EXPECT_LE(row_blocks, 132u * kreg_gemv::rows_resident_blocks(1));
+    EXPECT_GE(row_blocks * 10, 132u * kreg_gemv::rows_resident_blocks(1) * 9);
+    // 1 x 3000 x 5000: 24 column blocks; 20 slices of 256 fill one round, where 32 of 160 made 1.45.
+    const kreg_gemv::GemvPlan wide = kreg_gemv::plan_gemv(1, 3000, 5000, 132);
+    EXPECT_LE(uint64_t{wide.grid.x} * wide.grid.y, 132u * kreg_gemv::rows_resident_blocks(1));
+    EXPECT_GE(uint64_t{wide.grid.x} * wide.grid.y * 10, 132u * kreg_gemv::rows_resident_blocks(1) * 9);
+    // 4096 x 1 x 4096: 512 blocks of 8 rows, split into one round of 8 blocks an SM.
     const kreg_gemv::GemvPlan column = kreg_gemv::plan_gemv(4096, 1, 4096, 132);
     EXPECT_TRUE(column.columns);
-    EXPECT_GE(uint64_t{column.grid.x} * column.grid.y, 132u * 4);
+    const uint64_t column_blocks = uint64_t{column.grid.x} * column.grid.y;
+    EXPECT_LE(column_blocks, 132u * kreg_gemv::kColsResidentBlocks);
+    EXPECT_GE(column_blocks * 10, 132u * kreg_gemv::kColsResidentBlocks * 9);
     // Rows past the grid's z limit are walked by the kernel's loop, not dropped: the grid is capped, the plan
     // still covers M through the loop's stride.
     const kreg_gemv::GemvPlan tall = kreg_gemv::plan_gemv(int64_t{1} << 22, 2, 8, 132);
     EXPECT_EQ(tall.grid.z, 65535u);
+}
+
+// The reduction's threads per output vector: a power of two inside one warp, at most about kLoadsPerThread slices
+// per thread below 32, no more threads than slices when the grid is already full, and all 32 where few vectors
+// meet many slices (the m = 1 GEMV's 1024 vectors x 32 slices, which one thread per vector made a chain of 32
+// round trips).
+TEST(ReduceSplits, ThreadsPerVectorBoundEachThreadsLoads) {
+    for (int sms : {1, 132})
+        for (int splits : {2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 128, 133, 1024})
+            for (int64_t vectors :
+                 {int64_t{1}, int64_t{9}, int64_t{1024}, int64_t{2304}, int64_t{67210}, int64_t{1} << 22}) {
+                const int group = kreg_cuda::reduce_group_size(splits, vectors, sms);
+                SCOPED_TRACE(testing::Message() << splits << " splits, " << vectors << " vectors, " << sms << " SMs");
+                EXPECT_GE(group, 1);
+                EXPECT_LE(group, 32);
+                EXPECT_EQ(32 % group, 0);  // a power of two: a group never spans two warps
+                if (group < 32) EXPECT_LE((splits + group - 1) / group, kreg_cuda::kLoadsPerThread);
+                if (group > 1) EXPECT_LT(group / 2, splits);  // never a member with no slice at all
+            }
+    EXPECT_EQ(kreg_cuda::reduce_group_size(32, 1024, 132), 32);
+    EXPECT_EQ(kreg_cuda::reduce_group_size(2, int64_t{1} << 22, 132), 1);
 }
 
 }  // namespace

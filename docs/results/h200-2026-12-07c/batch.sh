@@ -1,13 +1,50 @@
 #!/usr/bin/env bash
-# GPU call 1 of 2026-12-07, third session, on main as committed (CI passed for 3415364): run from the repository root
-# on the device, SHA=<commit> bash docs/results/h200-2026-12-07c/batch.sh 1
-#   build everything; the published reduction sweep with CUB in the same run and the 0.9-of-copy bar (issue 21);
+# GPU calls of 2026-12-07, third session, each on main as committed: from the repository root on the device,
+# SHA=<commit> bash docs/results/h200-2026-12-07c/batch.sh PART
+# PART 1 (CI passed for 3415364): build everything; the published reduction sweep with CUB in the same run and the 0.9-of-copy bar (issue 21);
 #   ncu's view of cuda_gemv / cuda_small_tile / cuda_splitk against cuBLAS SGEMM at the vector-like and small
 #   square shapes where issue 24's dispatch misses its targets (what cuBLAS launches, DRAM throughput, occupancy);
 #   the serial GPU suite (the protocol-5 CUDA forging fixtures among it) in what is left of the call.
+# PART 2, after reduce_splits stopped being one thread per output vector: build; the split kernels and the fp32
+#   dispatch kernel against cuBLAS on the suite's shapes, same bits twice; memcheck and racecheck on them; the fp32
+#   tuning sweep (the four dispatchable kernels and cuBLAS), `runner tune` on it, and the check sweep's fp32 shapes
+#   with cuda_dispatch_fp32 routed by that table (KREG_DISPATCH_TABLE), the four kernels and cuBLAS beside it;
+#   the GPU tests part 1 had no time for.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../../../tools/gpu_call.sh" "${1:-1}"
+part=${1:-1}
+source "$(dirname "${BASH_SOURCE[0]}")/../../../tools/gpu_call.sh" "$part"
 gpu_call_build || exit 1
+if [[ $part == 2 ]]; then
+    four=cuda_09_warptiled,cuda_splitk,cuda_small_tile,cuda_gemv
+    KREG_SANITIZER_SHAPE=7x45x4099 KREG_SANITIZER_KERNELS='^(cuda_gemv|cuda_splitk|cuda_small_tile|cuda_dispatch_fp32)$' KREG_SANITIZER_JOBS=3 timeout 150 \
+      tests/sanitizer/run_sanitizer.sh racecheck $R $LOG/racecheck > $LOG/racecheck.txt 2>&1 &
+    rp=$!
+    KREG_SANITIZER_SHAPE=7x45x4099 KREG_SANITIZER_KERNELS='^(cuda_gemv|cuda_splitk|cuda_small_tile|cuda_dispatch_fp32)$' KREG_SANITIZER_JOBS=3 timeout 150 \
+      tests/sanitizer/run_sanitizer.sh memcheck $R $LOG/memcheck > $LOG/memcheck.txt 2>&1 &
+    mp=$!
+    timeout 150 ctest --test-dir build-gpu -L gpu -j2 --output-on-failure \
+      -R 'AllCudaKernels.*(cuda_gemv|cuda_splitk|cuda_small_tile|cuda_dispatch_fp32)|SplitKernels|Dispatch' \
+      > $LOG/ctest-split-kernels.log 2>&1
+    el "split kernels correctness rc=$?"; tail -3 $LOG/ctest-split-kernels.log
+    wait $mp; el "memcheck rc=$?"; grep -c "^ok" $LOG/memcheck.txt; grep "^FAIL" $LOG/memcheck.txt | head
+    wait $rp; el "racecheck rc=$?"; grep -c "^ok" $LOG/racecheck.txt; grep "^FAIL" $LOG/racecheck.txt | head
+    rm -f $LOG/racecheck/*.json $LOG/racecheck/*.csv $LOG/memcheck/*.json $LOG/memcheck/*.csv; bundle
+    timeout 170 $R --config configs/sweeps/tune-h200.json --dtype fp32 --kernels $four,cublas_sgemm \
+      --json $OUT/tune-fp32.json --csv $OUT/tune-fp32.csv > $LOG/tune-sweep.log 2>&1
+    el "tune sweep rc=$?"; tail -3 $LOG/tune-sweep.log
+    $R tune $OUT/tune-fp32.json --kernels $four --out $OUT/table-fp32.json > $LOG/tune.log 2>&1
+    el "tune rc=$?"; tail -5 $LOG/tune.log; bundle
+    KREG_DISPATCH_TABLE=$OUT/table-fp32.json timeout 150 $R --config configs/sweeps/check-h200.json --dtype fp32 \
+      --kernels cuda_dispatch_fp32,$four,cublas_sgemm --json $OUT/check-fp32.json --csv $OUT/check-fp32.csv \
+      > $LOG/check-sweep.log 2>&1
+    el "check sweep rc=$?"; tail -3 $LOG/check-sweep.log; bundle
+    left=$(( 585 - $(gpu_call_elapsed) ))
+    timeout $left ctest --test-dir build-gpu -L gpu -LE sanitizer -j1 --output-on-failure -R \
+      'GradeGpu\.(Gpu|Harness|OnEvery|ABlock)|ProfileCommandGpu|ProfileDriverGpu|CudaKernelRegistry|References/|CudaCopyReference|CudaTransposeRegistry|CudaReductions|cmake\.install|cmake\.template_cuda' \
+      > $LOG/ctest-rest.log 2>&1
+    el "rest of the gpu suite rc=$? (limit $left s)"; tail -4 $LOG/ctest-rest.log; bundle
+    exit 0
+fi
 timeout 180 $R --config configs/sweeps/reduction-h200.json --json $OUT/reduction-h200.json --csv $OUT/reduction-h200.csv \
   > $LOG/reduction-sweep.log 2>&1
 el "reduction sweep rc=$?"; tail -3 $LOG/reduction-sweep.log
