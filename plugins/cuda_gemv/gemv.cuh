@@ -14,9 +14,8 @@
 //   - gemv_cols (N = 1): C[r, 0] = A[r, :] . B[:, 0]. One warp per row of A; lanes walk the row in 16-byte loads
 //     where A's rows are aligned (scalar, still coalesced, where not), B's column comes through L1 (it is the
 //     same for every warp), and the warp's 32 sums are added by a fixed shuffle tree.
-// Both split K over blocks when the rows (or columns) alone give fewer blocks than the SMs hold, in whole rounds of
-// resident blocks (choose_splits): 1 x 4096 x 4096 has 32 column blocks, so K is cut into 16 slices of 256 and the
-// H200's 132 SMs x 4 get 512 blocks, one round. Each slice writes its
+// Both split K over blocks when the rows (or columns) alone give fewer blocks than the SMs hold: 1 x 4096 x 4096
+// has 32 column blocks, so K is cut into 32 slices of 128 and the GPU gets 1024 blocks. Each slice writes its
 // partial row to a workspace and kreg_cuda::reduce_splits adds them in a fixed order (split_reduce.cuh): the
 // result is the same on every run. The workspace is M x N x slices floats, under 1 % of B's bytes on this class.
 //
@@ -40,13 +39,7 @@ using kreg_cuda::SplitWorkspace;
 constexpr int kThreads = 256;
 constexpr int kKGroups = kThreads / 32;   // gemv_rows: k-groups per block; gemv_cols: rows per block
 constexpr int kColumnsPerBlock = 32 * 4;  // gemv_rows: 4 columns per lane
-// Blocks per SM that the split counts aim for, one full wave: what __launch_bounds__ below guarantees fits (65536
-// registers an SM: at most 64 a thread for gemv_rows<R < 8>, 85 for gemv_rows<8>, whose 32 accumulators spill
-// under 64, and 32 for gemv_cols). A plan that assumed 8 for gemv_rows, which then held 4 (64 registers) or 3
-// (78-80 for R >= 2), launched 1.45 waves at 1 x 3000 x 5000 and read at 63 % of peak DRAM bandwidth where cuBLAS
-// read at 75 % (ncu, docs/results/h200-2026-12-07c).
-constexpr int rows_resident_blocks(int rows_per_block) { return rows_per_block >= 8 ? 3 : 4; }
-constexpr int kColsResidentBlocks = 8;
+constexpr int kResidentBlocks = 8;        // blocks per SM the split count aims for (2048 threads / 256)
 constexpr int kMaxSplits = 1024;
 constexpr int kRowsMinSplitK = 128;  // gemv_rows: 16 k per thread at least
 constexpr int kColsMinSplitK = 512;  // gemv_cols: 4 16-byte loads per lane at least
@@ -63,8 +56,7 @@ __device__ __forceinline__ void store_partial(const Fp32Gemm& p, const SplitWork
 }
 
 template <int R>
-__global__ void __launch_bounds__(kThreads, rows_resident_blocks(R))
-    gemv_rows(Fp32Gemm p, SplitWorkspace w, int k_per_split) {
+__global__ void __launch_bounds__(kThreads) gemv_rows(Fp32Gemm p, SplitWorkspace w, int k_per_split) {
     __shared__ __align__(16) float partial[kKGroups][R][kColumnsPerBlock];
     const int lane = threadIdx.x % 32, group = threadIdx.x / 32;
     const int col = static_cast<int>(blockIdx.x) * kColumnsPerBlock + lane * 4;
@@ -117,8 +109,7 @@ __global__ void __launch_bounds__(kThreads, rows_resident_blocks(R))
     }
 }
 
-__global__ void __launch_bounds__(kThreads, kColsResidentBlocks)
-    gemv_cols(Fp32Gemm p, SplitWorkspace w, int k_per_split) {
+__global__ void __launch_bounds__(kThreads) gemv_cols(Fp32Gemm p, SplitWorkspace w, int k_per_split) {
     const int lane = threadIdx.x % 32;
     const int row = static_cast<int>(blockIdx.x) * kKGroups + static_cast<int>(threadIdx.x) / 32;
     if (row >= p.m) return;  // whole warps: no barrier below
@@ -159,31 +150,19 @@ struct GemvPlan {
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Slices of K, each at least min_k long with kps a multiple of `multiple`, fewer when the workspace would pass
-// kMaxWorkspaceBytes. The blocks run in rounds of sms x resident, and a round lasts as long as one block's slice,
-// so the busiest SM's time goes as rounds x kps: of the split counts that fill 1, 2, 3 or 4 rounds (rounded to
-// whole slices), the one with the least rounds x kps, ties to fewer splits (less workspace). Aiming at a count of
-// blocks without rounds in view left 1.45 waves at 1 x 3000 x 5000.
-inline void choose_splits(GemvPlan& plan, int64_t base_blocks, int64_t m, int64_t n, int64_t k, int sms, int resident,
-                          int64_t min_k, int64_t multiple) {
-    const int64_t round = int64_t{sms} * resident;
+// Slices so that the blocks fill the SMs kResidentBlocks times, each at least min_k long, kps a multiple of
+// `multiple`; fewer when the workspace would pass kMaxWorkspaceBytes.
+inline void choose_splits(GemvPlan& plan, int64_t base_blocks, int64_t m, int64_t n, int64_t k, int sms, int64_t min_k,
+                          int64_t multiple) {
+    const int64_t target = int64_t{sms} * kResidentBlocks;
+    int64_t splits = std::max<int64_t>(1, ceil_div64(target, base_blocks));
+    splits = std::min<int64_t>({splits, kMaxSplits, std::max<int64_t>(1, k / min_k)});
     const int64_t ld = kreg_cuda::workspace_ld(static_cast<int>(n));
-    const int64_t most = std::min<int64_t>(kMaxSplits, std::max<int64_t>(1, k / min_k));
-    int64_t best_kps = k, best_splits = 1, best_cost = ceil_div64(base_blocks, round) * k;
-    for (int64_t rounds = 1; rounds <= 4; ++rounds) {
-        int64_t splits = std::min(most, std::max<int64_t>(1, rounds * round / base_blocks));
-        while (splits > 1 && splits * m * ld * 4 > static_cast<int64_t>(kMaxWorkspaceBytes)) splits /= 2;
-        const int64_t kps = std::min(k, ceil_div64(ceil_div64(k, splits), multiple) * multiple);
-        const int64_t real_splits = ceil_div64(k, kps);
-        const int64_t cost = ceil_div64(base_blocks * real_splits, round) * kps;
-        if (cost < best_cost || (cost == best_cost && real_splits < best_splits)) {
-            best_cost = cost;
-            best_kps = kps;
-            best_splits = real_splits;
-        }
-    }
-    plan.k_per_split = static_cast<int>(best_kps);
-    plan.splits = static_cast<int>(best_splits);
+    while (splits > 1 && splits * m * ld * 4 > static_cast<int64_t>(kMaxWorkspaceBytes)) splits /= 2;
+    int64_t kps = ceil_div64(ceil_div64(k, splits), multiple) * multiple;
+    kps = std::min(kps, k);
+    plan.k_per_split = static_cast<int>(kps);
+    plan.splits = static_cast<int>(ceil_div64(k, kps));
 }
 
 inline GemvPlan plan_gemv(int64_t m, int64_t n, int64_t k, int sms) {
@@ -191,15 +170,14 @@ inline GemvPlan plan_gemv(int64_t m, int64_t n, int64_t k, int sms) {
     if (n == 1) {
         plan.columns = true;
         const int64_t blocks = ceil_div64(m, kKGroups);
-        choose_splits(plan, blocks, m, n, k, sms, kColsResidentBlocks, kColsMinSplitK, 32 * 4);
+        choose_splits(plan, blocks, m, n, k, sms, kColsMinSplitK, 32 * 4);
         plan.grid = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(plan.splits));
         return plan;
     }
     plan.rows_per_block = m >= 8 ? 8 : m >= 4 ? (m == 4 ? 4 : 8) : m >= 2 ? (m == 2 ? 2 : 4) : 1;
     const int64_t column_blocks = ceil_div64(n, kColumnsPerBlock);
     const int64_t row_groups = std::min<int64_t>(ceil_div64(m, plan.rows_per_block), kMaxGridZ);
-    choose_splits(plan, column_blocks * row_groups, m, n, k, sms, rows_resident_blocks(plan.rows_per_block),
-                  kRowsMinSplitK, kKGroups * 4);
+    choose_splits(plan, column_blocks * row_groups, m, n, k, sms, kRowsMinSplitK, kKGroups * 4);
     plan.grid = dim3(static_cast<unsigned>(column_blocks), static_cast<unsigned>(plan.splits),
                      static_cast<unsigned>(row_groups));
     return plan;

@@ -10,8 +10,21 @@
 #   tuning sweep (the four dispatchable kernels and cuBLAS), `runner tune` on it, and the check sweep's fp32 shapes
 #   with cuda_dispatch_fp32 routed by that table (KREG_DISPATCH_TABLE), the four kernels and cuBLAS beside it;
 #   the GPU tests part 1 had no time for.
+# PART 3, with the little device time left, after gemv's plan went back to its earlier split counts (part 2 measured
+#   the one-round plan no faster): only the runner, cuda_gemv, cuBLAS and the kernel test; gemv's GPU tests; gemv and
+#   cuBLAS at the check sweep's seven vector-like shapes.
 set -uo pipefail
 part=${1:-1}
+if [[ $part == 3 ]]; then
+    source "$(dirname "${BASH_SOURCE[0]}")/../../../tools/gpu_call.sh" "$part"
+    gpu_call_build runner cuda_gemv cublas_reference cuda_kernels_test || exit 1
+    timeout 40 ctest --test-dir build-gpu -L gpu -j2 -R 'AllCudaKernels.*cuda_gemv' > $LOG/ctest-gemv.log 2>&1
+    el "gemv correctness rc=$?"; tail -2 $LOG/ctest-gemv.log; bundle
+    shapes=(); for s in 1x3000x5000 1x4096x4096 1x6000x1500 6x5000x3000 1500x1x6000 4096x1x4096 5000x1x3000; do shapes+=(--shape $s); done
+    timeout 60 $R --kernels cuda_gemv,cublas_sgemm --dtype fp32 "${shapes[@]}" --json $OUT/vector-fp32.json > $LOG/vector.log 2>&1
+    el "vector shapes rc=$?"; tail -12 $LOG/vector.log; bundle
+    exit 0
+fi
 source "$(dirname "${BASH_SOURCE[0]}")/../../../tools/gpu_call.sh" "$part"
 gpu_call_build || exit 1
 if [[ $part == 2 ]]; then
