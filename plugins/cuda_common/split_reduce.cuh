@@ -38,9 +38,9 @@ inline int workspace_ld(int n) { return (n + 3) / 4 * 4; }
 // How many threads share one output vector (4 columns of one row) in reduce_splits: a power of two up to 32, so
 // that each thread loads at most about kLoadsPerThread slices and the grid has enough threads to keep the loads in
 // flight. One thread per vector walking every slice in turn made the reduction a chain of dependent round trips:
-// for m = 1 (1024 vectors, 4 blocks) with 32 slices it took 8 us of a 30 us GEMV, and 23 us of 67 at 96x96x40000
-// with 133 slices (ncu, docs/results/h200-2026-12-07c). A function of the shape and the SM count only, so the
-// order of the additions, and the bits of C, are the same on every run on one GPU.
+// for m = 1 (1024 vectors, 4 blocks) with 32 slices it took 8 us beside the GEMV's 28, and 23 us beside split-K's
+// 44 at 96x96x40000 with 133 slices (ncu on an H100, docs/results/h200-2026-12-07c). A function of the shape and the SM
+// count only, so the order of the additions, and the bits of C, are the same on every run on one GPU.
 constexpr int kLoadsPerThread = 4;
 
 inline int reduce_group_size(int splits, int64_t vectors, int sm_count) {
