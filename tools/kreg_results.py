@@ -19,7 +19,8 @@ sections are:
                   runner recorded it), fraction of the measured copy bandwidth (meta.gpu.ceilings.dram_copy_gbps),
                   ratio to the baseline, cv. Rows that are not ok show their status and reason
   summary         ratio to the baseline, kernels as rows and sizes as columns (and, for transposes, the
-                  fraction of the copy bandwidth the same way)
+                  fraction of the copy bandwidth the same way); with --also-against, a second such table
+                  against a second baseline of the same run (cuBLAS's default algorithm and cuBLASLt's best)
   dispatch        for a dispatch kernel (name with "dispatch"): per shape the variant it ran
                   (extra.variant), its ratio to the baseline, and the fastest single kernel of the same
                   report there (neither dispatch, baseline nor a `*_reference` plugin) with its ratio
@@ -42,7 +43,9 @@ Its charts are named <config name>-<chart>.png so the reports' charts do not ove
 Each report keeps its own baseline (the report's "baseline"). --baseline SPEC (a kernel NAME, or
 DTYPE=NAME,... per dtype, as the runner takes it) replaces it for every report; --baseline REPORT:SPEC for
 the one report given as REPORT on this command line (the path as typed, or the same file), and wins over an
-unqualified one. --command [REPORT:]TEXT likewise replaces meta.argv as the runner command shown; with
+unqualified one. --also-against [REPORT:]SPEC adds a second ratio table against another kernel (or one per
+dtype) of the same report, e.g. the best of cuBLASLt's candidates beside cuBLAS's default as the first; its
+kernels must have rows in that report. --command [REPORT:]TEXT likewise replaces meta.argv as the runner command shown; with
 several reports it must name its report.
 
 A report marked synthetic (meta.synthetic = true, a test fixture) is refused unless --allow-synthetic.
@@ -51,7 +54,7 @@ before writing anything, unless --no-charts asks for the document alone. An exis
 replaced only with --force.
 
 Exit status: 0 written; 2 a report cannot be read (or is given twice, or a baseline has no rows in its
-report, or --baseline/--command is malformed or names no report given); 3 a synthetic report without
+report, or --baseline/--also-against/--command is malformed or names no report given); 3 a synthetic report without
 --allow-synthetic; 4 matplotlib is missing and --no-charts was not given; 5 an output file exists and
 --force was not given. Every report is checked before anything is written; nothing is written unless the
 status is 0.
@@ -151,7 +154,7 @@ DTYPE_CEILING = {
 class Results:
     """One report plus everything derived from it once: row index, orders, baseline, title."""
 
-    def __init__(self, report, baseline, path="", runner_cmd="", name=None):
+    def __init__(self, report, baseline, path="", runner_cmd="", name=None, also_against=None):
         self.report = report
         self.path = path
         self.runner_cmd = runner_cmd
@@ -163,6 +166,7 @@ class Results:
         self.gemm_problems = [p for p in self.problems if not kr.is_data_movement(p)]
         self.movement_problems = [p for p in self.problems if kr.is_data_movement(p)]
         self.baseline = baseline
+        self.also_against = also_against  # a second baseline (--also-against), or None
         self.facts, self.ceilings = gpu_facts(self.meta)
         self.sgemm_ceiling = number(self.ceilings, "sgemm_tflops")
         self.copy_gbps = number(self.ceilings, "dram_copy_gbps")
@@ -172,8 +176,8 @@ class Results:
     def row(self, kernel, problem):
         return self.rows.get((kernel, problem))
 
-    def ratio(self, record):
-        kernel = kr.baseline_kernel(self.baseline, record["dtype"])
+    def ratio(self, record, baseline=None):
+        kernel = kr.baseline_kernel(baseline or self.baseline, record["dtype"])
         if not kernel:
             return None
         return kr.baseline_ratio(record, self.row(kernel, kr.problem_of(record)))
@@ -418,6 +422,15 @@ def per_size_section(res, level=2):
     return lines
 
 
+def ratio_table(res, baseline):
+    header = ["kernel"] + [kr.problem_label(p) for p in res.problems]
+    rows = []
+    for kernel in res.kernels:
+        rows.append([kernel] + [kr.fmt(res.ratio(res.row(kernel, p), baseline)) if res.row(kernel, p) else "—"
+                                for p in res.problems])
+    return table(header, rows)
+
+
 def summary_section(res, level=2):
     lines = [heading(level, "Ratio to baseline, all sizes"), ""]
     if not res.baseline:
@@ -425,12 +438,13 @@ def summary_section(res, level=2):
     lines += [f"Baseline median / kernel median against {kr.describe_baseline(res.baseline)} (each row against its "
               "dtype's baseline; > 1: faster than the baseline). "
               "— : no ok row for the kernel or the baseline at that size.", ""]
-    header = ["kernel"] + [kr.problem_label(p) for p in res.problems]
-    rows = []
-    for kernel in res.kernels:
-        rows.append([kernel] + [kr.fmt(res.ratio(res.row(kernel, p))) if res.row(kernel, p) else "—"
-                                for p in res.problems])
-    return lines + table(header, rows)
+    lines += ratio_table(res, res.baseline)
+    if res.also_against:
+        lines += [heading(level, "Ratio to the second baseline, all sizes"), "",
+                  f"The same ratios against {kr.describe_baseline(res.also_against)} of the same run "
+                  "(--also-against): its median / the kernel's median, each row against its dtype's kernel.", ""]
+        lines += ratio_table(res, res.also_against)
+    return lines
 
 
 def copy_fraction_section(res, level=2):
@@ -896,6 +910,9 @@ def parse_args(argv):
     p.add_argument("--baseline", action="append", default=[], metavar="[REPORT:]SPEC",
                    help="kernel the ratios are taken against: NAME, or DTYPE=NAME,... per dtype (default: each "
                    "report's own baseline); REPORT:SPEC for one of the reports given (repeatable)")
+    p.add_argument("--also-against", action="append", default=[], metavar="[REPORT:]SPEC",
+                   help="a second baseline of the same run, as --baseline takes it: a second ratio table against "
+                   "it (e.g. bf16=cublaslt_bf16,tf32=cublaslt_tf32); REPORT:SPEC for one report (repeatable)")
     p.add_argument("--command", action="append", default=[], metavar="[REPORT:]TEXT",
                    help="the exact command that produced the report (default: meta.argv joined); with several "
                    "reports, REPORT:TEXT for each one (repeatable)")
@@ -958,19 +975,21 @@ def check_inputs(report, path, args):
     return None
 
 
-def choose_baseline(report, path, baseline_text):
+def choose_baseline(report, path, baseline_text, option="--baseline"):
     if baseline_text is not None:
         try:
             baseline = kr.parse_baseline_text(baseline_text)
         except ValueError as e:
-            raise kr.ReportError(f"--baseline for '{path}': {e}") from e
+            raise kr.ReportError(f"{option} for '{path}': {e}") from e
+    elif option != "--baseline":
+        return None
     else:
         baseline = report.get("baseline")
     if baseline is not None and not isinstance(baseline, (str, dict)):
         raise kr.ReportError(f"'{path}': \"baseline\" is neither a kernel name nor an object per dtype")
     for kernel in kr.baseline_kernels(baseline):
         if not any(r["kernel"] == kernel for r in report["records"]):
-            raise kr.ReportError(f"baseline kernel '{kernel}' has no rows in '{path}'")
+            raise kr.ReportError(f"{option[2:]} kernel '{kernel}' has no rows in '{path}'")
     return baseline
 
 
@@ -995,6 +1014,7 @@ def load_all(args):
                 return None, (2, f"report '{path}' is given twice (also as '{earlier}')")
     try:
         baselines = per_report_options("--baseline", args.baseline, reports)
+        seconds = per_report_options("--also-against", args.also_against, reports)
         commands = per_report_options("--command", args.command, reports)
         if len(reports) > 1 and any(split_qualified(c, reports)[0] is None for c in args.command):
             raise kr.ReportError("--command: with several reports, say which report each command is for: "
@@ -1002,7 +1022,7 @@ def load_all(args):
     except kr.ReportError as e:
         return None, (2, str(e))
     parts, names = [], []
-    for path, baseline_text, command in zip(reports, baselines, commands):
+    for path, baseline_text, second_text, command in zip(reports, baselines, seconds, commands):
         try:
             report = kr.load_report(path)
             refusal = check_inputs(report, path, args)
@@ -1013,7 +1033,8 @@ def load_all(args):
                 name = f"{name} ({os.path.basename(path)})"
             names.append(name)
             parts.append(Results(report, choose_baseline(report, path, baseline_text), path,
-                                 runner_command(report, command), name))
+                                 runner_command(report, command), name,
+                                 choose_baseline(report, path, second_text, "--also-against")))
         except kr.ReportError as e:
             return None, (2, str(e))
     if len(parts) > 1:

@@ -4,7 +4,7 @@ checks what came out against a recomputation from the same JSON; checks `runner 
 report with one kernel slowed down; checks that every tool in tools/ can be run as typed and is listed in
 the README. Used by tests/tools/CMakeLists.txt; every check raises on a mismatch.
 
-    check_results.py render  --tools DIR --report R --workdir W [--baseline B] [--command C]
+    check_results.py render  --tools DIR --report R --workdir W [--baseline B] [--also-against B2] [--command C]
                              [--allow-synthetic] [--no-matplotlib] [--perturb]
     check_results.py multi   --tools DIR --report R1 --report R2 ... --workdir W [--baseline [R:]B ...]
                              [--allow-synthetic] [--no-matplotlib]
@@ -49,6 +49,7 @@ SINGLE_GEMM_SECTIONS = ["## How these numbers were produced", "## GPU", "## Ceil
 FP32_GEMM_HEADER = ["kernel", "status", "median ms", "TFLOP/s", "ratio to baseline", "% of measured SGEMM",
                     "AI (min DRAM)", "AI (modelled)", "bound", "cv", "note"]
 SKIP = 77
+SECOND_BASELINE = "Ratio to the second baseline, all sizes"
 
 
 class Skipped(Exception):
@@ -267,8 +268,8 @@ def check_no_gemm_sections_for_transposes(text, lines, records, level=2):
     expect(not any("TFLOP/s" in line for line in results), "TFLOP/s in the results of transposes")
 
 
-def check_summary_table(lines, problems, ratios, level=2):
-    header, rows = table_after(lines, f"{'#' * level} Ratio to baseline, all sizes")
+def check_summary_table(lines, problems, ratios, level=2, title="Ratio to baseline, all sizes"):
+    header, rows = table_after(lines, f"{'#' * level} {title}")
     expect(sorted(header[1:]) == sorted(problems), f"summary columns {header[1:]} are not the sizes {problems}")
     kernels = {k for k, _ in ratios}
     expect({row[0] for row in rows} == kernels, f"summary rows {sorted(row[0] for row in rows)} != {sorted(kernels)}")
@@ -446,6 +447,7 @@ def mode_render(a):
         report_path = perturbed_copy(report_path, workdir)
     cmd = [tool, report_path, "--out", out, "--charts", charts]
     cmd += ["--baseline", a.baseline[0]] if a.baseline else []
+    cmd += ["--also-against", a.also_against] if a.also_against else []
     cmd += ["--command", a.command] if a.command else []
     cmd += ["--allow-synthetic"] if a.allow_synthetic or a.perturb else []
     cmd, env = render(cmd, out, workdir, tool, a.no_matplotlib)
@@ -460,11 +462,19 @@ def mode_render(a):
     check_command(text, a.command or shlex.join(report["meta"]["argv"]))
     if all(not is_movement(r) for r in records):
         # The one-report document of GEMM rows keeps the layout it had before several reports were possible.
+        # --also-against adds its table right after the first, and only then.
         top = [line for line in lines if line.startswith("## ")]
-        expect(top == SINGLE_GEMM_SECTIONS, f"top-level sections {top}, expected {SINGLE_GEMM_SECTIONS}")
+        sections = list(SINGLE_GEMM_SECTIONS)
+        if a.also_against:
+            sections.insert(sections.index("## Ratio to baseline, all sizes") + 1, "## " + SECOND_BASELINE)
+        expect(top == sections, f"top-level sections {top}, expected {sections}")
     ratios = expected_ratios(records, baseline)
     problems = check_per_size_tables(lines, records, ratios, copy_gbps=copy_gbps_of(report))
     check_summary_table(lines, problems, ratios)
+    if a.also_against:
+        second = expected_ratios(records, parse_baseline_option(a.also_against))
+        expect(second != ratios, "the second baseline gives the same ratios as the first: the check cannot tell")
+        check_summary_table(lines, problems, second, title=SECOND_BASELINE)
     check_copy_fraction_table(lines, records, copy_gbps_of(report))
     check_no_gemm_sections_for_transposes(text, lines, records)
     check_progression(lines, records)
@@ -705,6 +715,8 @@ def mode_refuse(a):
             (a.report + ["--baseline", os.path.join(workdir, "other.json") + ":cublas_sgemm"], "not one of the reports"),
             (a.report + ["--baseline", f"{first}:cublas_sgemm", "--baseline", f"{first}:cublas_tf32"], "given twice"),
             (a.report + ["--baseline", f"{first}:no_such_kernel"], "no_such_kernel"),
+            (a.report + ["--also-against", f"{first}:no_such_second"], "also-against kernel 'no_such_second'"),
+            (a.report + ["--also-against", "x", "--also-against", "y"], "--also-against: given twice"),
         ]
         for args, says in mistakes:
             done = run_tool([tool] + args + ["--out", out, "--no-charts", "--allow-synthetic"])
@@ -809,6 +821,7 @@ def main():
     p.add_argument("--baseline", action="append", default=[],
                    help="passed to the tool; multi: [REPORT:]SPEC, repeatable")
     p.add_argument("--perturb", action="store_true", help="render: a changed, synthetic copy of the report")
+    p.add_argument("--also-against", help="render: passed to the tool; its ratio table is checked too")
     p.add_argument("--command")
     p.add_argument("--allow-synthetic", action="store_true")
     p.add_argument("--no-matplotlib", action="store_true", help="hide matplotlib from the tool")
