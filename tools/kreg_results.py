@@ -45,8 +45,8 @@ DTYPE=NAME,... per dtype, as the runner takes it) replaces it for every report; 
 the one report given as REPORT on this command line (the path as typed, or the same file), and wins over an
 unqualified one. --also-against [REPORT:]SPEC adds a second ratio table against another kernel (or one per
 dtype) of the same report, e.g. the best of cuBLASLt's candidates beside cuBLAS's default as the first; its
-kernels must have rows in that report. --command [REPORT:]TEXT likewise replaces meta.argv as the runner command shown; with
-several reports it must name its report.
+kernels must have rows in that report. --command [REPORT:]TEXT likewise replaces meta.argv as the runner
+command shown; with several reports it must name its report.
 
 A report marked synthetic (meta.synthetic = true, a test fixture) is refused unless --allow-synthetic.
 Charts need matplotlib (Debian's python3-matplotlib, hence #!/usr/bin/python3): without it the tool stops
@@ -54,8 +54,8 @@ before writing anything, unless --no-charts asks for the document alone. An exis
 replaced only with --force.
 
 Exit status: 0 written; 2 a report cannot be read (or is given twice, or a baseline has no rows in its
-report, or --baseline/--also-against/--command is malformed or names no report given); 3 a synthetic report without
---allow-synthetic; 4 matplotlib is missing and --no-charts was not given; 5 an output file exists and
+report, or --baseline/--also-against/--command is malformed or names no report given); 3 a synthetic report
+without --allow-synthetic; 4 matplotlib is missing and --no-charts was not given; 5 an output file exists and
 --force was not given. Every report is checked before anything is written; nothing is written unless the
 status is 0.
 """
