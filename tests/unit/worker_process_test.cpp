@@ -15,12 +15,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace kreg {
 namespace {
@@ -247,6 +249,37 @@ TEST_F(Confined, TheReaperStartsTheWorkerWithoutRunningTheRunnersForkHandlers) {
     ::close(atfork_pipe[0]);
     if (!started) GTEST_SKIP() << "this machine cannot confine a worker";
     EXPECT_LE(marks, 0) << marks << " pthread_atfork handler calls while starting a confined worker";
+}
+
+// The reaper is a raw clone of a runner that may have many threads (runner grade --jobs: one per lane).
+// glibc's setgroups/setresgid/setresuid there would try to change the identity of every thread in the
+// copy's inherited thread list and wait, for ever, on one that was being created when the clone was made
+// (an honest student got load_failed, "its reaper did not start it within 30 s", about one --jobs 4 run in
+// six). Here a thread is being created and joined all the time while workers start: as root every start
+// goes through the identity change, and none may hang.
+TEST_F(Confined, AWorkerStartsWhileOtherThreadsAreBeingCreated) {
+    std::atomic<bool> stop{false};
+    std::thread churn([&stop] {
+        while (!stop.load()) std::thread([] {}).join();
+    });
+    std::string failure;
+    int started = 0;
+    for (int i = 0; i < 40 && failure.empty(); ++i) {
+        try {
+            WorkerProcess w = start_script(kHello + "read x <&3", &confinement_);
+            const auto hello = w.exchange(nullptr, 10);
+            if (hello.outcome != WorkerProcess::Outcome::reply)
+                failure = "start " + std::to_string(i) + ": no hello: " + hello.violation + w.stderr_tail();
+            ++started;
+        } catch (const std::exception& e) {
+            failure = "start " + std::to_string(i) + ": " + e.what();
+        }
+    }
+    stop = true;
+    churn.join();
+    if (started == 0 && failure.find("did not start it within") == std::string::npos)
+        GTEST_SKIP() << "this machine cannot confine a worker: " << failure;
+    EXPECT_EQ(failure, "") << "after " << started << " workers started";
 }
 
 TEST_F(Confined, EverythingTheWorkerStartedEndsWithIt) {

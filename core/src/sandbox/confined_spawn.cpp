@@ -3,7 +3,6 @@
 #include "common/elapsed.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -203,9 +202,12 @@ void wipe_inherited_command_line() {
     }
 
     if (!plan.user_namespace) {
-        if (::setgroups(0, nullptr) != 0) fatal(out, "setgroups", errno);
-        if (::setresgid(kSandboxGid, kSandboxGid, kSandboxGid) != 0) fatal(out, "setresgid", errno);
-        if (::setresuid(kSandboxUid, kSandboxUid, kSandboxUid) != 0) fatal(out, "setresuid", errno);
+        // Raw system calls, which change this process alone: glibc's wrappers would change every thread of
+        // the runner's thread list, copied into this single-threaded process, and wait for ever on one
+        // that was being created when the clone was made (a runner grading with --jobs).
+        if (::syscall(SYS_setgroups, 0, nullptr) != 0) fatal(out, "setgroups", errno);
+        if (::syscall(SYS_setresgid, kSandboxGid, kSandboxGid, kSandboxGid) != 0) fatal(out, "setresgid", errno);
+        if (::syscall(SYS_setresuid, kSandboxUid, kSandboxUid, kSandboxUid) != 0) fatal(out, "setresuid", errno);
         ReportLine()
             .add("applied: identity: uid ")
             .add(long(kSandboxUid))
