@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 
 namespace kreg {
@@ -200,6 +201,68 @@ TEST(Grade, AnUnconfinedSelfCheckChecksEveryCallInsideTheWorker) {
             }
         }
     }
+}
+
+// A failure of the grader's own is never the student's outcome: a worker it could not start (here a stand-in
+// runner that starts the first `allowed` workers and then exits before its hello, as a reaper that never
+// started its program or a scratch folder that could not be made would leave it) ran none of the student's
+// code, and a trusted reference it could not measure says nothing of the submission. Both make the result an
+// `error`, which the next run grades again, instead of `exited`, `failed` or a lost tier kept as a grade.
+fs::path runner_that_starts_only(const fs::path& dir, int allowed) {
+    const fs::path script = dir / ("runner-" + std::to_string(allowed) + ".sh");
+    std::ofstream(script) << "#!/bin/sh\nn=$(cat \"$0.count\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$0.count\"\n"
+                          << "[ \"$n\" -ge " << allowed << " ] && exit 3\nexec " << kRunner << " \"$@\"\n";
+    fs::permissions(script, fs::perms::owner_all);
+    return script;
+}
+
+TEST(Grade, AWorkerItCouldNotStartOrAReferenceItCouldNotMeasureIsTheGradersErrorNotTheStudents) {
+    const auto dir = test::fresh_dir("grade-own-errors");
+    auto options = [&](const fs::path& runner, const std::string& name) {
+        GradeOptions go;
+        go.rubric = load_rubric(kRubric);
+        go.out_dir = dir / name;
+        go.runner_exe = runner.string();
+        go.reference_plugins = {fs::path(KREG_PLUGIN_DIR) / "cpu_naive.so"};
+        go.unconfined_self_check = true;  // the worker is exec'd as given, so the stand-in runner is what starts
+        return go;
+    };
+    const Submission good{"alice", kFixtures / "fixture_good.so", false};
+    // The reference's description starts the one worker allowed: the submission's own cannot start.
+    {
+        Grader grader(options(runner_that_starts_only(dir, 1), "at-load"));
+        const StudentResult r = grader.grade(good);
+        EXPECT_EQ(r.status, "error") << r.summary;
+        EXPECT_NE(r.summary.find("worker did not start"), std::string::npos) << r.summary;
+    }
+    // Loaded and described, then no worker for its first correctness case.
+    {
+        Grader grader(options(runner_that_starts_only(dir, 2), "at-a-case"));
+        const StudentResult r = grader.grade(good);
+        EXPECT_EQ(r.status, "error") << r.summary;
+        EXPECT_NE(r.summary.find("worker did not start"), std::string::npos) << r.summary;
+    }
+    // Every worker starts; the tier's trusted reference crashes at the tier's shape.
+    {
+        GradeOptions go = options(kRunner, "reference");
+        std::string rubric = test::slurp(kRubric);
+        const std::string from = R"("reference": "cpu_naive")";
+        ASSERT_NE(rubric.find(from), std::string::npos);
+        rubric.replace(rubric.find(from), from.size(), R"("reference": "fixture_crash_in_run")");
+        std::ofstream(dir / "crashing-reference.json") << rubric;
+        go.rubric = load_rubric(dir / "crashing-reference.json");
+        go.reference_plugins = {kFixtures / "fixture_crash_in_run.so"};
+        Grader grader(go);
+        const StudentResult r = grader.grade(good);
+        EXPECT_EQ(r.status, "error") << r.summary;
+        bool told = false;
+        for (const CheckResult& c : r.checks)
+            told = told || (c.kind == "performance" && c.summary.find("could not be measured") != std::string::npos);
+        EXPECT_TRUE(told) << r.summary;
+    }
+    // The same grader with the real runner and its own reference: graded.
+    Grader honest(options(kRunner, "honest"));
+    EXPECT_EQ(honest.grade(good).status, "graded");
 }
 
 TEST(Grade, CommandLineProblemsAreClearAndExitWithTwo) {

@@ -49,6 +49,16 @@ TEST(ClassifyOutcome, EachObservedCauseGivesItsOutcomeWhateverTheReason) {
     EXPECT_EQ(classify_outcome(row(RowStatus::crashed, EndCause::cuda_error, "")), "cuda_error");
 }
 
+// A worker the runner could not start (or that ended before its hello) ran no plugin code: the row is the
+// grader's error, whatever its status and reason say, and an error outranks every outcome of the student's, so
+// the result is retried instead of graded.
+TEST(ClassifyOutcome, AWorkerThatNeverStartedIsTheGradersErrorAndOutranksEverything) {
+    EXPECT_EQ(classify_outcome(row(RowStatus::failed, EndCause::worker_not_started, kKregPhrases)), "error");
+    EXPECT_EQ(classify_outcome(row(RowStatus::crashed, EndCause::worker_not_started, "")), "error");
+    EXPECT_EQ(worst_outcome({"ok", "protocol_violation", "error", "crashed"}), "error");
+    EXPECT_EQ(worst_outcome({"ok", "protocol_violation", "crashed"}), "protocol_violation");
+}
+
 TEST(ClassifyOutcome, TheSignalFieldAloneDecidesNothing) {
     // SIGSYS named by a row without the parent's sandbox_refusal is no sandbox violation.
     Record r = row(RowStatus::crashed, EndCause::kernel_failed, "killed by SIGSYS");
@@ -61,14 +71,14 @@ TEST(EndCause, OnlyTheKernelsFailureACudaErrorAndARefusedAllocationMayBeClaimedB
         EXPECT_TRUE(worker_may_claim(c));
     for (EndCause c :
          {EndCause::signal, EndCause::exited, EndCause::call_timeout, EndCause::job_timeout, EndCause::load_timeout,
-          EndCause::memory_cap, EndCause::sandbox_refusal, EndCause::protocol_breach})
+          EndCause::memory_cap, EndCause::sandbox_refusal, EndCause::protocol_breach, EndCause::worker_not_started})
         EXPECT_FALSE(worker_may_claim(c)) << to_string(c);
 }
 
 TEST(EndCause, NamesRoundTripAndTheRowCarriesItsCause) {
     for (const char* name :
          {"none", "kernel_failed", "cuda_error", "memory_refused", "signal", "exited", "call_timeout", "job_timeout",
-          "load_timeout", "memory_cap", "sandbox_refusal", "protocol_breach"}) {
+          "load_timeout", "memory_cap", "sandbox_refusal", "protocol_breach", "worker_not_started"}) {
         const auto cause = parse_end_cause(name);
         ASSERT_TRUE(cause) << name;
         EXPECT_EQ(to_string(*cause), name);

@@ -28,7 +28,7 @@ constexpr std::array<std::pair<RowStatus, std::string_view>, 6> kStatuses{{{RowS
                                                                            {RowStatus::failed, "failed"},
                                                                            {RowStatus::crashed, "crashed"},
                                                                            {RowStatus::timeout, "timeout"}}};
-constexpr std::array<std::pair<EndCause, std::string_view>, 12> kEndCauses{
+constexpr std::array<std::pair<EndCause, std::string_view>, 13> kEndCauses{
     {{EndCause::none, "none"},
      {EndCause::kernel_failed, "kernel_failed"},
      {EndCause::cuda_error, "cuda_error"},
@@ -40,7 +40,8 @@ constexpr std::array<std::pair<EndCause, std::string_view>, 12> kEndCauses{
      {EndCause::load_timeout, "load_timeout"},
      {EndCause::memory_cap, "memory_cap"},
      {EndCause::sandbox_refusal, "sandbox_refusal"},
-     {EndCause::protocol_breach, "protocol_breach"}}};
+     {EndCause::protocol_breach, "protocol_breach"},
+     {EndCause::worker_not_started, "worker_not_started"}}};
 }  // namespace
 
 std::string_view to_string(EndCause c) { return name_of(kEndCauses, c); }

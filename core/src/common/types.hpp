@@ -63,6 +63,10 @@ enum class EndCause {
     memory_cap,       // parent: the memory cap was reached (memory.events, or peak RSS at the limit)
     sandbox_refusal,  // parent: seccomp killed the worker (SIGSYS)
     protocol_breach,  // parent: the worker wrote out of protocol or its claims contradicted what was seen
+    // parent: the runner could not start or confine a worker, or the worker ended before its hello. No plugin
+    // code had run (a worker loads its plugin only after the hello), so the failure is the runner's, never the
+    // plugin's: a grader records it as its own error, retried by the next run, not as the student's outcome.
+    worker_not_started,
 };
 std::string_view to_string(EndCause c);
 std::optional<EndCause> parse_end_cause(std::string_view s);

@@ -161,6 +161,8 @@ std::string classify_load_error(const PluginInfo& info) {
             return info.load_signal == "SIGABRT" ? "aborted" : "crashed";
         case EndCause::exited:
             return "exited";
+        case EndCause::worker_not_started:
+            return "error";  // no plugin code ran: the grader's failure, retried by the next run
         case EndCause::none:
         case EndCause::kernel_failed:
         case EndCause::cuda_error:
@@ -531,6 +533,25 @@ void Grader::grade_tier_group(InProgress& g, Executor& executor, const std::vect
             check.evidence["checked"] = kCheckedInsideTheWorker;
         tier_checks[t] = check;
     }
+    if (!references_measured(rounds, group)) g.outcomes.push_back("error");
+}
+
+// Whether every trusted reference of the group was measured in every round the submission was: where the
+// submission's rounds were all ok and a reference's were not (a worker the grader could not start, a reference
+// past its time limit at the rubric's shape), the lost tier is the grader's failure, so the result is an error,
+// retried by the next run, not a grade.
+bool Grader::references_measured(const TierGroupRounds& rounds, const std::vector<size_t>& group) const {
+    const auto ok = [](const Record& r) { return r.status == RowStatus::ok && r.stats; };
+    if (!std::all_of(rounds.mine.begin(), rounds.mine.end(), ok)) return true;  // the submission's outcome decides
+    for (size_t t : group) {
+        const PerformanceTier& tier = options_.rubric.performance[t];
+        if (tier.against_copy_ceiling()) continue;
+        const auto paired = rounds.by_reference.find(tier.reference);
+        if (paired == rounds.by_reference.end() || paired->second.reference.size() != rounds.mine.size() ||
+            !std::all_of(paired->second.reference.begin(), paired->second.reference.end(), ok))
+            return false;
+    }
+    return true;
 }
 
 void Grader::run_tier_rounds(InProgress& g, Executor& executor, const std::vector<size_t>& group,

@@ -129,6 +129,7 @@ private:
     // The paired rounds of a group of tiers of one shape: the submission's, and each reference's.
     struct TierGroupRounds;
     void run_tier_rounds(InProgress& g, Executor& executor, const std::vector<size_t>& group, TierGroupRounds& rounds);
+    bool references_measured(const TierGroupRounds& rounds, const std::vector<size_t>& group) const;
     // The physics check on one of the submission's rounds: its roofline floor, or why there is none.
     void annotate_floor(Record& mine, Backend backend);
 

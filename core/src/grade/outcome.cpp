@@ -27,6 +27,8 @@ std::string classify_outcome(const Record& r) {
             return "exited";
         case EndCause::cuda_error:
             return r.status == RowStatus::crashed ? "cuda_error" : "failed";
+        case EndCause::worker_not_started:
+            return "error";  // the runner's failure before any plugin code ran, never the plugin's
         case EndCause::kernel_failed:
         case EndCause::none:
             break;
@@ -50,7 +52,10 @@ std::string classify_outcome(const Record& r) {
 
 std::string worst_outcome(const std::vector<std::string>& outcomes) {
     // Most serious first: what a grader must look at before anything else.
-    static const std::array<const char*, 12> order{"protocol_violation",
+    // "error" first: the grading itself failed (a worker it could not start, a trusted reference it could not
+    // measure), so nothing else in the result can be taken as the student's.
+    static const std::array<const char*, 13> order{"error",
+                                                   "protocol_violation",
                                                    "sandbox_violation",
                                                    "memory_limit",
                                                    "cuda_error",

@@ -117,8 +117,7 @@ std::string Executor::one_cpu_worker(Worker& w, const std::string& pinned_why_no
     return "";
 }
 
-std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error, ExitInfo* ended,
-                                                         bool* violated) {
+std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plugin, std::string& error) {
     try {
         auto w = std::make_unique<Worker>();
         w->peak_sink = &peak_memory_bytes_;
@@ -172,13 +171,10 @@ std::unique_ptr<Executor::Worker> Executor::start_worker(const std::string& plug
         const auto hello = w->process.exchange(nullptr, options_.load_timeout_s);
         if (hello.outcome == WorkerProcess::Outcome::violation) {
             error = "worker did not start: " + std::string(kProtocolViolationPrefix) + hello.violation;
-            if (violated) *violated = true;
             return nullptr;
         }
         if (hello.outcome != WorkerProcess::Outcome::reply || hello.message.value("op", "") != "hello") {
             error = "worker did not start: " + explain_worker_end(hello.exit, w->process.stderr_tail());
-            if (ended && hello.outcome == WorkerProcess::Outcome::ended) *ended = hello.exit;
-            if (violated && hello.outcome == WorkerProcess::Outcome::reply) *violated = true;
             return nullptr;
         }
         if (hello.message.value("protocol", 0) != kWorkerProtocolVersion) {
@@ -225,16 +221,11 @@ PluginInfo Executor::describe(const std::string& plugin_path, int device) {
             .at("plugin")
             .get<PluginInfo>();
     std::string error;
-    ExitInfo ended;
-    bool violated = false;
-    auto w = start_worker(plugin_path, error, &ended, &violated);
+    auto w = start_worker(plugin_path, error);
     if (!w) {
+        // Whatever went wrong, it went wrong before the worker's hello, so before the plugin was loaded.
         info.error = plugin_path + ": " + error;
-        if (violated)
-            info.load_end = EndCause::protocol_breach;
-        else if (ended.signal || ended.exit_code)
-            info.load_end = end_cause_of(ended);
-        info.load_signal = ended.signal;
+        info.load_end = EndCause::worker_not_started;
         return info;
     }
     const std::string loads = w->staged_path.empty() ? plugin_path : w->staged_path;
@@ -395,7 +386,11 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
     if (!worker_) {
         std::string error;
         worker_ = start_worker(job.plugin_path, error);
-        if (!worker_) return record_for(job, RowStatus::failed, error);
+        if (!worker_) {
+            Record r = record_for(job, RowStatus::failed, error);
+            r.end_cause = EndCause::worker_not_started;  // before the hello: nothing of the plugin had run
+            return r;
+        }
         worker_->plugin_path = job.plugin_path;
         const std::string loads = worker_->staged_path.empty() ? job.plugin_path : worker_->staged_path;
         // Loading is its own phase with its own time limit, so a slow load is not charged to the job.

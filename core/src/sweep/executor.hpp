@@ -77,9 +77,9 @@ public:
 private:
     struct Worker;
     // plugin: the plugin a confined worker will load, copied into its scratch folder ("" for none).
-    // error says why none started; ended, how the worker that did not start ended as the parent saw it.
-    std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error, ExitInfo* ended = nullptr,
-                                         bool* violated = nullptr);
+    // error says why none started: whatever the cause (no scratch folder, no namespaces, an end or a stray line
+    // before the hello), no plugin code had run (EndCause::worker_not_started).
+    std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error);
     Record run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls);
     std::string one_cpu_worker(Worker& w, const std::string& pinned_why_not) const;
     // The row of a job whose exchange did not end in a reply; drops the worker.
