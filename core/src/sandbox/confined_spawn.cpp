@@ -156,6 +156,29 @@ void wipe_inherited_command_line() {
     if (fields[48] && fields[49] > fields[48] + 12) std::memcpy(reinterpret_cast<char*>(fields[48]), "kreg-reaper", 12);
 }
 
+// As root, the reaper becomes the sandbox's uid and gid with no supplementary groups. Raw system calls, which
+// change this process alone: glibc's wrappers would change every thread of the runner's thread list, copied
+// into this single-threaded process, and wait for ever on one that was being created when the clone was made
+// (a runner grading with --jobs).
+void take_sandbox_identity(int out) {
+    if (::syscall(SYS_setgroups, 0, nullptr) != 0) fatal(out, "setgroups", errno);
+    if (::syscall(SYS_setresgid, kSandboxGid, kSandboxGid, kSandboxGid) != 0) fatal(out, "setresgid", errno);
+    if (::syscall(SYS_setresuid, kSandboxUid, kSandboxUid, kSandboxUid) != 0) fatal(out, "setresuid", errno);
+    ReportLine()
+        .add("applied: identity: uid ")
+        .add(long(kSandboxUid))
+        .add(" gid ")
+        .add(long(kSandboxGid))
+        .add(", no supplementary groups, no capabilities")
+        .send(out);
+    // A change of identity clears the parent-death signal: armed again, else a reaper outlives a grader killed
+    // with SIGKILL, and its program with it. If the grader died between the two, the status pipe has lost its
+    // only reader.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pollfd status_pipe{out, POLLOUT, 0};
+    if (::poll(&status_pipe, 1, 0) == 1 && (status_pipe.revents & POLLERR)) ::_exit(125);
+}
+
 [[noreturn]] void run_reaper(const ReaperPlan& plan) {
     const int out = plan.status_write;
     ::close(plan.sync_write);
@@ -201,27 +224,7 @@ void wipe_inherited_command_line() {
             ReportLine().add("unavailable: scratch tmpfs: ").error("mount(tmpfs)", errno).send(out);
     }
 
-    if (!plan.user_namespace) {
-        // Raw system calls, which change this process alone: glibc's wrappers would change every thread of
-        // the runner's thread list, copied into this single-threaded process, and wait for ever on one
-        // that was being created when the clone was made (a runner grading with --jobs).
-        if (::syscall(SYS_setgroups, 0, nullptr) != 0) fatal(out, "setgroups", errno);
-        if (::syscall(SYS_setresgid, kSandboxGid, kSandboxGid, kSandboxGid) != 0) fatal(out, "setresgid", errno);
-        if (::syscall(SYS_setresuid, kSandboxUid, kSandboxUid, kSandboxUid) != 0) fatal(out, "setresuid", errno);
-        ReportLine()
-            .add("applied: identity: uid ")
-            .add(long(kSandboxUid))
-            .add(" gid ")
-            .add(long(kSandboxGid))
-            .add(", no supplementary groups, no capabilities")
-            .send(out);
-        // A change of identity clears the parent-death signal: armed again, else a reaper outlives a
-        // grader killed with SIGKILL, and its program with it. If the grader died between the two, the
-        // status pipe has lost its only reader.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        pollfd status_pipe{out, POLLOUT, 0};
-        if (::poll(&status_pipe, 1, 0) == 1 && (status_pipe.revents & POLLERR)) ::_exit(125);
-    }
+    if (!plan.user_namespace) take_sandbox_identity(out);
     ::prctl(PR_SET_DUMPABLE, 0);
 
     // A raw clone, as the reaper itself was made: glibc's fork() would run the runner's pthread_atfork

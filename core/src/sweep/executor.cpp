@@ -370,6 +370,49 @@ Record Executor::run_checked_job(const Job& job, std::vector<CheckedCall>& calls
     return run_job_in_worker(job, &calls);
 }
 
+// A worker for the job's plugin, started and loaded, in worker_; or the job's row when there is none.
+std::optional<Record> Executor::start_job_worker(const Job& job) {
+    std::string error;
+    worker_ = start_worker(job.plugin_path, error);
+    if (!worker_) {
+        Record r = record_for(job, RowStatus::failed, error);
+        r.end_cause = EndCause::worker_not_started;  // before the hello: nothing of the plugin had run
+        return r;
+    }
+    worker_->plugin_path = job.plugin_path;
+    const std::string loads = worker_->staged_path.empty() ? job.plugin_path : worker_->staged_path;
+    // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
+    const auto loaded = worker_->process.exchange({{"op", "load"}, {"plugin", loads}, {"device", job.settings.device}},
+                                                  options_.load_timeout_s);
+    if (loaded.outcome != WorkerProcess::Outcome::reply)
+        return row_for_lost_worker(job, loaded, " while loading the plugin");
+    const std::string op = loaded.message.value("op", "");
+    if (op == "loaded" && unexpected_field(loaded.message, {"op", "sandbox"}).empty()) {
+        if (loaded.message.contains("sandbox") && last_sandbox_.is_object() && loaded.message["sandbox"].is_object()) {
+            // The worker's own steps after loading; the parent's stay.
+            for (const auto& a : loaded.message["sandbox"].value("applied", nlohmann::json::array()))
+                if (std::find(last_sandbox_["applied"].begin(), last_sandbox_["applied"].end(), a) ==
+                    last_sandbox_["applied"].end())
+                    last_sandbox_["applied"].push_back(a);
+        } else if (loaded.message.contains("sandbox")) {
+            last_sandbox_ = loaded.message["sandbox"];
+        }
+    } else {
+        Record r = record_for(job, RowStatus::failed, "");
+        if (op == "load_failed" && unexpected_field(loaded.message, {"op", "error"}).empty())
+            r.reason = printable_utf8(worker_->unstage(loaded.message.value("error", "plugin could not be loaded")),
+                                      kMaxClaimText);
+        else
+            r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" +
+                       printable_utf8(op, 64) + "'";
+        r.status = op == "load_failed" ? RowStatus::failed : RowStatus::crashed;
+        r.end_cause = op == "load_failed" ? EndCause::kernel_failed : EndCause::protocol_breach;
+        worker_.reset();
+        return r;
+    }
+    return std::nullopt;
+}
+
 Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls) {
     if (in_process_) {
         if (calls)
@@ -383,47 +426,8 @@ Record Executor::run_job_in_worker(const Job& job, std::vector<CheckedCall>* cal
         worker_->process.stop();
         worker_.reset();
     }
-    if (!worker_) {
-        std::string error;
-        worker_ = start_worker(job.plugin_path, error);
-        if (!worker_) {
-            Record r = record_for(job, RowStatus::failed, error);
-            r.end_cause = EndCause::worker_not_started;  // before the hello: nothing of the plugin had run
-            return r;
-        }
-        worker_->plugin_path = job.plugin_path;
-        const std::string loads = worker_->staged_path.empty() ? job.plugin_path : worker_->staged_path;
-        // Loading is its own phase with its own time limit, so a slow load is not charged to the job.
-        const auto loaded = worker_->process.exchange(
-            {{"op", "load"}, {"plugin", loads}, {"device", job.settings.device}}, options_.load_timeout_s);
-        if (loaded.outcome != WorkerProcess::Outcome::reply)
-            return row_for_lost_worker(job, loaded, " while loading the plugin");
-        const std::string op = loaded.message.value("op", "");
-        if (op == "loaded" && unexpected_field(loaded.message, {"op", "sandbox"}).empty()) {
-            if (loaded.message.contains("sandbox") && last_sandbox_.is_object() &&
-                loaded.message["sandbox"].is_object()) {
-                // The worker's own steps after loading; the parent's stay.
-                for (const auto& a : loaded.message["sandbox"].value("applied", nlohmann::json::array()))
-                    if (std::find(last_sandbox_["applied"].begin(), last_sandbox_["applied"].end(), a) ==
-                        last_sandbox_["applied"].end())
-                        last_sandbox_["applied"].push_back(a);
-            } else if (loaded.message.contains("sandbox")) {
-                last_sandbox_ = loaded.message["sandbox"];
-            }
-        } else {
-            Record r = record_for(job, RowStatus::failed, "");
-            if (op == "load_failed" && unexpected_field(loaded.message, {"op", "error"}).empty())
-                r.reason = printable_utf8(worker_->unstage(loaded.message.value("error", "plugin could not be loaded")),
-                                          kMaxClaimText);
-            else
-                r.reason = std::string(kProtocolViolationPrefix) + "answered the load request with '" +
-                           printable_utf8(op, 64) + "'";
-            r.status = op == "load_failed" ? RowStatus::failed : RowStatus::crashed;
-            r.end_cause = op == "load_failed" ? EndCause::kernel_failed : EndCause::protocol_breach;
-            worker_.reset();
-            return r;
-        }
-    }
+    if (!worker_)
+        if (std::optional<Record> failed = start_job_worker(job)) return *failed;
 
     Job sent = job;
     if (!worker_->staged_path.empty()) sent.plugin_path = worker_->staged_path;

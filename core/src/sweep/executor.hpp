@@ -81,6 +81,7 @@ private:
     // before the hello), no plugin code had run (EndCause::worker_not_started).
     std::unique_ptr<Worker> start_worker(const std::string& plugin, std::string& error);
     Record run_job_in_worker(const Job& job, std::vector<CheckedCall>* calls);
+    std::optional<Record> start_job_worker(const Job& job);
     std::string one_cpu_worker(Worker& w, const std::string& pinned_why_not) const;
     // The row of a job whose exchange did not end in a reply; drops the worker.
     Record row_for_lost_worker(const Job& job, const WorkerProcess::Reply& reply, const std::string& phase);
