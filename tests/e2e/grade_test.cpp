@@ -1,5 +1,6 @@
 // One `runner grade` run over the misbehaving corpus plus honest submissions: every bad one gets the
 // right status, every honest one is scored, and a killed run resumes without loss or duplication.
+#include "as_nobody.hpp"
 #include "grade/gradebook.hpp"
 #include "grade/grader.hpp"
 #include "run_command.hpp"
@@ -263,6 +264,51 @@ TEST(Grade, AWorkerItCouldNotStartOrAReferenceItCouldNotMeasureIsTheGradersError
     // The same grader with the real runner and its own reference: graded.
     Grader honest(options(kRunner, "honest"));
     EXPECT_EQ(honest.grade(good).status, "graded");
+}
+
+// The same two failures of the grader's own through `runner grade`, confined, as the invoker and as nobody: a
+// rubric whose load limit no worker's hello can meet (a staff mistake: no plugin code runs before the hello),
+// and a tier whose trusted reference (from --plugin-dir) crashes. Each student is an `error` and the run exits 1.
+void grade_own_errors(const test::RunAs& who) {
+    const auto dir = test::fresh_dir(std::string("grade-own-errors-cli-") + who.name());
+    fs::create_directories(dir / "subs");
+    fs::create_directories(dir / "refs");
+    fs::copy_file(kFixtures / "fixture_good.so", dir / "subs" / "alice.so");
+    fs::copy_file(kFixtures / "fixture_crash_in_run.so", dir / "refs" / "fixture_crash_in_run.so");
+    const std::string rubric = test::slurp(kRubric);
+    auto write_with = [&](const std::string& from, const std::string& to, const char* file) {
+        std::string changed = rubric;
+        ASSERT_NE(changed.find(from), std::string::npos) << from;
+        changed.replace(changed.find(from), from.size(), to);
+        std::ofstream(dir / file) << changed;
+    };
+    write_with(R"("load_s": 10)", R"("load_s": 0.0001)", "no-hello.json");
+    write_with(R"("reference": "cpu_naive")", R"("reference": "fixture_crash_in_run")", "crashing-reference.json");
+    if (who.nobody) test::give_to_nobody(dir);
+    const std::pair<const char*, const char*> runs[] = {{"no-hello.json", "worker did not start"},
+                                                        {"crashing-reference.json", "could not be measured"}};
+    for (const auto& [file, says] : runs) {
+        const std::string out = std::string("out-") + file;
+        std::string command =
+            who.prefix(dir) + kRunner + " grade --rubric " + file + " --submissions subs --out " + out;
+        if (std::string(file) == "crashing-reference.json") command += " --plugin-dir refs";
+        const auto run = test::run_command(command, dir, dir);
+        EXPECT_EQ(run.exit_code, 1) << file << ": " << run.err;
+        const auto graded = Gradebook(dir / out).all();
+        ASSERT_EQ(graded.size(), 1u) << file << ": " << run.err;
+        EXPECT_EQ(graded[0].status, "error") << file << ": " << graded[0].summary;
+        bool told = graded[0].summary.find(says) != std::string::npos;
+        for (const CheckResult& c : graded[0].checks) told = told || c.summary.find(says) != std::string::npos;
+        EXPECT_TRUE(told) << file << " should say '" << says << "': " << graded[0].summary;
+        if (who.nobody) EXPECT_EQ(test::owner_uid(dir / out / "gradebook.csv"), long(test::kNobodyUid));
+    }
+}
+
+TEST(Grade, ItsOwnFailuresAreErrorsThroughTheCommandLine) { grade_own_errors(test::RunAs{false}); }
+
+TEST(Grade, ItsOwnFailuresAreErrorsThroughTheCommandLineAsAnUnprivilegedUser) {
+    if (auto why = test::why_cannot_run_as_nobody(kRunner)) GTEST_SKIP() << *why;
+    grade_own_errors(test::RunAs{true});
 }
 
 TEST(Grade, CommandLineProblemsAreClearAndExitWithTwo) {

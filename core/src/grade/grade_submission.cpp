@@ -541,14 +541,13 @@ void Grader::grade_tier_group(InProgress& g, Executor& executor, const std::vect
 // past its time limit at the rubric's shape), the lost tier is the grader's failure, so the result is an error,
 // retried by the next run, not a grade.
 bool Grader::references_measured(const TierGroupRounds& rounds, const std::vector<size_t>& group) const {
-    const auto ok = [](const Record& r) { return r.status == RowStatus::ok && r.stats; };
-    if (!std::all_of(rounds.mine.begin(), rounds.mine.end(), ok)) return true;  // the submission's outcome decides
+    if (first_not_ok(rounds.mine)) return true;  // the submission's outcome decides
     for (size_t t : group) {
         const PerformanceTier& tier = options_.rubric.performance[t];
         if (tier.against_copy_ceiling()) continue;
         const auto paired = rounds.by_reference.find(tier.reference);
         if (paired == rounds.by_reference.end() || paired->second.reference.size() != rounds.mine.size() ||
-            !std::all_of(paired->second.reference.begin(), paired->second.reference.end(), ok))
+            first_not_ok(paired->second.reference))
             return false;
     }
     return true;

@@ -12,6 +12,12 @@ namespace kreg {
 
 constexpr double kTierConfidence = 0.95;
 
+const Record* first_not_ok(const std::vector<Record>& rows) {
+    for (const Record& r : rows)
+        if (r.status != RowStatus::ok || !r.stats) return &r;
+    return nullptr;
+}
+
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed) {
     nlohmann::json e = {{"kernel", r.kernel},
                         {"m", r.shape.m},
@@ -39,12 +45,6 @@ namespace {
 
 bool faster_than_floor(const Record& r) {
     return r.extra.roofline && r.extra.roofline->faster_than_floor.value_or(false);
-}
-
-const Record* first_not_ok(const std::vector<Record>& rows) {
-    for (const Record& r : rows)
-        if (r.status != RowStatus::ok || !r.stats) return &r;
-    return nullptr;
 }
 
 double median_of(std::vector<double> v) {

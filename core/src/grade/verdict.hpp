@@ -20,6 +20,9 @@ namespace kreg {
 // evidence. seed is the published one (the secret mix is not revealed).
 nlohmann::json row_evidence(const Record& r, uint64_t public_seed);
 
+// The first of a tier's rounds that is not ok or has no time, or null when every round was measured.
+const Record* first_not_ok(const std::vector<Record>& rows);
+
 // One tier's paired measurement: round i ran the submission, then the reference, on the same shape, in
 // the same two worker lifetimes (grade/grader.cpp), so that load on the machine during a round slows both.
 struct PairedRounds {
